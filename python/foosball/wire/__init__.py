@@ -1,0 +1,1 @@
+"""The agents' wire protocol: catalogue, authenticated CBOR codec, transports, endpoint."""

@@ -1,0 +1,569 @@
+"""The message catalogue: every message the agents exchange, in one place.
+
+Each message is a frozen dataclass whose fields carry their wire spec: a small integer CBOR
+key, a type, a unit and an allowed range. `to_body` turns a message into the CBOR map that
+goes on the wire; `from_body` turns a decoded map back into a message and rejects anything
+that is not exactly a valid message (unknown type, missing or extra key, wrong type, out of
+range). Both directions use the same specs, so a sender cannot emit what a receiver would
+refuse.
+
+Units: metres, seconds, radians, amperes; times on the wire are integer nanoseconds.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass, field, fields
+from enum import IntEnum
+from typing import Any, ClassVar
+
+# --- enums ---------------------------------------------------------------------------------
+
+
+class Agent(IntEnum):
+    MOTOR_DRIVER = 1
+    POLE_DRIVER = 2
+    SUPERVISORY_PANEL = 3
+    BALL_TRACKER = 4
+    STRATEGY = 5
+    GAME_PANEL = 6
+    OTA = 7
+    TOOL = 8  # a person's command-line tool on the LAN
+    SIMULATOR = 9
+
+
+class SafetyState(IntEnum):
+    BOOT = 0
+    ALIGNING = 1
+    HOMING = 2
+    READY = 3
+    PLAYING = 4
+    PAUSED = 5
+    FAULT = 6
+
+
+class AlarmCode(IntEnum):
+    EMERGENCY_BUTTON = 1
+    OVERCURRENT = 2
+    MOTOR_LOCKED = 3
+    DRIVE_FAULT = 4
+    ETHERCAT_LINK = 5
+    WORKING_COUNTER = 6
+    HEARTBEAT_MISSING = 7
+    BOARD_UNREACHABLE = 8
+    CAMERA_LOST = 9
+    LIMIT_BURST = 10
+    WATCHDOG = 11
+
+
+class DriveState(IntEnum):
+    OFF = 0
+    ALIGNING = 1
+    HOMING = 2
+    READY = 3
+    RUNNING = 4
+    QUICK_STOP = 5
+    FAULT = 6
+
+
+class GameCommand(IntEnum):
+    START = 1
+    PAUSE = 2
+    STOP = 3
+    RESTART = 4  # leave FAULT once its cause is gone
+
+
+class RodId(IntEnum):
+    """The robot's rods; motor axis = 2 * rod + (0 translation, 1 rotation)."""
+
+    GOALKEEPER = 0
+    DEFENCE = 1
+    MIDFIELD = 2
+    ATTACK = 3
+
+
+class BallStatus(IntEnum):
+    DETECTED = 0  # seen in this frame
+    PREDICTED = 1  # not seen (occluded); the filter's prediction
+    LOST = 2  # not seen for too long; position meaningless
+
+
+# --- field specs ---------------------------------------------------------------------------
+
+
+class SchemaError(ValueError):
+    """A value does not fit the catalogue."""
+
+
+NS_MAX = 2**63 - 1
+INT32 = 2**31 - 1
+
+
+@dataclass(frozen=True, slots=True)
+class Spec:
+    """How one field travels: CBOR key, type, unit and limits."""
+
+    key: int
+    kind: str  # float | int | bool | str | bytes | enum | floats | records
+    low: float = -math.inf
+    high: float = math.inf
+    unit: str = ""
+    max_len: int = 0  # str/bytes/sequence length limit; exact length for `floats`
+    enum: type[IntEnum] | None = None
+    record: type | None = None
+
+    def check(self, name: str, value: Any) -> Any:
+        """Validate an outgoing or incoming value; return its Python form."""
+        return _CHECKS[self.kind](self, name, value)
+
+    def to_wire(self, value: Any) -> Any:
+        if self.kind == "enum":
+            return int(value)
+        if self.kind == "floats":
+            return list(value)
+        if self.kind == "records":
+            return [to_body(v) for v in value]
+        return value
+
+
+# One checker per kind, looked up once per field: this runs for every field of every
+# message sent or received, so it stays flat and branch-free.
+
+
+def _check_float(spec: Spec, name: str, value: Any) -> float:
+    kind = type(value)
+    if kind is not float:
+        if kind is not int:
+            raise SchemaError(f"{name}: expected a number, got {kind.__name__}")
+        value = float(value)
+    if not spec.low <= value <= spec.high:  # also rejects NaN
+        raise SchemaError(f"{name}: {value} outside [{spec.low}, {spec.high}] {spec.unit}")
+    return value  # type: ignore[no-any-return]
+
+
+def _check_int(spec: Spec, name: str, value: Any) -> int:
+    if type(value) is not int:  # bool is not accepted as an integer
+        raise SchemaError(f"{name}: expected an integer, got {type(value).__name__}")
+    if not spec.low <= value <= spec.high:
+        raise SchemaError(f"{name}: {value} outside [{spec.low}, {spec.high}]")
+    return value
+
+
+def _check_enum(spec: Spec, name: str, value: Any) -> IntEnum:
+    if type(value) is not int and not isinstance(value, IntEnum):
+        raise SchemaError(f"{name}: expected an integer, got {type(value).__name__}")
+    assert spec.enum is not None
+    member = spec.enum._value2member_map_.get(value)
+    if member is None:
+        raise SchemaError(f"{name}: {value} is not a {spec.enum.__name__}")
+    return member  # type: ignore[return-value]
+
+
+def _check_bool(spec: Spec, name: str, value: Any) -> bool:
+    if type(value) is not bool:
+        raise SchemaError(f"{name}: expected true/false, got {type(value).__name__}")
+    return value  # type: ignore[no-any-return]
+
+
+def _check_sized(expected: type) -> Any:
+    def check(spec: Spec, name: str, value: Any) -> Any:
+        if type(value) is not expected:
+            raise SchemaError(f"{name}: expected {spec.kind}, got {type(value).__name__}")
+        if len(value) > spec.max_len:
+            raise SchemaError(f"{name}: longer than {spec.max_len}")
+        return value
+
+    return check
+
+
+def _check_floats(spec: Spec, name: str, value: Any) -> tuple[float, ...]:
+    if not isinstance(value, list | tuple) or len(value) != spec.max_len:
+        raise SchemaError(f"{name}: expected {spec.max_len} numbers")
+    return tuple([_check_float(spec, name, v) for v in value])
+
+
+def _check_records(spec: Spec, name: str, value: Any) -> tuple[Any, ...]:
+    if not isinstance(value, list | tuple) or not 1 <= len(value) <= spec.max_len:
+        raise SchemaError(f"{name}: expected 1..{spec.max_len} entries")
+    assert spec.record is not None
+    return tuple(_record_check(spec.record, f"{name}[{i}]", v) for i, v in enumerate(value))
+
+
+_CONVERTED = frozenset({"enum", "floats", "records"})  # kinds whose wire form differs
+_CHECKS = {
+    "float": _check_float,
+    "int": _check_int,
+    "enum": _check_enum,
+    "bool": _check_bool,
+    "str": _check_sized(str),
+    "bytes": _check_sized(bytes),
+    "floats": _check_floats,
+    "records": _check_records,
+}
+
+
+def _spec(key: int, kind: str, **kw: Any) -> Any:
+    return field(metadata={"wire": Spec(key, kind, **kw)})
+
+
+def num(key: int, low: float, high: float, unit: str = "") -> Any:
+    return _spec(key, "float", low=low, high=high, unit=unit)
+
+
+def integer(key: int, low: int, high: int, unit: str = "") -> Any:
+    return _spec(key, "int", low=low, high=high, unit=unit)
+
+
+def flag(key: int) -> Any:
+    return _spec(key, "bool")
+
+
+def text(key: int, max_len: int) -> Any:
+    return _spec(key, "str", max_len=max_len)
+
+
+def blob(key: int, max_len: int) -> Any:
+    return _spec(key, "bytes", max_len=max_len)
+
+
+def choice(key: int, enum: type[IntEnum]) -> Any:
+    return _spec(key, "enum", enum=enum)
+
+
+def floats(key: int, count: int, low: float, high: float, unit: str = "") -> Any:
+    return _spec(key, "floats", max_len=count, low=low, high=high, unit=unit)
+
+
+def records(key: int, record: type, max_len: int) -> Any:
+    return _spec(key, "records", record=record, max_len=max_len)
+
+
+def specs(cls: type) -> tuple[tuple[str, Spec], ...]:
+    """(field name, spec) pairs of a message or record class, cached on the class."""
+    cached = cls.__dict__.get("_specs")
+    if cached is None:
+        cached = tuple((f.name, f.metadata["wire"]) for f in fields(cls))
+        keys = [s.key for _, s in cached]
+        assert len(set(keys)) == len(keys), f"{cls.__name__}: duplicate CBOR keys"
+        cls._specs = cached  # type: ignore[attr-defined]
+    return cached
+
+
+def to_body(message: Any) -> dict[int, Any]:
+    """The CBOR map of a message or record, validating every field on the way out."""
+    body = {}
+    for name, spec in specs(type(message)):
+        value = _CHECKS[spec.kind](spec, name, getattr(message, name))
+        body[spec.key] = spec.to_wire(value) if spec.kind in _CONVERTED else value
+    return body
+
+
+def _record_check(cls: type, where: str, value: Any) -> Any:
+    if isinstance(value, cls):
+        to_body(value)  # validates
+        return value
+    if isinstance(value, Mapping):
+        return from_body(cls, value, where)
+    raise SchemaError(f"{where}: expected a {cls.__name__}")
+
+
+def from_body(cls: type, body: Any, where: str | None = None) -> Any:
+    """Build a message or record from its CBOR map; SchemaError on anything unexpected."""
+    where = where or cls.__name__
+    if not isinstance(body, dict) and not isinstance(body, Mapping):
+        raise SchemaError(f"{where}: expected a map")
+    table = specs(cls)
+    if len(body) != len(table):
+        raise SchemaError(f"{where}: expected {len(table)} fields, got {len(body)}")
+    values = {}
+    for name, spec in table:
+        try:
+            raw = body[spec.key]
+        except KeyError:
+            raise SchemaError(f"{where}.{name}: missing") from None
+        values[name] = _CHECKS[spec.kind](spec, name, raw)
+    return cls(**values)
+
+
+# --- messages ------------------------------------------------------------------------------
+# TYPE_ID is the message's number on the wire; never reuse a retired one.
+
+F = 1e3  # generous bound for speeds and positions that must still be finite
+POSITION = 2.0  # m: any point on or near the table
+ANGLE = 1e4  # rad at a motor shaft (multi-turn)
+
+
+@dataclass(frozen=True, slots=True)
+class Heartbeat:
+    """Every agent, 100 Hz: alive, in which state, and how its board is doing."""
+
+    TYPE_ID: ClassVar[int] = 1
+    agent: Agent = choice(1, Agent)
+    state: SafetyState = choice(2, SafetyState)
+    period_s: float = num(3, 0.0, 10.0, "s")
+    cpu_load: float = num(4, 0.0, 100.0, "%")
+    memory: float = num(5, 0.0, 100.0, "%")
+    temperature: float = num(6, -273.0, 200.0, "degC")
+
+
+@dataclass(frozen=True, slots=True)
+class Alarm:
+    """Any agent: something is unsafe; every motor stops and the game halts."""
+
+    TYPE_ID: ClassVar[int] = 2
+    source: Agent = choice(1, Agent)
+    code: AlarmCode = choice(2, AlarmCode)
+    text: str = text(3, 200)
+    latched: bool = flag(4)
+    axis: int = integer(5, -1, 7)
+
+
+@dataclass(frozen=True, slots=True)
+class BallState:
+    """Ball tracker -> strategy, game panel: the filtered ball, once per camera frame."""
+
+    TYPE_ID: ClassVar[int] = 3
+    capture_time: int = integer(1, 0, NS_MAX, "ns")
+    frame: int = integer(2, 0, NS_MAX)
+    x: float = num(3, -POSITION, POSITION, "m")
+    y: float = num(4, -POSITION, POSITION, "m")
+    vx: float = num(5, -50.0, 50.0, "m/s")
+    vy: float = num(6, -50.0, 50.0, "m/s")
+    covariance: tuple[float, float, float, float] = floats(7, 4, 0.0, 1e6)
+    status: BallStatus = choice(8, BallStatus)
+
+
+@dataclass(frozen=True, slots=True)
+class RodTarget:
+    rod: RodId = choice(1, RodId)
+    translation: float = num(2, -POSITION, POSITION, "m")
+    rotation: float = num(3, -2 * math.pi, 2 * math.pi, "rad")
+    translation_speed: float = num(4, 0.0, 20.0, "m/s")
+    rotation_speed: float = num(5, 0.0, 1000.0, "rad/s")
+
+
+@dataclass(frozen=True, slots=True)
+class RodCommand:
+    """Strategy -> pole driver: where each robot rod goes, in table units."""
+
+    TYPE_ID: ClassVar[int] = 4
+    ball_capture_time: int = integer(1, 0, NS_MAX, "ns")
+    rods: tuple[RodTarget, ...] = records(2, RodTarget, 4)
+
+
+@dataclass(frozen=True, slots=True)
+class RodPosition:
+    rod: RodId = choice(1, RodId)
+    translation: float = num(2, -POSITION, POSITION, "m")
+    rotation: float = num(3, -ANGLE, ANGLE, "rad")
+    translation_velocity: float = num(4, -F, F, "m/s")
+    rotation_velocity: float = num(5, -F * 10, F * 10, "rad/s")
+
+
+@dataclass(frozen=True, slots=True)
+class RodStatus:
+    """Pole driver -> strategy, panels: measured rod positions in table units."""
+
+    TYPE_ID: ClassVar[int] = 5
+    rods: tuple[RodPosition, ...] = records(1, RodPosition, 4)
+
+
+@dataclass(frozen=True, slots=True)
+class AxisTarget:
+    axis: int = integer(1, 0, 7)
+    position: float = num(2, -ANGLE, ANGLE, "rad")
+    velocity: float = num(3, 0.0, 5000.0, "rad/s")
+
+
+@dataclass(frozen=True, slots=True)
+class MotorCommand:
+    """Pole driver -> motor driver: motor shaft targets, already limit-checked."""
+
+    TYPE_ID: ClassVar[int] = 6
+    axes: tuple[AxisTarget, ...] = records(1, AxisTarget, 8)
+
+
+@dataclass(frozen=True, slots=True)
+class AxisStatus:
+    axis: int = integer(1, 0, 7)
+    state: DriveState = choice(2, DriveState)
+    position: float = num(3, -ANGLE, ANGLE, "rad")
+    velocity: float = num(4, -F * 10, F * 10, "rad/s")
+    current: float = num(5, -F, F, "A")
+    fault_code: int = integer(6, 0, 0xFFFF)
+
+
+@dataclass(frozen=True, slots=True)
+class MotorStatus:
+    """Motor driver -> pole driver, supervisory panel, strategy: every axis."""
+
+    TYPE_ID: ClassVar[int] = 7
+    axes: tuple[AxisStatus, ...] = records(1, AxisStatus, 8)
+
+
+@dataclass(frozen=True, slots=True)
+class EtherCatStatus:
+    """Motor driver -> supervisory panel: the EtherCAT segment's health."""
+
+    TYPE_ID: ClassVar[int] = 8
+    link_up: bool = flag(1)
+    slaves: int = integer(2, 0, 65535)
+    expected_slaves: int = integer(3, 0, 65535)
+    al_state: int = integer(4, 0, 0xFF)
+    working_counter: int = integer(5, 0, 65535)
+    expected_working_counter: int = integer(6, 0, 65535)
+    bad_working_counters: int = integer(7, 0, NS_MAX)
+    cycle_period_s: float = num(8, 0.0, 1.0, "s")
+    wakeup_jitter_p99_s: float = num(9, 0.0, 10.0, "s")
+
+
+@dataclass(frozen=True, slots=True)
+class GameControl:
+    """Game panel (or a person's tool) -> every agent."""
+
+    TYPE_ID: ClassVar[int] = 9
+    command: GameCommand = choice(1, GameCommand)
+
+
+@dataclass(frozen=True, slots=True)
+class GameState:
+    """Game panel -> every agent: the one authoritative game state."""
+
+    TYPE_ID: ClassVar[int] = 10
+    state: SafetyState = choice(1, SafetyState)
+    score_robot: int = integer(2, 0, 999)
+    score_human: int = integer(3, 0, 999)
+    clock_s: float = num(4, 0.0, 1e6, "s")
+    alarm_text: str = text(5, 200)
+
+
+@dataclass(frozen=True, slots=True)
+class VisionConfig:
+    """Game panel -> ball tracker: thresholds in OpenCV HSV terms (H 0..179, S/V 0..255)."""
+
+    TYPE_ID: ClassVar[int] = 11
+    hue_low: int = integer(1, 0, 179)
+    hue_high: int = integer(2, 0, 179)
+    sat_low: int = integer(3, 0, 255)
+    sat_high: int = integer(4, 0, 255)
+    val_low: int = integer(5, 0, 255)
+    val_high: int = integer(6, 0, 255)
+    min_area: float = num(7, 0.0, 1e6, "px")
+    max_area: float = num(8, 0.0, 1e6, "px")
+    min_density: float = num(9, 0.0, 1.0)
+    max_eccentricity: float = num(10, 0.0, 1.0)
+    preview: bool = flag(11)
+
+
+PREVIEW_CHUNK = 1024  # bytes of packed mask per frame; a message must fit one Ethernet frame
+
+
+@dataclass(frozen=True, slots=True)
+class VisionPreview:
+    """Ball tracker -> game panel: a small 1-bit threshold mask, split across frames."""
+
+    TYPE_ID: ClassVar[int] = 12
+    frame: int = integer(1, 0, NS_MAX)
+    part: int = integer(2, 0, 255)
+    parts: int = integer(3, 1, 256)
+    width: int = integer(4, 1, 640)
+    height: int = integer(5, 1, 480)
+    mask: bytes = blob(6, PREVIEW_CHUNK)
+
+
+@dataclass(frozen=True, slots=True)
+class OtaCommand:
+    """Update tool -> a board's update agent."""
+
+    TYPE_ID: ClassVar[int] = 13
+    board: str = text(1, 32)
+    action: str = text(2, 32)
+    url: str = text(3, 512)
+
+
+@dataclass(frozen=True, slots=True)
+class OtaStatus:
+    """A board's update agent -> update tool, panels."""
+
+    TYPE_ID: ClassVar[int] = 14
+    board: str = text(1, 32)
+    slot: str = text(2, 32)
+    state: str = text(3, 32)
+    progress: float = num(4, 0.0, 100.0, "%")
+    text: str = text(5, 200)
+
+
+MESSAGE_TYPES: tuple[type, ...] = (
+    Heartbeat,
+    Alarm,
+    BallState,
+    RodCommand,
+    RodStatus,
+    MotorCommand,
+    MotorStatus,
+    EtherCatStatus,
+    GameControl,
+    GameState,
+    VisionConfig,
+    VisionPreview,
+    OtaCommand,
+    OtaStatus,
+)
+BY_TYPE_ID: dict[int, type] = {cls.TYPE_ID: cls for cls in MESSAGE_TYPES}  # type: ignore[attr-defined]
+BY_NAME: dict[str, type] = {cls.__name__: cls for cls in MESSAGE_TYPES}
+assert len(BY_TYPE_ID) == len(MESSAGE_TYPES), "two messages share a TYPE_ID"
+
+
+def type_id(message: Any) -> int:
+    try:
+        return type(message).TYPE_ID  # type: ignore[no-any-return]
+    except AttributeError:
+        raise SchemaError(f"{type(message).__name__} is not a catalogue message") from None
+
+
+# --- JSON views for people (wire dump, panels) ------------------------------------------------
+
+
+def to_json(message: Any) -> dict[str, Any]:
+    """A JSON-friendly dict: enum names, hex bytes, nested records as dicts."""
+    out: dict[str, Any] = {}
+    for name, spec in specs(type(message)):
+        value = getattr(message, name)
+        if spec.kind == "enum":
+            value = value.name
+        elif spec.kind == "bytes":
+            value = value.hex()
+        elif spec.kind == "floats":
+            value = list(value)
+        elif spec.kind == "records":
+            value = [to_json(v) for v in value]
+        out[name] = value
+    return out
+
+
+def from_json(cls: type, data: dict[str, Any]) -> Any:
+    """Inverse of to_json, validated: enum names or numbers, hex bytes."""
+    values: dict[str, Any] = {}
+    table = dict(specs(cls))
+    unknown = set(data) - set(table)
+    if unknown:
+        raise SchemaError(f"{cls.__name__}: unknown fields {sorted(unknown)}")
+    for name, spec in table.items():
+        if name not in data:
+            raise SchemaError(f"{cls.__name__}.{name}: missing")
+        value = data[name]
+        if spec.kind == "enum" and isinstance(value, str):
+            assert spec.enum is not None
+            try:
+                value = spec.enum[value.upper()]
+            except KeyError:
+                names = [m.name for m in spec.enum]
+                raise SchemaError(f"{cls.__name__}.{name}: {value!r} not one of {names}") from None
+        elif spec.kind == "bytes" and isinstance(value, str):
+            value = bytes.fromhex(value)
+        elif spec.kind == "records":
+            assert spec.record is not None
+            value = tuple(from_json(spec.record, v) for v in value)
+        values[name] = spec.check(f"{cls.__name__}.{name}", value)
+    return cls(**values)

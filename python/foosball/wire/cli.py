@@ -1,0 +1,175 @@
+"""`foosball wire ...`: see and speak the agents' protocol from a shell on the rig.
+
+    foosball wire keygen /data/foosball/wire.key
+    foosball wire send GameControl command=PAUSE --iface eth0
+    foosball wire dump --iface eth0 --json --count 10
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import tempfile
+import time
+import tomllib
+from pathlib import Path
+from typing import Any
+
+from foosball.wire import catalogue
+from foosball.wire.catalogue import Agent, SchemaError
+from foosball.wire.codec import Drop, WireCodec, load_key, new_key
+from foosball.wire.settings import WireSettings
+from foosball.wire.transports import TransportError, open_transport
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    parser = subparsers.add_parser("wire", help="send, dump and key the agents' messages")
+    sub = parser.add_subparsers(dest="wire_command", required=True)
+
+    keygen = sub.add_parser("keygen", help="write a new installation key (atomically)")
+    keygen.add_argument("file")
+    keygen.add_argument("--force", action="store_true", help="replace an existing key")
+    keygen.set_defaults(func=_keygen)
+
+    send = sub.add_parser("send", help="send one message")
+    send.add_argument("type", choices=sorted(catalogue.BY_NAME), metavar="TYPE",
+                      help="message type: " + ", ".join(sorted(catalogue.BY_NAME)))
+    send.add_argument("fields", nargs="*", metavar="NAME=VALUE",
+                      help="field values (JSON literals; enums by name)")
+    send.add_argument("--json", dest="json_fields", help="all fields as one JSON object")
+    send.add_argument("--sender", default="TOOL", choices=[a.name for a in Agent])
+    send.add_argument("--repeat", type=int, default=1, help="send this many times")
+    _add_link_options(send)
+    send.set_defaults(func=_send)
+
+    dump = sub.add_parser("dump", help="print every message received, and every drop")
+    dump.add_argument("--count", type=int, default=0, help="stop after N messages (0 = never)")
+    dump.add_argument("--timeout", type=float, default=0.0,
+                      help="stop after this many seconds (0 = never)")
+    dump.add_argument("--json", action="store_true", help="one JSON object per line")
+    _add_link_options(dump)
+    dump.set_defaults(func=_dump)
+
+
+def _add_link_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--config", help="board configuration file (its [wire] section)")
+    parser.add_argument("--iface", help="network interface (raw transport)")
+    parser.add_argument("--transport", choices=["raw", "udp"])
+    parser.add_argument("--udp-port", type=int)
+    parser.add_argument("--udp-destination", help="multicast group, broadcast or peer address")
+    parser.add_argument("--key-file")
+    parser.add_argument("--max-age", type=float, help="drop messages older than this (s)")
+
+
+def _settings(args: argparse.Namespace) -> WireSettings:
+    section: dict[str, Any] = {}
+    if args.config:
+        with open(args.config, "rb") as f:
+            section = dict(tomllib.load(f).get("wire", {}))
+    overrides = {
+        "iface": args.iface,
+        "transport": args.transport,
+        "udp_port": args.udp_port,
+        "udp_destination": args.udp_destination,
+        "key_file": args.key_file,
+        "max_age_s": args.max_age,
+    }
+    section.update({k: v for k, v in overrides.items() if v is not None})
+    return WireSettings.from_section(section)
+
+
+def _open(args: argparse.Namespace, sender: Agent) -> tuple[WireSettings, WireCodec, Any]:
+    settings = _settings(args)
+    codec = WireCodec(load_key(settings.key_file), sender, max_age_s=settings.max_age_s)
+    transport = open_transport(settings.transport, **settings.transport_options())
+    return settings, codec, transport
+
+
+def _keygen(args: argparse.Namespace) -> int:
+    path = Path(args.file)
+    if path.exists() and not args.force:
+        print(f"error: {path} exists; use --force to replace it", file=sys.stderr)
+        return 1
+    path.parent.mkdir(parents=True, exist_ok=True)
+    # Write beside the target and rename, so a crash never leaves a half-written key.
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".wire-key-")
+    try:
+        os.fchmod(fd, 0o600)
+        os.write(fd, (new_key() + "\n").encode())
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+    os.replace(tmp, path)
+    print(f"wrote a new {len(new_key()) // 2}-byte key to {path}")
+    return 0
+
+
+def _parse_fields(args: argparse.Namespace) -> dict[str, Any]:
+    values: dict[str, Any] = json.loads(args.json_fields) if args.json_fields else {}
+    for item in args.fields:
+        name, sep, raw = item.partition("=")
+        if not sep:
+            raise SchemaError(f"expected NAME=VALUE, got {item!r}")
+        try:
+            values[name] = json.loads(raw)
+        except json.JSONDecodeError:
+            values[name] = raw  # bare words: enum names, text
+    return values
+
+
+def _send(args: argparse.Namespace) -> int:
+    try:
+        message = catalogue.from_json(catalogue.BY_NAME[args.type], _parse_fields(args))
+        _, codec, transport = _open(args, Agent[args.sender])
+    except (SchemaError, ValueError, OSError, TransportError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
+    with transport:
+        for _ in range(args.repeat):
+            transport.send(codec.encode(message))
+    return 0
+
+
+def _dump(args: argparse.Namespace) -> int:
+    try:
+        _, codec, transport = _open(args, Agent.TOOL)
+    except (ValueError, OSError, TransportError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
+    deadline = time.monotonic() + args.timeout if args.timeout else None
+    shown = 0
+    with transport:
+        while not args.count or shown < args.count:
+            wait = 0.2 if deadline is None else deadline - time.monotonic()
+            if wait <= 0:
+                break
+            frame = transport.recv(min(wait, 0.2))
+            if frame is None:
+                continue
+            result = codec.decode(frame)
+            _print(result, args.json)
+            if not isinstance(result, Drop):
+                shown += 1
+    return 0
+
+
+def _print(result: Any, as_json: bool) -> None:
+    if isinstance(result, Drop):
+        record: dict[str, Any] = {"drop": result.reason, "detail": result.detail}
+    else:
+        record = {
+            "type": type(result.message).__name__,
+            "sender": result.sender.name,
+            "seq": result.seq,
+            "timestamp": result.timestamp,
+            "fields": catalogue.to_json(result.message),
+        }
+    if as_json:
+        print(json.dumps(record), flush=True)
+    elif "drop" in record:
+        print(f"DROP {record['drop']}: {record['detail']}", flush=True)
+    else:
+        print(f"{record['type']} from {record['sender']} #{record['seq']}: {record['fields']}",
+              flush=True)

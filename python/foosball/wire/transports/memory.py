@@ -1,0 +1,62 @@
+"""In-process transport: agents in one process (unit tests, single-process rigs).
+
+Every transport attached to the same `MemoryHub` receives what the others send, as on a
+shared Ethernet segment; a sender does not hear itself.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import deque
+
+from foosball.wire.transports.base import Transport
+
+
+class MemoryHub:
+    """A shared segment. Create one and pass it to every MemoryTransport that shares it."""
+
+    def __init__(self, queue_limit: int = 4096) -> None:
+        self.queue_limit = queue_limit
+        self._members: list[MemoryTransport] = []
+        self._lock = threading.Lock()
+
+    def attach(self, member: MemoryTransport) -> None:
+        with self._lock:
+            self._members.append(member)
+
+    def detach(self, member: MemoryTransport) -> None:
+        with self._lock:
+            if member in self._members:
+                self._members.remove(member)
+
+    def deliver(self, sender: MemoryTransport, frame: bytes) -> None:
+        with self._lock:
+            members = [m for m in self._members if m is not sender]
+        for member in members:
+            member._arrive(frame)
+
+
+class MemoryTransport(Transport):
+    def __init__(self, hub: MemoryHub) -> None:
+        self._hub = hub
+        # A bounded queue drops the oldest frame when full, as a NIC ring would.
+        self._queue: deque[bytes] = deque(maxlen=hub.queue_limit)
+        self._ready = threading.Condition()
+        hub.attach(self)
+
+    def _arrive(self, frame: bytes) -> None:
+        with self._ready:
+            self._queue.append(frame)
+            self._ready.notify()
+
+    def send(self, frame: bytes) -> None:
+        self._hub.deliver(self, bytes(frame))
+
+    def recv(self, timeout: float | None) -> bytes | None:
+        with self._ready:
+            if not self._queue and timeout != 0:
+                self._ready.wait(timeout)
+            return self._queue.popleft() if self._queue else None
+
+    def close(self) -> None:
+        self._hub.detach(self)
