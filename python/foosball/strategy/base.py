@@ -1,0 +1,126 @@
+"""What every strategy shares: the robot-frame inputs a rod behaviour sees, and the controller
+shell that turns catalogue messages into per-rod decisions and back into a ``RodCommand``.
+
+Frame: the robot's (the table frame of ``foosball.geometry`` seen from the robot's side): x
+towards the opponent's goal, origin at the field centre. The simulator mirrors the other side.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Protocol
+
+from foosball.geometry import Rod, Table, default_table
+from foosball.strategy.params import StrategyParams, load_params
+from foosball.strategy.setpoint import RodSetpoint
+from foosball.wire.catalogue import (
+    BallState,
+    BallStatus,
+    RodCommand,
+    RodId,
+    RodPosition,
+    RodStatus,
+    RodTarget,
+)
+
+
+@dataclass(frozen=True, slots=True)
+class BallView:
+    """The ball as a behaviour sees it (robot frame), with how old the measurement is."""
+
+    x: float
+    y: float
+    vx: float
+    vy: float
+    age: float = 0.0  # s between the frame's capture and now
+
+    @property
+    def speed(self) -> float:
+        return math.hypot(self.vx, self.vy)
+
+
+@dataclass(frozen=True, slots=True)
+class RodView:
+    translation: float
+    rotation: float
+    translation_velocity: float = 0.0
+    rotation_velocity: float = 0.0
+
+
+class RodBehaviour(Protocol):
+    rod: Rod
+
+    def step(self, now: float, ball: BallView | None, here: RodView) -> RodSetpoint: ...
+
+
+def rod_views(status: RodStatus | None, rods: list[Rod]) -> dict[RodId, RodView]:
+    """Measured rod positions by RodId; a rod the status does not mention is taken as at rest
+    in the middle of its travel."""
+    views = {RodId(i): RodView(0.0, 0.0) for i in range(len(rods))}
+    if status is not None:
+        for position in status.rods:
+            views[RodId(position.rod)] = _view(position)
+    return views
+
+
+def _view(position: RodPosition) -> RodView:
+    return RodView(
+        translation=position.translation,
+        rotation=position.rotation,
+        translation_velocity=position.translation_velocity,
+        rotation_velocity=position.rotation_velocity,
+    )
+
+
+def to_target(rod_id: RodId, rod: Rod, setpoint: RodSetpoint) -> RodTarget:
+    """Wire target; translation clamped to the travel (the pole driver checks again)."""
+    return RodTarget(
+        rod=rod_id,
+        translation=rod.clamp(setpoint.translation),
+        rotation=max(-math.pi, min(math.pi, setpoint.rotation)),
+        translation_speed=max(0.0, min(20.0, setpoint.translation_speed)),
+        rotation_speed=max(0.0, min(1000.0, setpoint.rotation_speed)),
+    )
+
+
+class RodStrategy:
+    """A controller made of one behaviour per robot rod (the seed's four parallel behaviours).
+
+    `step(ball, rods, now_ns)` is the simulator's controller interface and the agent's core.
+    Subclasses build `self.behaviours` (goalkeeper, defence, midfield, attack order) and may
+    override `plan` to share information between rods before they decide.
+    """
+
+    name = "rods"
+
+    def __init__(self, table: Table | None = None, params: StrategyParams | None = None) -> None:
+        self.table = table or default_table()
+        self.params = params or load_params()
+        self.rods = self.table.robot_rods
+        self.behaviours: list[RodBehaviour] = []
+
+    def ball_view(self, ball: BallState | None, now_ns: int) -> BallView | None:
+        if ball is None or ball.status == BallStatus.LOST:
+            return None
+        age = max(0.0, (now_ns - ball.capture_time) * 1e-9)
+        return BallView(ball.x, ball.y, ball.vx, ball.vy, age)
+
+    def plan(self, now: float, ball: BallView | None, views: dict[RodId, RodView]) -> None:
+        """Hook run once per step before the rod behaviours (team-level decisions)."""
+
+    def step(self, ball: BallState, rods: RodStatus, now_ns: int) -> RodCommand | None:
+        now = now_ns * 1e-9
+        view = self.ball_view(ball, now_ns)
+        views = rod_views(rods, self.rods)
+        self.plan(now, view, views)
+        targets = tuple(
+            to_target(RodId(i), behaviour.rod, behaviour.step(now, view, views[RodId(i)]))
+            for i, behaviour in enumerate(self.behaviours)
+        )
+        capture = ball.capture_time if ball is not None else 0
+        return RodCommand(ball_capture_time=capture, rods=targets)
+
+
+def default_strategy_inputs() -> tuple[Table, StrategyParams]:
+    return default_table(), load_params()

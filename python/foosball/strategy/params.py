@@ -1,0 +1,158 @@
+"""Strategy parameters: one TOML file (``foosball/data/strategy.toml``), one dataclass per section.
+
+The defaults below are the documented values; the TOML file repeats them so a board can be
+re-tuned without a new image. A key that is unknown or of the wrong type is an error, never
+silently ignored.
+"""
+
+from __future__ import annotations
+
+import math
+import tomllib
+from dataclasses import dataclass, field, fields, replace
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+
+class ParameterError(ValueError):
+    """The parameter file is wrong; the message names the offending key."""
+
+
+@dataclass(frozen=True, slots=True)
+class SeedParams:
+    """Constants of the seed paper's strategy (000_6123d8720d00d2c5.txt)."""
+
+    fast_ball_speed: float = 0.01  # m/s; the seed text says "ball speed >= 0.01" (unit lost)
+    kick_time: float = 0.06  # s: the time the kick needs until the foot is back at the bottom
+    latency_factor: float = 1.5  # the "experimental constant value" weighting kick_time
+    kick_min_distance: float = 0.05  # m
+    kick_power: float = 60.0  # rad/s: "the rotation speed ... determines the power of the kick"
+    translation_speed: float = 3.0  # m/s
+    passthrough_angle_deg: float = -90.0
+    windup_angle_deg: float = -90.0
+    strike_angle_deg: float = 50.0
+
+    @property
+    def passthrough_angle(self) -> float:
+        return math.radians(self.passthrough_angle_deg)
+
+    @property
+    def windup_angle(self) -> float:
+        return math.radians(self.windup_angle_deg)
+
+    @property
+    def strike_angle(self) -> float:
+        return math.radians(self.strike_angle_deg)
+
+
+@dataclass(frozen=True, slots=True)
+class PredictionParams:
+    drag_rate: float = 0.0  # 1/s: k/m in FC Portugal's v(t) = v0 exp(-k t / m)
+    rolling_deceleration: float = 0.05  # m/s^2
+    wall_restitution: float = 0.5
+    max_bounces: int = 3
+    horizon: float = 2.0  # s
+    actuation_latency: float = 0.010  # s
+
+
+@dataclass(frozen=True, slots=True)
+class KickEngineParams:
+    windup_angle_deg: float = -60.0
+    strike_angle_deg: float = 45.0
+    windup_speed: float = 80.0  # rad/s
+    follow_through_time: float = 0.03  # s
+    return_speed: float = 40.0  # rad/s
+    settle_tolerance_deg: float = 6.0
+    phase_timeout_factor: float = 3.0
+    strike_translation_speed: float = 1.5  # m/s
+
+
+@dataclass(frozen=True, slots=True)
+class ImprovedParams:
+    control_speed: float = 0.6  # m/s
+    shoot_speed: float = 0.15  # m/s
+    strike_power: float = 120.0  # rad/s
+    clear_power: float = 80.0  # rad/s
+    block_margin: float = 0.004  # m
+    translation_speed: float = 4.0  # m/s
+
+
+@dataclass(frozen=True, slots=True)
+class StrategyParams:
+    seed: SeedParams = field(default_factory=SeedParams)
+    prediction: PredictionParams = field(default_factory=PredictionParams)
+    kick_engine: KickEngineParams = field(default_factory=KickEngineParams)
+    improved: ImprovedParams = field(default_factory=ImprovedParams)
+
+
+_SECTIONS: dict[str, type] = {
+    "seed": SeedParams,
+    "prediction": PredictionParams,
+    "kick_engine": KickEngineParams,
+    "improved": ImprovedParams,
+}
+
+
+def _section(cls: type, data: Any, where: str) -> Any:
+    if not isinstance(data, dict):
+        raise ParameterError(f"[{where}]: expected a table")
+    known = {f.name: f for f in fields(cls)}
+    values: dict[str, Any] = {}
+    for key, value in data.items():
+        if key not in known:
+            raise ParameterError(f"[{where}].{key}: unknown key; known: {sorted(known)}")
+        wanted = known[key].type
+        if wanted == "int":
+            if isinstance(value, bool) or not isinstance(value, int):
+                raise ParameterError(f"[{where}].{key}: expected an integer, got {value!r}")
+        else:
+            if isinstance(value, bool) or not isinstance(value, int | float):
+                raise ParameterError(f"[{where}].{key}: expected a number, got {value!r}")
+            value = float(value)
+            if not math.isfinite(value):
+                raise ParameterError(f"[{where}].{key}: not finite")
+        values[key] = value
+    return cls(**values)
+
+
+def parse_params(data: Any) -> StrategyParams:
+    if not isinstance(data, dict):
+        raise ParameterError("strategy parameters: expected a table at the top level")
+    unknown = set(data) - set(_SECTIONS)
+    if unknown:
+        raise ParameterError(f"unknown sections {sorted(unknown)}; known: {sorted(_SECTIONS)}")
+    parts = {name: _section(cls, data.get(name, {}), name) for name, cls in _SECTIONS.items()}
+    return StrategyParams(**parts)
+
+
+def default_params_path() -> Path:
+    return Path(str(resources.files("foosball") / "data" / "strategy.toml"))
+
+
+def load_params(path: str | Path | None = None) -> StrategyParams:
+    path = Path(path) if path is not None else default_params_path()
+    try:
+        data = tomllib.loads(path.read_text())
+    except OSError as exc:
+        raise ParameterError(f"{path}: cannot read: {exc.strerror}") from exc
+    except tomllib.TOMLDecodeError as exc:
+        raise ParameterError(f"{path}: not TOML: {exc}") from exc
+    try:
+        return parse_params(data)
+    except ParameterError as exc:
+        raise ParameterError(f"{path}: {exc}") from exc
+
+
+__all__ = [
+    "ImprovedParams",
+    "KickEngineParams",
+    "ParameterError",
+    "PredictionParams",
+    "SeedParams",
+    "StrategyParams",
+    "default_params_path",
+    "load_params",
+    "parse_params",
+    "replace",
+]
