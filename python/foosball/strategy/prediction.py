@@ -55,7 +55,7 @@ class SpeedModel:
         if drag_rate < 0 or rolling_deceleration < 0:
             raise ValueError("drag_rate and rolling_deceleration must be >= 0")
         self.c = drag_rate
-        self.a = rolling_deceleration
+        self.a = rolling_deceleration if rolling_deceleration > 1e-9 else 0.0  # avoid denormals
 
     def stop_time(self, s0: float) -> float:
         if s0 <= 0:
