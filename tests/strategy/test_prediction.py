@@ -3,12 +3,11 @@ from __future__ import annotations
 import math
 
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
-
 from foosball.geometry import default_table
 from foosball.strategy.params import PredictionParams
 from foosball.strategy.prediction import BallPredictor, SpeedModel
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 TABLE = default_table()
 WALL = TABLE.field.half_width - TABLE.ball.radius

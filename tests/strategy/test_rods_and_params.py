@@ -1,10 +1,14 @@
 from __future__ import annotations
 
 import pytest
-
 from foosball.geometry import default_table
 from foosball.strategy import rods
-from foosball.strategy.params import ParameterError, StrategyParams, load_params, parse_params
+from foosball.strategy.params import (
+    ParameterError,
+    StrategyParams,
+    load_params,
+    parse_params,
+)
 
 TABLE = default_table()
 GOALKEEPER, DEFENCE, MIDFIELD, ATTACK = TABLE.robot_rods
