@@ -1,0 +1,691 @@
+"""Motor driving agent (MDA): the EtherCAT master's brain on the pole board.
+
+`MotorDriverCore.step(inputs) -> outputs` is pure: the drives' process data, the working
+counter and the wire messages in; the drives' outputs and the wire messages to send out.
+`MotorDriverRunner` is the thin edge: the cyclic real-time loop around an `EtherCatBus`
+and a wire `Endpoint`.
+
+Per axis: enable (CiA 402: fault reset -> shutdown -> switch on -> enable operation),
+rotor alignment, then for translation axes the zero-match homing (run towards the end
+switch until it is active, back off slowly until it releases: that edge is zero), then
+position commands in motor radians and rad/s, followed with a speed- and
+acceleration-limited profile in cyclic synchronous position mode.
+
+Faults (seed paper): a drive fault stops commanding that drive, quick-stops all the
+others, and broadcasts an Alarm; so do link loss, working-counter errors beyond a small
+tolerance and any other agent's Alarm. The fault latches: the MDA watches for the cause to
+clear, and only a RESTART from the game panel after that re-enables, re-aligns and
+re-homes. Anything it is unsure of (an unknown drive state, a timeout) is a fault too.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import ctypes.util
+import enum
+import gc
+import logging
+import math
+import os
+import sys
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from foosball.ethercat import layout as L
+from foosball.ethercat.bus import EtherCatBus, Exchange
+from foosball.wire.catalogue import (
+    Agent,
+    Alarm,
+    AlarmCode,
+    AxisStatus,
+    DriveState,
+    EtherCatStatus,
+    GameCommand,
+    GameControl,
+    MotorCommand,
+    MotorStatus,
+)
+
+log = logging.getLogger(__name__)
+
+
+# --- configuration ---------------------------------------------------------------------------
+@dataclass(frozen=True)
+class AxisSetup:
+    axis: int
+    homes: bool  # translation axis: has the end switch and needs the zero-match
+    max_speed: float = 800.0  # rad/s: the profile never asks for more
+    max_acceleration: float = 20_000.0  # rad/s^2
+    soft_min: float = -math.inf  # rad relative to zero: goals are clamped to this travel
+    soft_max: float = math.inf
+
+
+def default_axes(count: int = 8) -> tuple[AxisSetup, ...]:
+    """Translation axes even, rotation axes odd (axis = 2 * rod + kind)."""
+    return tuple(
+        AxisSetup(axis, homes=True, max_speed=850.0, max_acceleration=25_000.0)
+        if axis % 2 == 0 else
+        AxisSetup(axis, homes=False, max_speed=310.0, max_acceleration=9_000.0)
+        for axis in range(count))
+
+
+def axes_from_table(table: Any) -> tuple[AxisSetup, ...]:
+    """Axis setups with soft travel limits from the geometry (robot rods in role order)."""
+    axes = []
+    for index, rod in enumerate(table.robot_rods):
+        per_rad = rod.metres_per_motor_radian()
+        axes.append(AxisSetup(2 * index, homes=True, max_speed=850.0,
+                              max_acceleration=25_000.0,
+                              soft_min=(rod.travel_min - rod.zero_offset) / per_rad,
+                              soft_max=(rod.travel_max - rod.zero_offset) / per_rad))
+        axes.append(AxisSetup(2 * index + 1, homes=False, max_speed=310.0,
+                              max_acceleration=9_000.0))
+    return tuple(axes)
+
+
+@dataclass(frozen=True)
+class MotorDriverConfig:
+    axes: tuple[AxisSetup, ...] = field(default_factory=default_axes)
+    cycle_s: float = 0.005
+    enable_timeout_s: float = 1.0
+    alignment_timeout_s: float = 3.0
+    homing_timeout_s: float = 20.0
+    homing_speed: float = 20.0  # rad/s towards the switch
+    homing_leave_speed: float = 2.0  # rad/s off the switch: the release edge is zero
+    working_counter_tolerance: int = 3  # consecutive bad cycles before the alarm
+    link_loss_cycles: int = 3  # consecutive cycles without a returned frame
+    status_period_s: float = 0.05
+    alarm_repeat_s: float = 1.0  # latched alarms are re-sent, so a lost frame is not fatal
+
+
+# --- pure core -------------------------------------------------------------------------------
+class Phase(enum.Enum):
+    OFF = "off"
+    ENABLING = "enabling"
+    ALIGNING = "aligning"
+    HOMING_APPROACH = "homing: towards the switch"
+    HOMING_LEAVE = "homing: leaving the switch"
+    READY = "ready"
+    RUNNING = "running"
+    QUICK_STOP = "quick stop"
+    FAULT = "fault"
+
+
+PHASE_STATE = {
+    Phase.OFF: DriveState.OFF,
+    Phase.ENABLING: DriveState.OFF,
+    Phase.ALIGNING: DriveState.ALIGNING,
+    Phase.HOMING_APPROACH: DriveState.HOMING,
+    Phase.HOMING_LEAVE: DriveState.HOMING,
+    Phase.READY: DriveState.READY,
+    Phase.RUNNING: DriveState.RUNNING,
+    Phase.QUICK_STOP: DriveState.QUICK_STOP,
+    Phase.FAULT: DriveState.FAULT,
+}
+
+ERROR_ALARM = {
+    L.ErrorCode.EMERGENCY_BUTTON: AlarmCode.EMERGENCY_BUTTON,
+    L.ErrorCode.OVERCURRENT: AlarmCode.OVERCURRENT,
+    L.ErrorCode.MOTOR_LOCKED: AlarmCode.MOTOR_LOCKED,
+}
+_FAULTY = (L.Cia402State.FAULT, L.Cia402State.FAULT_REACTION_ACTIVE)
+# causes the MDA can see go away itself; any other agent's alarm is cleared by its owner
+OBSERVABLE_CAUSES = (AlarmCode.ETHERCAT_LINK, AlarmCode.WORKING_COUNTER,
+                     AlarmCode.EMERGENCY_BUTTON, AlarmCode.OVERCURRENT, AlarmCode.MOTOR_LOCKED,
+                     AlarmCode.DRIVE_FAULT)
+
+
+@dataclass(frozen=True)
+class CycleTiming:
+    period_s: float = 0.0
+    wakeup_jitter_p99_s: float = 0.0
+
+
+@dataclass(frozen=True)
+class MdaInputs:
+    now_s: float
+    exchange: Exchange
+    messages: tuple[Any, ...] = ()
+    timing: CycleTiming = CycleTiming()
+    al_state: int = int(L.AlState.OP)  # lowest AL state read when the bus was last checked
+
+
+@dataclass(frozen=True)
+class MdaOutputs:
+    drives: tuple[L.RxPdo, ...]
+    messages: tuple[Any, ...] = ()
+    recover_bus: bool = False
+
+
+@dataclass
+class _Axis:
+    setup: AxisSetup
+    phase: Phase = Phase.OFF
+    since_s: float = 0.0
+    zero: float = 0.0  # raw motor position of the switch edge (translation axes)
+    setpoint: float = 0.0  # raw profile position sent to the drive
+    speed: float = 0.0  # profile velocity
+    goal: float = 0.0  # raw goal position
+    goal_speed: float = 0.0
+    reset_toggle: bool = False
+    last: L.TxPdo = field(default_factory=L.TxPdo)
+
+
+@dataclass
+class Latched:
+    code: AlarmCode
+    text: str
+    axis: int
+    since_s: float
+    cleared: bool = False
+
+
+class MotorDriverCore:
+    def __init__(self, config: MotorDriverConfig) -> None:
+        self.config = config
+        self.axes = [_Axis(setup) for setup in config.axes]
+        self.latched: Latched | None = None
+        self.alarmed_axes: set[int] = set()
+        self.accepting = True  # GameControl PAUSE/STOP hold the rods; START resumes
+        self.started = False
+        self.consecutive_bad_wkc = 0
+        self.consecutive_no_frame = 0
+        self.bad_working_counters = 0
+        self.last_wkc = 0
+        self.expected_wkc = 3 * len(self.axes)
+        self.restarts_refused = 0
+        self.restarts = 0
+        self.cycles = 0
+        self.fault_cycle: int | None = None  # cycle at which the last fault latched
+        self.quick_stop_done_cycle: int | None = None  # all axes out of operation enabled
+        self._last_status_s = -math.inf
+        self._last_alarm_s = -math.inf
+        self.last_alarm: Alarm | None = None
+
+    # -- public view ---------------------------------------------------------------------
+    def drive_states(self) -> list[DriveState]:
+        return [PHASE_STATE[a.phase] for a in self.axes]
+
+    def position(self, axis: int) -> float:
+        a = self.axes[axis]
+        return a.last.position_rad - a.zero
+
+    # -- the step ----------------------------------------------------------------------------
+    def step(self, inputs: MdaInputs) -> MdaOutputs:
+        self.cycles += 1
+        now = inputs.now_s
+        out: list[Any] = []
+        frame_ok = self._bus_health(inputs.exchange, now, out)
+        if frame_ok:
+            for axis, tx in zip(self.axes, inputs.exchange.inputs, strict=False):
+                axis.last = tx
+        if not self.started:
+            self.started = True
+            self._start_all(now)
+        for message in inputs.messages:
+            self._message(message, now, out)
+        if frame_ok:
+            self._drive_faults(now, out)
+        if self.latched is None:
+            for axis in self.axes:
+                self._advance_axis(axis, now, out)
+        else:
+            self._watch_fault(inputs, frame_ok, now, out)
+        drives = tuple(self._outputs(axis) for axis in self.axes)
+        if now - self._last_status_s >= self.config.status_period_s:
+            self._last_status_s = now
+            out.append(self._motor_status())
+            out.append(self._ethercat_status(inputs))
+        recover = self.latched is not None and (
+            self.consecutive_no_frame > 0 or self.consecutive_bad_wkc > 0
+            or inputs.al_state != L.AlState.OP)
+        return MdaOutputs(drives, tuple(out), recover)
+
+    # -- bus health ------------------------------------------------------------------------
+    def _bus_health(self, exchange: Exchange, now: float, out: list[Any]) -> bool:
+        wkc = exchange.working_counter
+        self.last_wkc = max(0, wkc)
+        if wkc < 0:
+            self.consecutive_no_frame += 1
+            self.bad_working_counters += 1
+            if self.consecutive_no_frame > self.config.link_loss_cycles:
+                self._latch(AlarmCode.ETHERCAT_LINK, -1, now, out,
+                            f"EtherCAT link lost: no frame returned for "
+                            f"{self.consecutive_no_frame} cycles")
+            return False
+        self.consecutive_no_frame = 0
+        if wkc != self.expected_wkc:
+            self.consecutive_bad_wkc += 1
+            self.bad_working_counters += 1
+            if self.consecutive_bad_wkc > self.config.working_counter_tolerance:
+                self._latch(AlarmCode.WORKING_COUNTER, -1, now, out,
+                            f"working counter {wkc}, expected {self.expected_wkc}, for "
+                            f"{self.consecutive_bad_wkc} cycles")
+            return False
+        self.consecutive_bad_wkc = 0
+        return True
+
+    # -- messages ----------------------------------------------------------------------------
+    def _message(self, message: Any, now: float, out: list[Any]) -> None:
+        if isinstance(message, MotorCommand):
+            if self.latched is not None or not self.accepting:
+                return
+            for target in message.axes:
+                if 0 <= target.axis < len(self.axes):
+                    self._set_goal(self.axes[target.axis], target.position, target.velocity)
+        elif isinstance(message, GameControl):
+            command = message.command
+            if command == GameCommand.RESTART:
+                self._restart(now)
+            elif command in (GameCommand.PAUSE, GameCommand.STOP):
+                self.accepting = False
+                for axis in self.axes:
+                    self._hold(axis)
+            elif command == GameCommand.START:
+                self.accepting = True
+        elif isinstance(message, Alarm) and message.source != Agent.MOTOR_DRIVER:
+            self._latch(message.code, message.axis, now, out,
+                        f"alarm from {message.source.name}: {message.text}", echo=False)
+
+    def _set_goal(self, axis: _Axis, position: float, speed: float) -> None:
+        if axis.phase not in (Phase.READY, Phase.RUNNING):
+            return
+        if not (math.isfinite(position) and math.isfinite(speed)):
+            return
+        position = min(axis.setup.soft_max, max(axis.setup.soft_min, position))
+        axis.goal = axis.zero + position
+        axis.goal_speed = max(0.0, min(speed, axis.setup.max_speed))
+        axis.phase = Phase.RUNNING
+
+    def _hold(self, axis: _Axis) -> None:
+        if axis.phase is Phase.RUNNING:
+            stopping = axis.speed * abs(axis.speed) / (2 * axis.setup.max_acceleration)
+            axis.goal = axis.setpoint + stopping
+            axis.goal_speed = axis.setup.max_speed
+
+    def _restart(self, now: float) -> None:
+        if self.latched is None:
+            return  # nothing to restart from
+        if not self.latched.cleared:
+            self.restarts_refused += 1
+            log.warning("restart refused: %s is still present", self.latched.text)
+            return
+        log.info("restart: re-enabling, aligning and homing every axis")
+        self.restarts += 1
+        self.latched = None
+        self.alarmed_axes.clear()
+        self.last_alarm = None
+        self.fault_cycle = self.quick_stop_done_cycle = None
+        self._start_all(now)
+
+    def _start_all(self, now: float) -> None:
+        for axis in self.axes:
+            self._enter(axis, Phase.ENABLING, now)
+
+    # -- faults --------------------------------------------------------------------------------
+    def _drive_faults(self, now: float, out: list[Any]) -> None:
+        for index, axis in enumerate(self.axes):
+            tx = axis.last
+            if tx.state not in _FAULTY:
+                continue
+            if axis.phase is Phase.ENABLING and now - axis.since_s < self.config.enable_timeout_s:
+                continue  # we are resetting it (restart); a lasting fault times out below
+            if axis.phase is not Phase.FAULT:
+                axis.phase = Phase.FAULT
+            if index in self.alarmed_axes:
+                continue
+            code = ERROR_ALARM.get(L.ErrorCode(tx.error_code) if tx.error_code in
+                                   L.ErrorCode._value2member_map_ else L.ErrorCode.GENERIC,
+                                   AlarmCode.DRIVE_FAULT)
+            self._latch(code, index, now, out,
+                        f"drive {index} fault 0x{tx.error_code:04x} ({code.name.lower()})")
+
+    def _latch(self, code: AlarmCode, axis: int, now: float, out: list[Any], text: str,
+               echo: bool = True) -> None:
+        if axis >= 0:
+            if axis in self.alarmed_axes:
+                return
+            self.alarmed_axes.add(axis)
+        elif self.latched is not None and self.latched.code == code:
+            return
+        first = self.latched is None
+        if first:
+            self.latched = Latched(code, text, axis, now)
+            self.fault_cycle = self.cycles
+            self.quick_stop_done_cycle = None
+            log.error("FAULT latched: %s; quick stop on every axis", text)
+        else:
+            log.error("further fault while latched: %s", text)
+        for index, a in enumerate(self.axes):
+            if a.last.state in _FAULTY or index == axis:
+                a.phase = Phase.FAULT
+            elif a.phase is not Phase.FAULT:
+                a.phase = Phase.QUICK_STOP
+        if echo:
+            alarm = Alarm(source=Agent.MOTOR_DRIVER, code=code, text=text[:200], latched=True,
+                          axis=axis if 0 <= axis <= 7 else -1)
+            self.last_alarm = alarm
+            self._last_alarm_s = now
+            out.append(alarm)
+        elif self.latched is not None and first:
+            self.latched.cleared = True  # another agent's cause: its owner watches it
+
+    def _watch_fault(self, inputs: MdaInputs, frame_ok: bool, now: float,
+                     out: list[Any]) -> None:
+        latched = self.latched
+        assert latched is not None
+        if self.quick_stop_done_cycle is None and frame_ok and all(
+                a.last.state is not L.Cia402State.OPERATION_ENABLED for a in self.axes):
+            self.quick_stop_done_cycle = self.cycles
+        if self.last_alarm is not None and now - self._last_alarm_s >= self.config.alarm_repeat_s:
+            self._last_alarm_s = now
+            out.append(self.last_alarm)
+        causes_present = (
+            not frame_ok
+            or inputs.al_state != L.AlState.OP
+            or any(a.last.digital_inputs & L.FAULT_CAUSE_INPUTS for a in self.axes))
+        if latched.code in OBSERVABLE_CAUSES:
+            was = latched.cleared
+            latched.cleared = not causes_present
+            if latched.cleared and not was:
+                log.warning("fault cause gone (%s): waiting for a restart from the game panel",
+                            latched.text)
+
+    # -- per-axis sequence -----------------------------------------------------------------
+    def _enter(self, axis: _Axis, phase: Phase, now: float) -> None:
+        axis.phase = phase
+        axis.since_s = now
+        axis.setpoint = axis.last.position_rad
+        axis.goal = axis.setpoint
+        axis.speed = 0.0
+
+    def _timeout(self, axis: _Axis, now: float, limit: float, what: str, out: list[Any]) -> None:
+        if now - axis.since_s > limit:
+            index = self.axes.index(axis)
+            self._latch(AlarmCode.DRIVE_FAULT, index, now, out,
+                        f"axis {index}: {what} not done after {limit:.1f} s "
+                        f"(drive {axis.last.state.value})")
+
+    def _advance_axis(self, axis: _Axis, now: float, out: list[Any]) -> None:
+        tx = axis.last
+        state = tx.state
+        c = self.config
+        if axis.phase is Phase.ENABLING:
+            if state is L.Cia402State.OPERATION_ENABLED:
+                self._enter(axis, Phase.ALIGNING, now)
+            else:
+                self._timeout(axis, now, c.enable_timeout_s, "enabling", out)
+        elif axis.phase is Phase.ALIGNING:
+            if state is not L.Cia402State.OPERATION_ENABLED:
+                self._unexpected(axis, now, out)
+            elif tx.statusword & L.Status.ALIGNED:
+                if axis.setup.homes:
+                    self._enter(axis, Phase.HOMING_APPROACH, now)
+                else:
+                    axis.zero = 0.0  # rotation: radians as they are
+                    self._enter(axis, Phase.READY, now)
+            else:
+                self._timeout(axis, now, c.alignment_timeout_s, "rotor alignment", out)
+        elif axis.phase in (Phase.HOMING_APPROACH, Phase.HOMING_LEAVE):
+            on_switch = bool(tx.digital_inputs & L.DigitalInput.HOME_SWITCH)
+            if state is not L.Cia402State.OPERATION_ENABLED:
+                self._unexpected(axis, now, out)
+            elif axis.phase is Phase.HOMING_APPROACH and on_switch:
+                axis.phase = Phase.HOMING_LEAVE
+            elif axis.phase is Phase.HOMING_LEAVE and not on_switch:
+                axis.zero = tx.position_rad
+                self._enter(axis, Phase.READY, now)
+                log.info("axis %d homed: zero at raw %.4f rad", self.axes.index(axis), axis.zero)
+            else:
+                self._timeout(axis, now, c.homing_timeout_s, "homing", out)
+        elif axis.phase in (Phase.READY, Phase.RUNNING):
+            if state is not L.Cia402State.OPERATION_ENABLED:
+                self._unexpected(axis, now, out)
+            else:
+                self._profile(axis)
+
+    def _unexpected(self, axis: _Axis, now: float, out: list[Any]) -> None:
+        if axis.last.state in _FAULTY:
+            return  # reported by _drive_faults
+        index = self.axes.index(axis)
+        self._latch(AlarmCode.DRIVE_FAULT, index, now, out,
+                    f"axis {index} left operation enabled ({axis.last.state.value}) "
+                    f"while {axis.phase.value}")
+
+    def _profile(self, axis: _Axis) -> None:
+        """Trapezoidal setpoint towards the goal; speed and acceleration limited."""
+        dt = self.config.cycle_s
+        amax = axis.setup.max_acceleration
+        vmax = axis.goal_speed if axis.phase is Phase.RUNNING else 0.0
+        error = axis.goal - axis.setpoint
+        wanted = math.copysign(min(vmax, math.sqrt(2.0 * amax * abs(error))), error)
+        change = max(-amax * dt, min(amax * dt, wanted - axis.speed))
+        axis.speed += change
+        step = axis.speed * dt
+        if abs(error) <= abs(step) or (abs(error) < 1e-6 and abs(axis.speed) < amax * dt):
+            axis.setpoint = axis.goal
+            axis.speed = 0.0
+        else:
+            axis.setpoint += step
+
+    # -- outputs -------------------------------------------------------------------------------
+    def _outputs(self, axis: _Axis) -> L.RxPdo:
+        tx = axis.last
+        phase = axis.phase
+        hold = L.rad_to_counts(axis.setpoint)
+        csp = int(L.Mode.CYCLIC_SYNC_POSITION)
+        if phase is Phase.ENABLING:
+            state = tx.state
+            if state in _FAULTY:
+                axis.reset_toggle = not axis.reset_toggle  # fault reset acts on a rising edge
+                control = L.Control.FAULT_RESET if axis.reset_toggle else 0
+            elif state is L.Cia402State.QUICK_STOP_ACTIVE:
+                control = L.Control.DISABLE_VOLTAGE
+            elif state is L.Cia402State.SWITCH_ON_DISABLED:
+                control = L.Control.SHUTDOWN
+            elif state is L.Cia402State.READY_TO_SWITCH_ON:
+                control = L.Control.SWITCH_ON
+            elif state in (L.Cia402State.SWITCHED_ON, L.Cia402State.OPERATION_ENABLED):
+                control = L.Control.ENABLE_OPERATION
+                axis.setpoint = tx.position_rad
+                hold = tx.position_actual
+            else:
+                control = L.Control.DISABLE_VOLTAGE
+            return L.RxPdo(int(control), csp, hold, 0)
+        if phase is Phase.ALIGNING:
+            return L.RxPdo(int(L.Control.ENABLE_OPERATION), csp, hold, 0)
+        if phase in (Phase.HOMING_APPROACH, Phase.HOMING_LEAVE):
+            speed = (-self.config.homing_speed if phase is Phase.HOMING_APPROACH
+                     else self.config.homing_leave_speed)
+            axis.setpoint = tx.position_rad
+            return L.RxPdo(int(L.Control.ENABLE_OPERATION), int(L.Mode.CYCLIC_SYNC_VELOCITY),
+                           tx.position_actual, L.rad_s_to_counts(speed))
+        if phase in (Phase.READY, Phase.RUNNING):
+            return L.RxPdo(int(L.Control.ENABLE_OPERATION), csp, hold, 0)
+        if phase is Phase.QUICK_STOP:
+            return L.RxPdo(int(L.Control.QUICK_STOP), csp, tx.position_actual, 0)
+        # FAULT or OFF: stop commanding this drive (no enable, no fault reset)
+        return L.RxPdo(int(L.Control.DISABLE_VOLTAGE), csp, tx.position_actual, 0)
+
+    # -- status messages -----------------------------------------------------------------------
+    def _motor_status(self) -> MotorStatus:
+        return MotorStatus(axes=tuple(
+            AxisStatus(
+                axis=index,
+                state=PHASE_STATE[axis.phase],
+                position=_bounded(axis.last.position_rad - axis.zero, 1e4),
+                velocity=_bounded(axis.last.velocity_rad_s, 1e4),
+                current=_bounded(axis.last.current_a, 1e3),
+                fault_code=axis.last.error_code & 0xFFFF)
+            for index, axis in enumerate(self.axes[:8])))
+
+    def _ethercat_status(self, inputs: MdaInputs) -> EtherCatStatus:
+        return EtherCatStatus(
+            link_up=self.consecutive_no_frame == 0,
+            slaves=len(inputs.exchange.inputs) if inputs.exchange.working_counter >= 0 else 0,
+            expected_slaves=len(self.axes),
+            al_state=inputs.al_state & 0xFF,
+            working_counter=min(self.last_wkc, 65535),
+            expected_working_counter=self.expected_wkc,
+            bad_working_counters=self.bad_working_counters,
+            cycle_period_s=_bounded(inputs.timing.period_s, 1.0, low=0.0),
+            wakeup_jitter_p99_s=_bounded(inputs.timing.wakeup_jitter_p99_s, 10.0, low=0.0))
+
+
+def _bounded(value: float, limit: float, low: float | None = None) -> float:
+    if not math.isfinite(value):
+        return 0.0
+    return max(-limit if low is None else low, min(limit, value))
+
+
+# --- the real-time edge ---------------------------------------------------------------------
+MCL_CURRENT, MCL_FUTURE = 1, 2
+
+
+def prepare_realtime(priority: int | None = None) -> dict[str, bool]:
+    """mlockall, SCHED_FIFO at the top priority for the calling thread, no GC pauses.
+
+    Each step that the system refuses is logged and skipped: the loop still runs, only
+    with less timing margin (the figures in the note show how much)."""
+    result = {"mlockall": False, "sched_fifo": False, "gc_disabled": True}
+    libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True)
+    if libc.mlockall(MCL_CURRENT | MCL_FUTURE) == 0:
+        result["mlockall"] = True
+    else:
+        log.warning("mlockall refused (errno %d): pages may fault in the cycle",
+                    ctypes.get_errno())
+    try:
+        top = os.sched_get_priority_max(os.SCHED_FIFO) if priority is None else priority
+        os.sched_setscheduler(0, os.SCHED_FIFO, os.sched_param(top))
+        result["sched_fifo"] = True
+    except (PermissionError, OSError) as exc:
+        log.warning("SCHED_FIFO refused (%s): the cycle runs with the default policy", exc)
+    gc.collect()
+    gc.freeze()  # what exists now is never scanned again
+    gc.disable()  # the loop allocates no reference cycles; no collector pauses in it
+    sys.setswitchinterval(0.0005)  # if another thread holds the GIL, hand it back quickly
+    return result
+
+
+class CycleStats:
+    """Wake-up lateness of every cycle, kept in a preallocated ring (no allocation)."""
+
+    def __init__(self, capacity: int) -> None:
+        self.lateness = np.zeros(capacity, dtype=np.float64)
+        self.count = 0
+
+    def add(self, late_s: float) -> None:
+        self.lateness[self.count % len(self.lateness)] = late_s
+        self.count += 1
+
+    def window(self) -> np.ndarray:
+        return self.lateness[:min(self.count, len(self.lateness))]
+
+    def percentiles(self) -> dict[str, float]:
+        data = self.window()
+        if data.size == 0:
+            return {"p50": 0.0, "p99": 0.0, "max": 0.0}
+        return {"p50": float(np.percentile(data, 50)), "p99": float(np.percentile(data, 99)),
+                "max": float(data.max())}
+
+
+class MotorDriverRunner:
+    """The cyclic loop: wake, exchange process data, step the core, talk on the wire."""
+
+    def __init__(self, bus: EtherCatBus, core: MotorDriverCore, endpoint: Any = None,
+                 clock: Callable[[], float] = time.monotonic,
+                 sleep: Callable[[float], None] = time.sleep,
+                 stats_capacity: int = 120_000) -> None:
+        self.bus = bus
+        self.core = core
+        self.endpoint = endpoint
+        self.clock = clock
+        self.sleep = sleep
+        self.stats = CycleStats(stats_capacity)
+        self.outputs: tuple[L.RxPdo, ...] = tuple(
+            L.RxPdo(controlword=0) for _ in core.axes)
+        self.al_state = int(L.AlState.OP)
+        self.running = True
+        self.last_outputs: MdaOutputs | None = None
+        self._last_recover_s = -math.inf
+        self._p99_cache = 0.0
+
+    def stop(self) -> None:
+        self.running = False
+
+    def run(self, cycles: int | None = None, on_cycle: Callable[[MotorDriverRunner], None]
+            | None = None) -> None:
+        period = self.core.config.cycle_s
+        deadline = self.clock() + period
+        done = 0
+        while self.running and (cycles is None or done < cycles):
+            now = self.clock()
+            if deadline > now:
+                self.sleep(deadline - now)
+            woke = self.clock()
+            late = woke - deadline
+            self.stats.add(late)
+            if late > period:  # overran: do not try to catch up with a burst of frames
+                deadline = woke
+            deadline += period
+            self.cycle(woke)
+            done += 1
+            if on_cycle is not None:
+                on_cycle(self)
+
+    def cycle(self, now: float) -> MdaOutputs:
+        exchange = self.bus.exchange(self.outputs)
+        messages: tuple[Any, ...] = ()
+        if self.endpoint is not None:
+            messages = tuple(r.message for r in self.endpoint.receive(0))
+        if self.stats.count % 200 == 0:
+            self._p99_cache = self.stats.percentiles()["p99"]
+        out = self.core.step(MdaInputs(
+            now_s=now, exchange=exchange, messages=messages,
+            timing=CycleTiming(self.core.config.cycle_s, self._p99_cache),
+            al_state=self.al_state))
+        self.outputs = out.drives
+        if self.endpoint is not None:
+            for message in out.messages:
+                self.endpoint.send(message)
+        if out.recover_bus and now - self._last_recover_s > 0.1:
+            self._last_recover_s = now
+            try:
+                states = self.bus.al_states()
+                self.al_state = min(s for s, _ in states) if states else 0
+                if self.bus.recover():
+                    self.al_state = int(L.AlState.OP)
+            except Exception:
+                log.exception("bus recovery attempt failed")
+        elif not out.recover_bus:
+            self.al_state = int(L.AlState.OP) if exchange.working_counter == \
+                self.bus.expected_working_counter else self.al_state
+        self.last_outputs = out
+        return out
+
+
+def run_motor_driver(bus: EtherCatBus, endpoint: Any, config: MotorDriverConfig,
+                     realtime: bool = True) -> MotorDriverRunner:
+    """Start the bus and run the agent until interrupted (the board's service)."""
+    bus.start()
+    core = MotorDriverCore(config)
+    core.expected_wkc = bus.expected_working_counter
+    runner = MotorDriverRunner(bus, core, endpoint)
+    if realtime:
+        log.info("real-time setup: %s", prepare_realtime())
+    try:
+        runner.run()
+    except KeyboardInterrupt:
+        pass
+    finally:
+        gc.enable()
+        bus.close()
+    return runner
+
+
+def summarize(states: Sequence[DriveState]) -> str:
+    return " ".join(s.name for s in states)

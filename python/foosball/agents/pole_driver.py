@@ -1,0 +1,227 @@
+"""Pole driver agent (PDA): table units in, motor units out, nothing out of travel.
+
+`PoleDriverCore.step(inputs) -> outputs` is pure. It knows the geometry (the table JSON):
+- converts each rod's translation in metres (table frame, origin at the centre) to motor
+  radians through the gearbox ratio and pulley radius, measured from the homing switch
+  (`zero_offset` is the translation at which the switch trips); rotation radians pass as
+  they are; speeds likewise;
+- keeps the offsets per rod and forwards targets only while the MDA reports the axes
+  homed (READY/RUNNING). Every (re)start of the motors runs the MDA's alignment and
+  zero-match again; the PDA holds commands back until that is done and counts it;
+- checks every target against the rod's travel before it can reach the MDA: a target
+  outside is clamped with a counted warning or rejected (configured), a non-finite one is
+  always rejected, and a burst of them raises an Alarm;
+- turns the MDA's MotorStatus into RodStatus in table units for strategy and panels.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import time
+from collections import deque
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from foosball.geometry import Rod, Table
+from foosball.wire.catalogue import (
+    Agent,
+    Alarm,
+    AlarmCode,
+    AxisTarget,
+    DriveState,
+    MotorCommand,
+    MotorStatus,
+    RodCommand,
+    RodId,
+    RodPosition,
+    RodStatus,
+)
+
+log = logging.getLogger(__name__)
+
+HOMED_STATES = (DriveState.READY, DriveState.RUNNING)
+RESTART_STATES = (DriveState.OFF, DriveState.ALIGNING, DriveState.HOMING)
+
+
+@dataclass(frozen=True)
+class PoleDriverConfig:
+    limit_policy: str = "clamp"  # "clamp" (counted warning) or "reject"
+    burst_count: int = 10  # this many out-of-limit targets ...
+    burst_window_s: float = 1.0  # ... within this window raise an Alarm
+    rotation_limit: float = 2 * math.pi  # rad either way from men vertical
+    max_translation_speed: float = 3.5  # m/s
+    max_rotation_speed: float = 314.0  # rad/s
+
+    def __post_init__(self) -> None:
+        if self.limit_policy not in ("clamp", "reject"):
+            raise ValueError(f"limit_policy must be 'clamp' or 'reject', not "
+                             f"{self.limit_policy!r}")
+
+
+# --- conversions (the only place metres meet motor radians) -------------------------------
+def translation_to_motor(rod: Rod, metres: float) -> float:
+    return (metres - rod.zero_offset) / rod.metres_per_motor_radian()
+
+
+def motor_to_translation(rod: Rod, radians: float) -> float:
+    return rod.zero_offset + radians * rod.metres_per_motor_radian()
+
+
+def speed_to_motor(rod: Rod, metres_per_s: float) -> float:
+    return metres_per_s / rod.metres_per_motor_radian()
+
+
+@dataclass(frozen=True)
+class PdaInputs:
+    now_s: float
+    messages: tuple[Any, ...] = ()
+
+
+@dataclass(frozen=True)
+class PdaOutputs:
+    messages: tuple[Any, ...] = ()
+
+
+class PoleDriverCore:
+    def __init__(self, table: Table, config: PoleDriverConfig | None = None) -> None:
+        self.config = config or PoleDriverConfig()
+        self.rods = table.robot_rods
+        if len(self.rods) != 4:
+            raise ValueError(f"the geometry has {len(self.rods)} robot rods, expected 4")
+        self.homed = [False] * 8
+        self.zero_procedures = 0  # completed (re)homings seen
+        self.clamped = 0
+        self.rejected = 0
+        self.forwarded = 0
+        self.held_back = 0  # commands not forwarded because the axes were not homed
+        self._violations: deque[float] = deque()
+        self._last_burst_alarm_s = -math.inf
+
+    def step(self, inputs: PdaInputs) -> PdaOutputs:
+        out: list[Any] = []
+        for message in inputs.messages:
+            if isinstance(message, MotorStatus):
+                out.append(self._motor_status(message))
+            elif isinstance(message, RodCommand):
+                command = self._rod_command(message, inputs.now_s, out)
+                if command is not None:
+                    out.append(command)
+        return PdaOutputs(tuple(out))
+
+    # -- status: motor -> table units ----------------------------------------------------
+    def _motor_status(self, status: MotorStatus) -> RodStatus:
+        by_axis = {a.axis: a for a in status.axes}
+        for axis, homed in enumerate(self.homed):
+            a = by_axis.get(axis)
+            if a is None:
+                continue
+            now_homed = a.state in HOMED_STATES
+            if now_homed and not homed and axis % 2 == 0:
+                self.zero_procedures += 1
+                log.info("rod %s zeroed: offset %.4f m", self.rods[axis // 2].name,
+                         self.rods[axis // 2].zero_offset)
+            self.homed[axis] = now_homed
+        rods = []
+        for index, rod in enumerate(self.rods):
+            t, r = by_axis.get(2 * index), by_axis.get(2 * index + 1)
+            if t is None or r is None:
+                continue
+            per_rad = rod.metres_per_motor_radian()
+            rods.append(RodPosition(
+                rod=RodId(index),
+                translation=_clip(motor_to_translation(rod, t.position), 2.0),
+                rotation=_clip(r.position, 1e4),
+                translation_velocity=_clip(t.velocity * per_rad, 1e3),
+                rotation_velocity=_clip(r.velocity, 1e4)))
+        return RodStatus(rods=tuple(rods) or (RodPosition(RodId.GOALKEEPER, 0.0, 0.0, 0.0,
+                                                          0.0),))
+
+    # -- command: table -> motor units, limit-checked ---------------------------------------
+    def _rod_command(self, command: RodCommand, now: float,
+                     out: list[Any]) -> MotorCommand | None:
+        targets: list[AxisTarget] = []
+        for target in command.rods:
+            index = int(target.rod)
+            if not 0 <= index < len(self.rods):
+                self._violation(now, out, f"unknown rod {index}")
+                continue
+            rod = self.rods[index]
+            if not (self.homed[2 * index] and self.homed[2 * index + 1]):
+                self.held_back += 1
+                continue
+            translation = self._checked(target.translation, rod.travel_min, rod.travel_max,
+                                        f"{rod.name} translation", now, out)
+            rotation = self._checked(target.rotation, -self.config.rotation_limit,
+                                     self.config.rotation_limit, f"{rod.name} rotation", now,
+                                     out)
+            if translation is None or rotation is None:
+                continue
+            t_speed = _speed(target.translation_speed, self.config.max_translation_speed)
+            r_speed = _speed(target.rotation_speed, self.config.max_rotation_speed)
+            targets.append(AxisTarget(axis=2 * index,
+                                      position=translation_to_motor(rod, translation),
+                                      velocity=speed_to_motor(rod, t_speed)))
+            targets.append(AxisTarget(axis=2 * index + 1, position=rotation, velocity=r_speed))
+        if not targets:
+            return None
+        self.forwarded += 1
+        return MotorCommand(axes=tuple(targets))
+
+    def _checked(self, value: float, low: float, high: float, what: str, now: float,
+                 out: list[Any]) -> float | None:
+        if not math.isfinite(value):
+            self.rejected += 1
+            self._violation(now, out, f"{what} not a number ({value})")
+            return None
+        if low <= value <= high:
+            return value
+        if self.config.limit_policy == "reject":
+            self.rejected += 1
+            self._violation(now, out, f"{what} {value:.4f} outside [{low:.4f}, {high:.4f}]: "
+                                      f"rejected")
+            return None
+        self.clamped += 1
+        self._violation(now, out, f"{what} {value:.4f} outside [{low:.4f}, {high:.4f}]: "
+                                  f"clamped")
+        return min(high, max(low, value))
+
+    def _violation(self, now: float, out: list[Any], text: str) -> None:
+        log.warning("target limit: %s", text)
+        window = self.config.burst_window_s
+        self._violations.append(now)
+        while self._violations and now - self._violations[0] > window:
+            self._violations.popleft()
+        if len(self._violations) >= self.config.burst_count and \
+                now - self._last_burst_alarm_s >= window:
+            self._last_burst_alarm_s = now
+            out.append(Alarm(source=Agent.POLE_DRIVER, code=AlarmCode.LIMIT_BURST,
+                             text=f"{len(self._violations)} out-of-limit targets within "
+                                  f"{window:g} s; last: {text}"[:200],
+                             latched=True, axis=-1))
+
+
+def _speed(value: float, limit: float) -> float:
+    if not math.isfinite(value) or value < 0:
+        return 0.0  # an unusable speed means "do not move"
+    return min(value, limit)
+
+
+def _clip(value: float, limit: float) -> float:
+    if not math.isfinite(value):
+        return 0.0
+    return max(-limit, min(limit, value))
+
+
+def run_pole_driver(endpoint: Any, table: Table, config: PoleDriverConfig | None = None,
+                    clock: Callable[[], float] = time.monotonic,
+                    running: Callable[[], bool] = lambda: True) -> PoleDriverCore:
+    """The thin edge: receive, step, send, until `running()` says stop."""
+    core = PoleDriverCore(table, config)
+    while running():
+        received = endpoint.receive(0.01)
+        outputs = core.step(PdaInputs(clock(), tuple(r.message for r in received)))
+        for message in outputs.messages:
+            endpoint.send(message)
+    return core

@@ -1,0 +1,156 @@
+"""The EtherCAT bus behind one interface, with backends chosen by configuration.
+
+Like python-can's BusABC: `EtherCatBus` has the few operations the motor driving agent
+needs (start: find, check, map and bring the drives to OP; exchange: one cycle of process
+data; recover; close). `open_bus(config)` imports only the chosen backend:
+"pysoem" (the real master on a network interface) or "fake" (in-process drive models for
+unit tests). The checks that decide whether the found bus is the expected one are pure
+functions here, so both backends and the tests share them.
+"""
+
+from __future__ import annotations
+
+import importlib
+from abc import ABC, abstractmethod
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from foosball.ethercat import layout as L
+
+# backend name -> (module, class). The one table of backends.
+BACKENDS: dict[str, tuple[str, str]] = {
+    "pysoem": ("foosball.ethercat.master", "PysoemBus"),
+    "fake": ("foosball.ethercat.fake", "FakeBus"),
+}
+
+
+class BusConfigurationError(RuntimeError):
+    """The bus is not the one we expect: the motors must not be driven."""
+
+
+@dataclass(frozen=True)
+class BusConfig:
+    backend: str = "pysoem"
+    iface: str = ""
+    drives: int = 8
+    identity: L.Identity = L.EXPECTED_IDENTITY
+    watchdog_ms: float = 50.0  # drives stop this long after the master goes silent
+    discovery_attempts: int = 30  # config_init retries while the segment comes up
+    discovery_pause_s: float = 0.1
+    receive_timeout_us: int = 1500
+
+
+@dataclass(frozen=True)
+class SlaveInfo:
+    position: int  # 1-based, in wiring order
+    name: str
+    identity: L.Identity
+    al_state: int = 0
+    al_status_code: int = 0
+
+
+@dataclass(frozen=True)
+class Exchange:
+    """One cycle of process data: the working counter and each drive's inputs."""
+
+    working_counter: int  # < 0: no frame came back
+    inputs: tuple[L.TxPdo, ...]
+
+
+class EtherCatBus(ABC):
+    def __init__(self, config: BusConfig) -> None:
+        self.config = config
+        self.slaves: list[SlaveInfo] = []
+        self.expected_working_counter = 0
+
+    @abstractmethod
+    def scan(self) -> list[SlaveInfo]:
+        """Find the slaves on the segment (no mapping, no state change beyond PREOP)."""
+
+    @abstractmethod
+    def start(self) -> list[SlaveInfo]:
+        """Find, check identity and count, map, check mapping, reach OP. Raises
+        BusConfigurationError naming what is wrong."""
+
+    @abstractmethod
+    def exchange(self, outputs: Sequence[L.RxPdo]) -> Exchange:
+        """Send one frame of outputs, return what came back."""
+
+    @abstractmethod
+    def al_states(self) -> list[tuple[int, int]]:
+        """(AL state incl. error flag, AL status code) per slave, read from the bus now."""
+
+    @abstractmethod
+    def recover(self) -> bool:
+        """Bring slaves that dropped out of OP back to OP; True when all are in OP."""
+
+    @abstractmethod
+    def close(self) -> None: ...
+
+    def __enter__(self) -> EtherCatBus:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def open_bus(config: BusConfig) -> EtherCatBus:
+    try:
+        module_name, class_name = BACKENDS[config.backend]
+    except KeyError:
+        raise BusConfigurationError(
+            f"unknown EtherCAT backend {config.backend!r}; choose one of {sorted(BACKENDS)}"
+        ) from None
+    cls = getattr(importlib.import_module(module_name), class_name)
+    return cls(config)  # type: ignore[no-any-return]
+
+
+# --- pure checks --------------------------------------------------------------------------------
+def check_slaves(found: Sequence[SlaveInfo], expected_count: int,
+                 identity: L.Identity) -> None:
+    """Raise naming the first missing or unexpected slave."""
+    wanted = f"{expected_count} x {L.DEVICE_NAME} ({identity.describe()})"
+    for slave in found:
+        if slave.identity != identity:
+            raise BusConfigurationError(
+                f"unexpected slave at position {slave.position}: {slave.name!r} "
+                f"({slave.identity.describe()}); expected {L.DEVICE_NAME} "
+                f"({identity.describe()})")
+    if len(found) < expected_count:
+        missing = ", ".join(str(p) for p in range(len(found) + 1, expected_count + 1))
+        raise BusConfigurationError(
+            f"missing slave(s) at position {missing}: found {len(found)} slave(s), "
+            f"expected {wanted}")
+    if len(found) > expected_count:
+        extra = found[expected_count]
+        raise BusConfigurationError(
+            f"unexpected slave at position {extra.position}: found {len(found)} slaves, "
+            f"expected {wanted}")
+
+
+@dataclass(frozen=True)
+class MappedSizes:
+    position: int
+    outputs: int  # bytes the master mapped as outputs for this slave
+    inputs: int
+    sm2_length: int  # process-data SyncManager lengths as the slave holds them
+    sm3_length: int
+
+
+def check_mapping(sizes: Sequence[MappedSizes]) -> None:
+    """Refuse a mapping that differs from the shared PDO layout.
+
+    Guards the Complete-Access pitfall: a slave stack that answers subindex 0 without the
+    padding SOEM expects gets its outputs mapped as inputs while the working counter still
+    matches, so only a size check catches it.
+    """
+    for s in sizes:
+        if (s.outputs, s.inputs) != (L.RXPDO_SIZE, L.TXPDO_SIZE):
+            raise BusConfigurationError(
+                f"slave {s.position}: master mapped {s.outputs} output / {s.inputs} input "
+                f"bytes, the PDO layout says {L.RXPDO_SIZE} / {L.TXPDO_SIZE} (a PDO mapping "
+                f"read wrongly, e.g. through Complete Access): refusing to drive")
+        if (s.sm2_length, s.sm3_length) != (L.RXPDO_SIZE, L.TXPDO_SIZE):
+            raise BusConfigurationError(
+                f"slave {s.position}: SyncManager lengths {s.sm2_length} / {s.sm3_length} "
+                f"differ from the PDO layout {L.RXPDO_SIZE} / {L.TXPDO_SIZE}: refusing to drive")

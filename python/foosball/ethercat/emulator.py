@@ -1,0 +1,257 @@
+"""The drive emulator process: N emulated STEVAL-ETH001 drives on one raw interface.
+
+`DriveEmulator` is the testable core (frames in, frames out, a control line protocol,
+time passed in). `serve()` is the thin process around it: an AF_PACKET socket on a veth
+end, a control channel on stdin and optionally a UNIX socket, and an optional real-time
+priority. Run it as a separate process (`foosball ethercat emulate`): inside the master's
+process it would need pysoem's always_release_gil.
+
+Control protocol, one command per line, one JSON object answered per line:
+  status                        every slave: AL state, CiA 402 state, position, switch
+  fault <axis|all> <kind>       kind: emergency_button | overcurrent | motor_locked
+  clear <axis|all> [kind]       the cause goes away (the drive stays in FAULT until reset)
+  mute on|off                   stop/resume answering frames (a cut cable)
+  quit
+
+Coupling to a simulator: pass `listeners`; each is called after every time step with the
+time and one `MotorSample` per axis (raw motor radians and rad/s), so the simulated rods
+can follow the emulated motors. Axis numbering: axis = 2 * rod_index + (0 translation,
+1 rotation); translation axes carry the end-of-travel switch.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import select
+import socket
+import struct
+import sys
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from foosball.ethercat import layout as L
+from foosball.ethercat.drive import Cia402Drive, FaultKind, MotorParameters, MotorSample
+from foosball.ethercat.esc import EscChain, EscSlave
+
+log = logging.getLogger(__name__)
+
+ETHERTYPE_ETHERCAT = 0x88A4
+PACKET_OUTGOING = 4
+MAX_SUBSTEP_S = 0.0005
+
+MotionListener = Callable[[float, Sequence[MotorSample]], None]
+
+# Seed drive train and the TU Darmstadt rod figures (facts/table-and-ball.md), motor side.
+TRANSLATION_MOTOR = MotorParameters(max_speed=870.0, max_acceleration=26_000.0,
+                                    quick_stop_deceleration=40_000.0, has_end_switch=True)
+ROTATION_MOTOR = MotorParameters(max_speed=314.0, max_acceleration=9_425.0,
+                                 quick_stop_deceleration=20_000.0)
+FOREIGN_IDENTITY = L.Identity(0x0000_0002, 0x1234_5678, 0x0000_0001)
+
+
+@dataclass(frozen=True)
+class EmulatorConfig:
+    drives: int = 8
+    # per translation axis: motor radians from the power-up position down to the switch,
+    # and the whole mechanical travel above the switch
+    start_above_switch: tuple[float, ...] = (12.0, 20.0, 8.0, 15.0)
+    travel_above_switch: tuple[float, ...] = (62.0, 90.0, 31.0, 60.0)
+    alignment_time_s: float = 0.2
+    foreign_positions: tuple[int, ...] = ()  # 1-based slave positions with another identity
+
+
+def make_drive(axis: int, config: EmulatorConfig) -> Cia402Drive:
+    rod = axis // 2
+    if axis % 2 == 0:
+        start = config.start_above_switch[rod % len(config.start_above_switch)]
+        travel = config.travel_above_switch[rod % len(config.travel_above_switch)]
+        params = MotorParameters(**{**TRANSLATION_MOTOR.__dict__,
+                                    "travel_above_switch": travel,
+                                    "alignment_time_s": config.alignment_time_s})
+        return Cia402Drive(params, start_above_switch=start)
+    params = MotorParameters(**{**ROTATION_MOTOR.__dict__,
+                                "alignment_time_s": config.alignment_time_s})
+    return Cia402Drive(params)
+
+
+class DriveEmulator:
+    def __init__(self, config: EmulatorConfig, listeners: Sequence[MotionListener] = ()) -> None:
+        self.config = config
+        self.drives = [make_drive(axis, config) for axis in range(config.drives)]
+        slaves = []
+        for axis, drive in enumerate(self.drives):
+            identity = (FOREIGN_IDENTITY if axis + 1 in config.foreign_positions
+                        else L.EXPECTED_IDENTITY)
+            slaves.append(EscSlave(drive, identity, serial=axis + 1,
+                                   last_in_line=axis == config.drives - 1))
+        self.chain = EscChain(slaves)
+        self.listeners = list(listeners)
+        self.muted = False
+        self.now_s: float | None = None
+
+    def advance(self, now_s: float) -> None:
+        if self.now_s is None:
+            self.now_s = now_s
+        dt = now_s - self.now_s
+        while dt > 1e-9:
+            step = min(dt, MAX_SUBSTEP_S)
+            for drive in self.drives:
+                drive.advance(step)
+            dt -= step
+        self.now_s = now_s
+        for slave in self.chain.slaves:
+            slave.tick(now_s)
+        if self.listeners:
+            samples = [d.sample() for d in self.drives]
+            for listener in self.listeners:
+                listener(now_s, samples)
+
+    def handle_frame(self, frame: bytes, now_s: float) -> bytes | None:
+        """An Ethernet frame from the master; the frame to send back, or None."""
+        if self.muted or len(frame) < 16:
+            return None
+        if struct.unpack_from("!H", frame, 12)[0] != ETHERTYPE_ETHERCAT:
+            return None
+        self.advance(now_s)
+        for slave in self.chain.slaves:
+            slave.refresh_inputs()
+        out = bytearray(frame)
+        payload = self.chain.process_frame(out[14:])
+        out[14:] = payload
+        out[6] |= 0x02  # like a real ESC: mark the source MAC as passed through the line
+        return bytes(out)
+
+    # --- control channel -----------------------------------------------------------------
+    def command(self, line: str) -> dict[str, object]:
+        words = line.split()
+        if not words:
+            return {"ok": False, "error": "empty command"}
+        verb, args = words[0].lower(), words[1:]
+        try:
+            if verb == "status":
+                return {"ok": True, "now_s": self.now_s,
+                        "slaves": [s.report() for s in self.chain.slaves]}
+            if verb == "fault" and len(args) == 2:
+                kind = FaultKind(args[1])
+                for drive in self._axes(args[0]):
+                    drive.inject(kind)
+                return {"ok": True}
+            if verb == "clear" and len(args) in (1, 2):
+                kind = FaultKind(args[1]) if len(args) == 2 else None
+                for drive in self._axes(args[0]):
+                    drive.clear(kind)
+                return {"ok": True}
+            if verb == "mute" and len(args) == 1 and args[0] in ("on", "off"):
+                self.muted = args[0] == "on"
+                return {"ok": True, "muted": self.muted}
+            if verb == "quit":
+                return {"ok": True, "quit": True}
+        except (ValueError, IndexError) as exc:
+            return {"ok": False, "error": str(exc)}
+        return {"ok": False, "error": f"unknown command: {line.strip()}"}
+
+    def _axes(self, which: str) -> list[Cia402Drive]:
+        if which == "all":
+            return list(self.drives)
+        axis = int(which)
+        if not 0 <= axis < len(self.drives):
+            raise IndexError(f"axis {axis} out of range 0..{len(self.drives) - 1}")
+        return [self.drives[axis]]
+
+
+def set_realtime(priority: int) -> bool:
+    """SCHED_FIFO for the calling thread; False (and logged) when refused."""
+    try:
+        os.sched_setscheduler(0, os.SCHED_FIFO, os.sched_param(priority))
+        return True
+    except (PermissionError, OSError, AttributeError) as exc:
+        log.warning("SCHED_FIFO priority %d refused (%s): running with the default policy",
+                    priority, exc)
+        return False
+
+
+def serve(iface: str, config: EmulatorConfig, control_socket: str | None = None,
+          rt_priority: int = 0, out=sys.stdout, control_in=sys.stdin,
+          listeners: Sequence[MotionListener] = ()) -> int:
+    emulator = DriveEmulator(config, listeners)
+    raw = socket.socket(socket.AF_PACKET, socket.SOCK_RAW, socket.htons(ETHERTYPE_ETHERCAT))
+    raw.bind((iface, ETHERTYPE_ETHERCAT))
+    raw.setblocking(False)
+    realtime = set_realtime(rt_priority) if rt_priority else False
+    server = None
+    clients: list[socket.socket] = []
+    if control_socket:
+        if os.path.exists(control_socket):
+            os.unlink(control_socket)
+        server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        server.bind(control_socket)
+        server.listen(4)
+    buffers: dict[int, bytes] = {}
+
+    def say(obj: dict[str, object], to: socket.socket | None = None) -> None:
+        text = json.dumps(obj) + "\n"
+        if to is None:
+            out.write(text)
+            out.flush()
+        else:
+            to.sendall(text.encode())
+
+    say({"event": "ready", "iface": iface, "drives": config.drives, "realtime": realtime,
+         "pid": os.getpid()})
+    stdin_fd = control_in.fileno() if control_in is not None else None
+    running = True
+    try:
+        while running:
+            watched = [raw] + clients + ([server] if server else [])
+            if stdin_fd is not None:
+                watched.append(stdin_fd)
+            readable, _, _ = select.select(watched, [], [], 0.001)
+            now = time.monotonic()
+            if raw in readable:
+                while True:
+                    try:
+                        frame, address = raw.recvfrom(2048)
+                    except BlockingIOError:
+                        break
+                    if address[2] == PACKET_OUTGOING:
+                        continue  # our own replies, seen by our own socket
+                    reply = emulator.handle_frame(frame, time.monotonic())
+                    if reply is not None:
+                        raw.send(reply)
+            else:
+                emulator.advance(now)
+            if server is not None and server in readable:
+                connection, _ = server.accept()
+                clients.append(connection)
+            sources: list[tuple[int | socket.socket, bytes]] = []
+            if stdin_fd is not None and stdin_fd in readable:
+                chunk = os.read(stdin_fd, 4096)
+                if not chunk:
+                    stdin_fd = None  # control pipe closed: keep serving the bus
+                sources.append((-1, chunk))
+            for client in [c for c in clients if c in readable]:
+                chunk = client.recv(4096)
+                if not chunk:
+                    clients.remove(client)
+                    client.close()
+                    continue
+                sources.append((client, chunk))
+            for source, chunk in sources:
+                key = -1 if source == -1 else source.fileno()  # type: ignore[union-attr]
+                data = buffers.get(key, b"") + chunk
+                *lines, rest = data.split(b"\n")
+                buffers[key] = rest
+                for line in lines:
+                    reply = emulator.command(line.decode(errors="replace"))
+                    say(reply, None if source == -1 else source)  # type: ignore[arg-type]
+                    if reply.get("quit"):
+                        running = False
+    finally:
+        raw.close()
+        if server is not None:
+            server.close()
+            os.unlink(control_socket)  # type: ignore[arg-type]
+    return 0

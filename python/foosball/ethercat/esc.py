@@ -1,0 +1,574 @@
+"""An EtherCAT slave controller (ESC) in software: enough of one for SOEM to reach OP.
+
+One `EscSlave` per drive: register space and process RAM, the SII EEPROM (identity,
+mailbox, General, FMMU and SyncManager categories), the AL state machine, FMMU logical
+mapping, mailbox SyncManagers carrying CoE SDO upload/download (with aborts), and the
+process-data SyncManager watchdog. `EscChain` passes each datagram through the slaves in
+order, as the frame would travel down the line, and counts the working counter.
+
+What SOEM reads and writes, and in which order, is written down in
+../shared/facts/ethercat-soem.md; this module answers exactly that, nothing more (no
+distributed clocks, no EoE/FoE, no redundancy).
+"""
+
+from __future__ import annotations
+
+import struct
+from collections import deque
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from foosball.ethercat import layout as L
+from foosball.ethercat.drive import Cia402Drive
+
+MEMORY_SIZE = 0x1400
+
+# datagram commands
+NOP, APRD, APWR, APRW, FPRD, FPWR, FPRW, BRD, BWR, BRW, LRD, LWR, LRW, ARMW, FRMW = range(15)
+_READS = {APRD, APRW, FPRD, FPRW, BRD, BRW, LRD, LRW, ARMW, FRMW}
+_WRITES = {APWR, APRW, FPWR, FPRW, BWR, BRW, LWR, LRW}
+
+REG_STATION_ADDRESS = 0x0010
+REG_DL_STATUS = 0x0110
+REG_AL_CONTROL = 0x0120
+REG_AL_STATUS = 0x0130
+REG_AL_STATUS_CODE = 0x0134
+REG_WD_DIVIDER = 0x0400
+REG_WD_TIME_PD = 0x0420
+REG_WD_STATUS_PD = 0x0440
+REG_EEPROM_CONTROL = 0x0502
+REG_EEPROM_ADDRESS = 0x0504
+REG_EEPROM_DATA = 0x0508
+REG_FMMU = 0x0600
+REG_SM = 0x0800
+
+SDO_ABORT_UNSUPPORTED = 0x0504_0001  # client/server command specifier not valid
+SDO_ABORT_READ_ONLY = 0x0601_0002
+SDO_ABORT_WRITE_ONLY = 0x0601_0001
+SDO_ABORT_NO_OBJECT = 0x0602_0000
+SDO_ABORT_NO_SUBINDEX = 0x0609_0011
+SDO_ABORT_LENGTH = 0x0607_0010
+SDO_ABORT_STATE = 0x0800_0022  # not possible in the present device state
+
+
+# --- SII EEPROM ------------------------------------------------------------------------------
+def _crc8_sii(data: bytes) -> int:
+    crc = 0xFF
+    for byte in data:
+        crc ^= byte
+        for _ in range(8):
+            crc = ((crc << 1) ^ 0x07) & 0xFF if crc & 0x80 else (crc << 1) & 0xFF
+    return crc
+
+
+def _category(kind: int, payload: bytes) -> bytes:
+    if len(payload) % 2:
+        payload += b"\x00"
+    return struct.pack("<HH", kind, len(payload) // 2) + payload
+
+
+def build_sii(identity: L.Identity, name: str = L.DEVICE_NAME, serial: int = 0,
+              coe_details: int = L.COE_DETAILS) -> bytes:
+    words = bytearray(0x80)  # words 0x00-0x3F
+    struct.pack_into("<HHHHH", words, 0, 0x0005, 0x0000, 0x0000, 0x0000, 0x0000)
+    words[14] = _crc8_sii(bytes(words[:14]))
+    struct.pack_into("<IIII", words, 0x08 * 2, identity.vendor_id, identity.product_code,
+                     identity.revision, serial)
+    struct.pack_into("<HHHH", words, 0x18 * 2, L.MAILBOX_OUT_ADDRESS, L.MAILBOX_SIZE,
+                     L.MAILBOX_IN_ADDRESS, L.MAILBOX_SIZE)
+    struct.pack_into("<H", words, 0x1C * 2, L.MAILBOX_PROTOCOL_COE)
+    struct.pack_into("<HH", words, 0x3E * 2, 0x0001, 0x0001)
+    encoded_name = name.encode("ascii")
+    strings = bytes([1, len(encoded_name)]) + encoded_name
+    general = bytearray(32)
+    general[3] = 1  # name = string 1
+    general[5] = coe_details
+    fmmu = bytes([0x01, 0x02])  # FMMU0 outputs, FMMU1 inputs
+    sm = b"".join(struct.pack("<HHBBBB", start, length, control, 0, 1, kind) for
+                  start, length, control, kind in (
+                      (L.MAILBOX_OUT_ADDRESS, L.MAILBOX_SIZE, L.SM_CONTROL_MAILBOX_OUT, 1),
+                      (L.MAILBOX_IN_ADDRESS, L.MAILBOX_SIZE, L.SM_CONTROL_MAILBOX_IN, 2),
+                      (L.OUTPUTS_ADDRESS, L.RXPDO_SIZE, L.SM_CONTROL_OUTPUTS, 3),
+                      (L.INPUTS_ADDRESS, L.TXPDO_SIZE, L.SM_CONTROL_INPUTS, 4)))
+    body = (_category(10, strings) + _category(30, bytes(general)) + _category(40, fmmu)
+            + _category(41, sm) + b"\xff\xff")
+    return bytes(words) + body
+
+
+# --- object dictionary -----------------------------------------------------------------------
+@dataclass
+class OdEntry:
+    fmt: str  # struct code, or "s" for a visible string
+    value: int | str
+    writable: bool = False
+    getter: Callable[[], int] | None = None
+    setter: Callable[[int], None] | None = None
+
+    def encode(self) -> bytes:
+        if self.fmt == "s":
+            return str(self.value).encode("ascii")
+        value = self.getter() if self.getter else self.value
+        return struct.pack("<" + self.fmt, value)
+
+
+def build_object_dictionary(identity: L.Identity, serial: int,
+                            drive: Cia402Drive) -> dict[tuple[int, int], OdEntry]:
+    od: dict[tuple[int, int], OdEntry] = {
+        (0x1000, 0): OdEntry("I", L.DEVICE_TYPE),
+        (0x1008, 0): OdEntry("s", L.DEVICE_NAME),
+        (0x1018, 0): OdEntry("B", 4),
+        (0x1018, 1): OdEntry("I", identity.vendor_id),
+        (0x1018, 2): OdEntry("I", identity.product_code),
+        (0x1018, 3): OdEntry("I", identity.revision),
+        (0x1018, 4): OdEntry("I", serial),
+        (0x1C00, 0): OdEntry("B", 4),
+        (0x1C12, 0): OdEntry("B", 1),
+        (0x1C12, 1): OdEntry("H", L.RXPDO_INDEX),
+        (0x1C13, 0): OdEntry("B", 1),
+        (0x1C13, 1): OdEntry("H", L.TXPDO_INDEX),
+        (L.RXPDO_INDEX, 0): OdEntry("B", len(L.RXPDO_ENTRIES)),
+        (L.TXPDO_INDEX, 0): OdEntry("B", len(L.TXPDO_ENTRIES)),
+        (0x6085, 0): OdEntry("I", round(drive.params.quick_stop_deceleration
+                                        * L.VELOCITY_COUNTS_PER_RAD_S)),
+        (0x607F, 0): OdEntry("I", round(drive.params.max_speed * L.VELOCITY_COUNTS_PER_RAD_S)),
+        (0x60C5, 0): OdEntry("I", round(drive.params.max_acceleration
+                                        * L.VELOCITY_COUNTS_PER_RAD_S)),
+    }
+    for sub, kind in enumerate((1, 2, 3, 4), start=1):
+        od[(0x1C00, sub)] = OdEntry("B", kind)
+    for sub, entry in enumerate(L.RXPDO_ENTRIES, start=1):
+        od[(L.RXPDO_INDEX, sub)] = OdEntry("I", entry.mapping_value)
+    for sub, entry in enumerate(L.TXPDO_ENTRIES, start=1):
+        od[(L.TXPDO_INDEX, sub)] = OdEntry("I", entry.mapping_value)
+    # the process objects are readable by SDO too (the supervisory tools use that)
+    for entry in L.TXPDO_ENTRIES:
+        od[(entry.index, entry.subindex)] = OdEntry(
+            entry.fmt, 0, getter=lambda name=entry.name: getattr(drive.tx(), _tx_field(name)))
+    for entry in L.RXPDO_ENTRIES:
+        od[(entry.index, entry.subindex)] = OdEntry(
+            entry.fmt, 0, getter=lambda name=entry.name: getattr(drive.rx, _rx_field(name)))
+    return od
+
+
+def _tx_field(name: str) -> str:
+    return {"modes_of_operation_display": "mode_display"}.get(name, name)
+
+
+def _rx_field(name: str) -> str:
+    return {"modes_of_operation": "mode"}.get(name, name)
+
+
+# --- the slave ------------------------------------------------------------------------------------
+@dataclass
+class _Fmmu:
+    logical_start: int
+    length: int
+    physical_start: int
+    kind: int  # 1 read (slave -> master), 2 write (master -> slave)
+
+
+class EscSlave:
+    def __init__(self, drive: Cia402Drive, identity: L.Identity = L.EXPECTED_IDENTITY,
+                 serial: int = 0, last_in_line: bool = False) -> None:
+        self.drive = drive
+        self.identity = identity
+        self.sii = build_sii(identity, serial=serial)
+        self.od = build_object_dictionary(identity, serial, drive)
+        self.mem = bytearray(MEMORY_SIZE)
+        self.al_state = L.AlState.INIT
+        self.al_error = False
+        self.al_code = 0
+        self.fmmus: list[_Fmmu] = []
+        self.mailbox_responses: deque[bytes] = deque()
+        self.last_mailbox_response = b""
+        self.last_outputs_s = 0.0
+        self.watchdog_trips = 0
+        self.now_s = 0.0
+        self._init_registers(last_in_line)
+
+    # --- registers -------------------------------------------------------------------------
+    def _init_registers(self, last_in_line: bool) -> None:
+        m = self.mem
+        m[0x0000] = 0x04  # type
+        m[0x0004] = 3  # FMMUs
+        m[0x0005] = 4  # SyncManagers
+        m[0x0006] = 4  # process RAM, KB
+        m[0x0007] = 0x0F  # port descriptor
+        struct.pack_into("<H", m, 0x0008, 0x0000)  # features: no distributed clocks
+        m[0x0140] = 0x05
+        dl_status = 0x5000 | 0x0200 | 0x0011  # port 0 open + communication, PDI operational
+        dl_status |= 0x0400 if last_in_line else 0x0800 | 0x0020  # port 1 closed / open
+        struct.pack_into("<H", m, REG_DL_STATUS, dl_status)
+        struct.pack_into("<H", m, REG_WD_DIVIDER, 2498)
+        struct.pack_into("<H", m, REG_WD_TIME_PD, 1000)
+        struct.pack_into("<H", m, REG_EEPROM_CONTROL, 0x0040)  # 8-byte reads
+        self._write_al_status()
+
+    def _write_al_status(self) -> None:
+        struct.pack_into("<H", self.mem, REG_AL_STATUS,
+                         int(self.al_state) | (L.AL_ERROR_FLAG if self.al_error else 0))
+        struct.pack_into("<H", self.mem, REG_AL_STATUS_CODE, self.al_code)
+
+    @property
+    def station_address(self) -> int:
+        return struct.unpack_from("<H", self.mem, REG_STATION_ADDRESS)[0]
+
+    def _sm(self, n: int) -> tuple[int, int, int, int]:
+        start, length, control, _status, activate, _pdi = struct.unpack_from(
+            "<HHBBBB", self.mem, REG_SM + 8 * n)
+        return start, length, control, activate
+
+    def _sm_active(self, n: int) -> bool:
+        return bool(self._sm(n)[3] & 0x01)
+
+    def _set_sm_full(self, n: int, full: bool) -> None:
+        address = REG_SM + 8 * n + 5
+        self.mem[address] = (self.mem[address] | 0x08) if full else (self.mem[address] & ~0x08)
+
+    def watchdog_time_s(self) -> float:
+        divider = struct.unpack_from("<H", self.mem, REG_WD_DIVIDER)[0]
+        ticks = struct.unpack_from("<H", self.mem, REG_WD_TIME_PD)[0]
+        return ticks * (divider + 2) * 40e-9
+
+    # --- memory access with side effects ---------------------------------------------------
+    def read(self, address: int, length: int) -> bytes:
+        data = bytes(self.mem[address:address + length]).ljust(length, b"\x00")
+        start, size, _, _ = self._sm(1)
+        if (self._sm_active(1) and size and address <= start + size - 1 < address + length
+                and self.mem[REG_SM + 8 + 5] & 0x08):
+            self._set_sm_full(1, False)
+            self._next_mailbox_response()
+        return data
+
+    def write(self, address: int, data: bytes) -> None:
+        end = address + len(data)
+        if address >= MEMORY_SIZE:
+            return
+        keep = {}
+        for ro in (REG_AL_STATUS, REG_AL_STATUS + 1, REG_AL_STATUS_CODE, REG_AL_STATUS_CODE + 1,
+                   REG_DL_STATUS, REG_DL_STATUS + 1, *(REG_SM + 8 * n + 5 for n in range(4))):
+            if address <= ro < end:
+                keep[ro] = self.mem[ro]
+        self.mem[address:min(end, MEMORY_SIZE)] = data[:MEMORY_SIZE - address]
+        for ro, value in keep.items():
+            self.mem[ro] = value
+
+        def touches(lo: int, hi: int) -> bool:
+            return address < hi and end > lo
+
+        if touches(REG_SM, REG_SM + 32):
+            self._sm_config_changed()
+        if touches(REG_FMMU, REG_FMMU + 0x100):
+            self._parse_fmmus()
+        if touches(REG_EEPROM_CONTROL, REG_EEPROM_CONTROL + 2):
+            self._eeprom_command()
+        if touches(REG_AL_CONTROL, REG_AL_CONTROL + 2):
+            self._al_request(struct.unpack_from("<H", self.mem, REG_AL_CONTROL)[0])
+        start, size, _, _ = self._sm(0)
+        if self._sm_active(0) and size and address <= start + size - 1 < end:
+            self._mailbox_received(bytes(self.mem[start:start + size]))
+        start, size, _, _ = self._sm(2)
+        if self._sm_active(2) and size and touches(start, start + size):
+            self._outputs_written(bytes(self.mem[start:start + size]))
+
+    # --- AL state machine --------------------------------------------------------------------
+    def _al_request(self, value: int) -> None:
+        requested, ack = value & 0x0F, bool(value & 0x10)
+        if self.al_error and not ack and requested >= self.al_state:
+            return  # an error must be acknowledged before going up (or staying)
+        if ack:
+            self.al_error, self.al_code = False, 0
+        current = self.al_state
+        error = 0
+        if requested not in {int(s) for s in L.AlState}:
+            error = L.AL_CODE_UNKNOWN_STATE
+        elif requested == L.AlState.INIT:
+            self._enter(L.AlState.INIT)
+        elif requested == L.AlState.PREOP:
+            if current == L.AlState.INIT:
+                error = 0 if self._mailbox_config_ok() else L.AL_CODE_INVALID_MAILBOX_CONFIG
+            if not error:
+                self._enter(L.AlState.PREOP)
+        elif requested == L.AlState.SAFEOP:
+            if current == L.AlState.PREOP:
+                error = self._process_data_config_error()
+            elif current not in (L.AlState.SAFEOP, L.AlState.OP):
+                error = L.AL_CODE_INVALID_STATE_CHANGE
+            if not error:
+                self._enter(L.AlState.SAFEOP)
+        elif requested == L.AlState.OP:
+            if current not in (L.AlState.SAFEOP, L.AlState.OP):
+                error = L.AL_CODE_INVALID_STATE_CHANGE
+            else:
+                self.last_outputs_s = self.now_s
+                self._enter(L.AlState.OP)
+        else:  # BOOT: no firmware update through this emulator
+            error = L.AL_CODE_INVALID_STATE_CHANGE
+        if error:
+            self.al_error, self.al_code = True, error
+        self._write_al_status()
+
+    def _enter(self, state: L.AlState) -> None:
+        if self.al_state == L.AlState.OP and state != L.AlState.OP:
+            self.drive.lose_process_data()
+        if state == L.AlState.INIT:
+            self.mailbox_responses.clear()
+            for n in (0, 1):
+                self._set_sm_full(n, False)
+        self.al_state = state
+
+    def _mailbox_config_ok(self) -> bool:
+        out_start, out_size, _, out_act = self._sm(0)
+        in_start, in_size, _, in_act = self._sm(1)
+        return (out_start == L.MAILBOX_OUT_ADDRESS and out_size == L.MAILBOX_SIZE
+                and in_start == L.MAILBOX_IN_ADDRESS and in_size == L.MAILBOX_SIZE
+                and bool(out_act & 1) and bool(in_act & 1))
+
+    def _process_data_config_error(self) -> int:
+        start, size, _, active = self._sm(2)
+        if start != L.OUTPUTS_ADDRESS or size != L.RXPDO_SIZE or not active & 1:
+            return L.AL_CODE_INVALID_OUTPUT_CONFIG
+        start, size, _, active = self._sm(3)
+        if start != L.INPUTS_ADDRESS or size != L.TXPDO_SIZE or not active & 1:
+            return L.AL_CODE_INVALID_INPUT_CONFIG
+        return 0
+
+    def _sm_config_changed(self) -> None:
+        for n in (0, 1):
+            if not self._sm_active(n):
+                self._set_sm_full(n, False)
+                if n == 1:
+                    self.mailbox_responses.clear()
+
+    def _parse_fmmus(self) -> None:
+        fmmus = []
+        for n in range(3):
+            logical, length, _, _, physical, _, kind, active = struct.unpack_from(
+                "<IHBBHBBB", self.mem, REG_FMMU + 16 * n)
+            if active & 1 and length and kind in (1, 2):
+                fmmus.append(_Fmmu(logical, length, physical, kind))
+        self.fmmus = fmmus
+
+    # --- SII EEPROM -------------------------------------------------------------------------
+    def _eeprom_command(self) -> None:
+        control = struct.unpack_from("<H", self.mem, REG_EEPROM_CONTROL)[0]
+        command = (control >> 8) & 0x07
+        if command == 0x01:  # read 8 bytes from the word address
+            word = struct.unpack_from("<I", self.mem, REG_EEPROM_ADDRESS)[0]
+            chunk = self.sii[word * 2:word * 2 + 8].ljust(8, b"\xff")
+            self.mem[REG_EEPROM_DATA:REG_EEPROM_DATA + 8] = chunk
+        # command done at once, never busy, no error bits; keep "8-byte reads" (bit 6)
+        struct.pack_into("<H", self.mem, REG_EEPROM_CONTROL, 0x0040)
+
+    # --- mailbox and CoE -------------------------------------------------------------------
+    def _mailbox_received(self, frame: bytes) -> None:
+        self._set_sm_full(0, False)  # the application took it
+        if self.al_state == L.AlState.INIT:
+            return
+        length, _address, _channel, kind = struct.unpack_from("<HHBB", frame, 0)
+        counter = (kind >> 4) & 0x07
+        if kind & 0x0F != 0x03 or length < 2:
+            return  # only CoE here; other protocols are not advertised
+        coe = struct.unpack_from("<H", frame, 6)[0]
+        service = coe >> 12
+        if service != 2 or length < 10:
+            return
+        command, index, sub = struct.unpack_from("<BHB", frame, 8)
+        payload = frame[12:6 + length]
+        response = self._sdo(command, index, sub, payload)
+        self._queue_mailbox(response, counter)
+
+    def _queue_mailbox(self, coe_payload: bytes, counter: int) -> None:
+        header = struct.pack("<HHBB", len(coe_payload), 0, 0, 0x03 | (counter << 4))
+        frame = (header + coe_payload).ljust(L.MAILBOX_SIZE, b"\x00")
+        self.mailbox_responses.append(frame)
+        if not self.mem[REG_SM + 8 + 5] & 0x08:
+            self._next_mailbox_response()
+
+    def _next_mailbox_response(self) -> None:
+        if not self.mailbox_responses:
+            return
+        frame = self.mailbox_responses.popleft()
+        self.last_mailbox_response = frame
+        start = L.MAILBOX_IN_ADDRESS
+        self.mem[start:start + L.MAILBOX_SIZE] = frame
+        self._set_sm_full(1, True)
+
+    def _sdo(self, command: int, index: int, sub: int, payload: bytes) -> bytes:
+        specifier = command >> 5
+        if specifier == 2:  # upload request
+            if command & 0x10:
+                return _abort(index, sub, SDO_ABORT_UNSUPPORTED)  # no Complete Access
+            return self._upload(index, sub)
+        if specifier == 1:  # download request
+            expedited, size_given = bool(command & 0x02), bool(command & 0x01)
+            if expedited:
+                n = 4 - ((command >> 2) & 0x03) if size_given else 4
+                data = payload[:n]
+            else:
+                size = struct.unpack_from("<I", payload, 0)[0]
+                data = payload[4:4 + size]
+            return self._download(index, sub, data)
+        return _abort(index, sub, SDO_ABORT_UNSUPPORTED)
+
+    def _upload(self, index: int, sub: int) -> bytes:
+        entry = self.od.get((index, sub))
+        if entry is None:
+            known = any(i == index for i, _ in self.od)
+            return _abort(index, sub, SDO_ABORT_NO_SUBINDEX if known else SDO_ABORT_NO_OBJECT)
+        data = entry.encode()
+        if len(data) <= 4:
+            command = 0x43 | ((4 - len(data)) << 2)
+            return struct.pack("<HBHB", 3 << 12, command, index, sub) + data.ljust(4, b"\x00")
+        return struct.pack("<HBHBI", 3 << 12, 0x41, index, sub, len(data)) + data
+
+    def _download(self, index: int, sub: int, data: bytes) -> bytes:
+        entry = self.od.get((index, sub))
+        if entry is None:
+            known = any(i == index for i, _ in self.od)
+            return _abort(index, sub, SDO_ABORT_NO_SUBINDEX if known else SDO_ABORT_NO_OBJECT)
+        if not entry.writable:
+            return _abort(index, sub, SDO_ABORT_READ_ONLY)
+        size = struct.calcsize("<" + entry.fmt)
+        if len(data) != size:
+            return _abort(index, sub, SDO_ABORT_LENGTH)
+        value = struct.unpack("<" + entry.fmt, data)[0]
+        entry.value = value
+        if entry.setter:
+            entry.setter(value)
+        return struct.pack("<HBHBI", 3 << 12, 0x60, index, sub, 0)
+
+    # --- process data ----------------------------------------------------------------------
+    def _outputs_written(self, data: bytes) -> None:
+        self.last_outputs_s = self.now_s
+        struct.pack_into("<H", self.mem, REG_WD_STATUS_PD, 1)
+        if self.al_state == L.AlState.OP:
+            self.drive.apply(L.RxPdo.unpack(data))
+
+    def refresh_inputs(self) -> None:
+        if self.al_state in (L.AlState.SAFEOP, L.AlState.OP):
+            self.mem[L.INPUTS_ADDRESS:L.INPUTS_ADDRESS + L.TXPDO_SIZE] = self.drive.tx().pack()
+
+    def tick(self, now_s: float) -> None:
+        """Time passes: the process-data watchdog is checked here."""
+        self.now_s = now_s
+        if self.al_state != L.AlState.OP:
+            return
+        _, _, control, _ = self._sm(2)
+        limit = self.watchdog_time_s()
+        if control & 0x40 and limit > 0 and now_s - self.last_outputs_s > limit:
+            self.watchdog_trips += 1
+            struct.pack_into("<H", self.mem, REG_WD_STATUS_PD, 0)
+            self._enter(L.AlState.SAFEOP)
+            self.al_error, self.al_code = True, L.AL_CODE_SM_WATCHDOG
+            self._write_al_status()
+
+    def report(self) -> dict[str, object]:
+        d = self.drive
+        return {
+            "station_address": self.station_address,
+            "al_state": int(self.al_state) | (L.AL_ERROR_FLAG if self.al_error else 0),
+            "al_status_code": self.al_code,
+            "watchdog_trips": self.watchdog_trips,
+            "cia402_state": d.state.value,
+            "error_code": int(d.error_code),
+            "causes": sorted(c.value for c in d.causes),
+            "aligned": d.aligned,
+            "position": d.position,
+            "velocity": d.velocity,
+            "switch_position": d.switch_position if d.params.has_end_switch else None,
+            "switch_active": d.switch_active,
+        }
+
+
+def _abort(index: int, sub: int, code: int) -> bytes:
+    # CoE service 2 (SDO request) carries aborts: with service 3 SOEM misreads them
+    return struct.pack("<HBHBI", 2 << 12, 0x80, index, sub, code)
+
+
+# --- the line of slaves ---------------------------------------------------------------------
+class EscChain:
+    """Slaves in wiring order; one EtherCAT frame in, the same frame back out."""
+
+    def __init__(self, slaves: list[EscSlave]) -> None:
+        self.slaves = slaves
+        self.frames = 0
+
+    def process_frame(self, payload: bytearray) -> bytearray:
+        """`payload` is the EtherCAT part of the Ethernet frame (after the EtherType)."""
+        self.frames += 1
+        header = struct.unpack_from("<H", payload, 0)[0]
+        if header >> 12 != 1:
+            return payload
+        end = 2 + (header & 0x07FF)
+        offset = 2
+        while offset + 12 <= end:
+            command, _index, adp, ado, flags = struct.unpack_from("<BBHHH", payload, offset)
+            length = flags & 0x07FF
+            data_at = offset + 10
+            wkc_at = data_at + length
+            if wkc_at + 2 > len(payload):
+                break
+            wkc = struct.unpack_from("<H", payload, wkc_at)[0]
+            wkc += self._datagram(command, adp, ado, payload, data_at, length)
+            if command in (APRD, APWR, APRW):
+                adp = (adp + len(self.slaves)) & 0xFFFF
+                struct.pack_into("<H", payload, offset + 2, adp)
+            struct.pack_into("<H", payload, wkc_at, wkc & 0xFFFF)
+            offset = wkc_at + 2
+            if not flags & 0x8000:
+                break
+        return payload
+
+    def _datagram(self, command: int, adp: int, ado: int, buf: bytearray, at: int,
+                  length: int) -> int:
+        wkc = 0
+        if command in (LRD, LWR, LRW):
+            logical = adp | (ado << 16)
+            for slave in self.slaves:
+                wkc += _logical(slave, command, logical, buf, at, length)
+            return wkc
+        for position, slave in enumerate(self.slaves):
+            if command in (APRD, APWR, APRW):
+                addressed = (adp + position) & 0xFFFF == 0
+            elif command in (FPRD, FPWR, FPRW):
+                addressed = slave.station_address == adp
+            elif command in (BRD, BWR, BRW):
+                addressed = True
+            else:
+                addressed = False
+            if not addressed:
+                continue
+            data = bytes(buf[at:at + length])
+            if command in _READS:
+                current = slave.read(ado, length)
+                if command in (BRD, BRW):
+                    current = bytes(a | b for a, b in zip(buf[at:at + length], current,
+                                                          strict=True))
+                buf[at:at + length] = current
+                wkc += 1
+            if command in _WRITES:
+                slave.write(ado, data)
+                wkc += 2 if command in (APRW, FPRW, BRW) else 1
+        return wkc
+
+
+def _logical(slave: EscSlave, command: int, logical: int, buf: bytearray, at: int,
+             length: int) -> int:
+    read = written = False
+    for fmmu in slave.fmmus:
+        lo = max(logical, fmmu.logical_start)
+        hi = min(logical + length, fmmu.logical_start + fmmu.length)
+        if lo >= hi:
+            continue
+        physical = fmmu.physical_start + (lo - fmmu.logical_start)
+        where = at + (lo - logical)
+        if fmmu.kind == 2 and command in (LWR, LRW):
+            slave.write(physical, bytes(buf[where:where + hi - lo]))
+            written = True
+        elif fmmu.kind == 1 and command in (LRD, LRW):
+            buf[where:where + hi - lo] = slave.read(physical, hi - lo)
+            read = True
+    if command == LRW:
+        return (1 if read else 0) + (2 if written else 0)
+    return 1 if (read or written) else 0

@@ -1,0 +1,275 @@
+"""The one definition of the drive's identity, object dictionary subset and PDO layout.
+
+Both the master (which checks what it finds on the bus against this) and the emulator
+(which answers with exactly this) import it, so they cannot drift apart. The real
+STEVAL-ETH001 ESI file was not available: identity values and the PDO map below are our
+own choice and must be checked once against the board's ESI file (see docs/notes/issue-5.md).
+
+Units on the wire are integer "counts" of the CiA 402 objects; the scale factors here are
+the only place that turns them into radians, rad/s and amperes.
+"""
+
+from __future__ import annotations
+
+import enum
+import struct
+from dataclasses import dataclass
+
+# --- identity (placeholders until checked against the ESI file) -------------------------
+VENDOR_ID = 0x0000_5354  # "ST": placeholder, not a registered ETG vendor id
+PRODUCT_CODE = 0x0E70_0001  # placeholder
+REVISION = 0x0001_0000
+DEVICE_NAME = "STEVAL-ETH001"
+DEVICE_TYPE = 0x0002_0192  # CiA 402 drive profile, servo drive
+
+
+@dataclass(frozen=True)
+class Identity:
+    vendor_id: int
+    product_code: int
+    revision: int
+
+    def describe(self) -> str:
+        return (f"vendor 0x{self.vendor_id:08x} product 0x{self.product_code:08x} "
+                f"revision 0x{self.revision:08x}")
+
+
+EXPECTED_IDENTITY = Identity(VENDOR_ID, PRODUCT_CODE, REVISION)
+
+# --- ESC memory plan ---------------------------------------------------------------------
+MAILBOX_OUT_ADDRESS = 0x1000  # SM0: master -> slave
+MAILBOX_IN_ADDRESS = 0x1080  # SM1: slave -> master
+MAILBOX_SIZE = 128
+OUTPUTS_ADDRESS = 0x1100  # SM2: RxPDO
+INPUTS_ADDRESS = 0x1180  # SM3: TxPDO
+SM_CONTROL_MAILBOX_OUT = 0x26
+SM_CONTROL_MAILBOX_IN = 0x22
+SM_CONTROL_OUTPUTS = 0x64  # buffered, ECAT writes, watchdog enabled (bit 6)
+SM_CONTROL_INPUTS = 0x20
+MAILBOX_PROTOCOL_COE = 0x0004
+COE_DETAILS = 0x0D  # SDO + PDO assign + PDO config; no Complete Access (0x20) on purpose
+
+
+@dataclass(frozen=True)
+class PdoEntry:
+    index: int
+    subindex: int
+    bits: int
+    name: str
+    fmt: str  # struct code, little endian
+
+    @property
+    def mapping_value(self) -> int:
+        """The 32-bit value of a 0x16xx/0x1Axx entry: index, subindex, bit length."""
+        return (self.index << 16) | (self.subindex << 8) | self.bits
+
+
+RXPDO_INDEX = 0x1600
+TXPDO_INDEX = 0x1A00
+RXPDO_ENTRIES: tuple[PdoEntry, ...] = (
+    PdoEntry(0x6040, 0, 16, "controlword", "H"),
+    PdoEntry(0x6060, 0, 8, "modes_of_operation", "b"),
+    PdoEntry(0x607A, 0, 32, "target_position", "i"),
+    PdoEntry(0x60FF, 0, 32, "target_velocity", "i"),
+)
+TXPDO_ENTRIES: tuple[PdoEntry, ...] = (
+    PdoEntry(0x6041, 0, 16, "statusword", "H"),
+    PdoEntry(0x6061, 0, 8, "modes_of_operation_display", "b"),
+    PdoEntry(0x6064, 0, 32, "position_actual", "i"),
+    PdoEntry(0x606C, 0, 32, "velocity_actual", "i"),
+    PdoEntry(0x6078, 0, 16, "current_actual", "h"),
+    PdoEntry(0x603F, 0, 16, "error_code", "H"),
+    PdoEntry(0x60FD, 0, 32, "digital_inputs", "I"),
+)
+_RX_STRUCT = struct.Struct("<" + "".join(e.fmt for e in RXPDO_ENTRIES))
+_TX_STRUCT = struct.Struct("<" + "".join(e.fmt for e in TXPDO_ENTRIES))
+RXPDO_SIZE = _RX_STRUCT.size  # bytes the master writes per drive
+TXPDO_SIZE = _TX_STRUCT.size  # bytes the master reads per drive
+assert sum(e.bits for e in RXPDO_ENTRIES) == RXPDO_SIZE * 8
+assert sum(e.bits for e in TXPDO_ENTRIES) == TXPDO_SIZE * 8
+
+# --- scale factors -------------------------------------------------------------------------
+POSITION_COUNTS_PER_RAD = 10_000  # 0.1 mrad resolution, +-214 748 rad range
+VELOCITY_COUNTS_PER_RAD_S = 1_000  # mrad/s
+CURRENT_COUNTS_PER_A = 1_000  # mA
+
+
+def rad_to_counts(rad: float) -> int:
+    return max(-(2**31), min(2**31 - 1, round(rad * POSITION_COUNTS_PER_RAD)))
+
+
+def rad_s_to_counts(rad_s: float) -> int:
+    return max(-(2**31), min(2**31 - 1, round(rad_s * VELOCITY_COUNTS_PER_RAD_S)))
+
+
+# --- CiA 402 ---------------------------------------------------------------------------------
+class Mode(enum.IntEnum):
+    NONE = 0
+    HOMING = 6
+    CYCLIC_SYNC_POSITION = 8
+    CYCLIC_SYNC_VELOCITY = 9
+
+
+class Control(enum.IntEnum):
+    """Controlword commands (CiA 402 device control)."""
+
+    DISABLE_VOLTAGE = 0x0000
+    QUICK_STOP = 0x0002
+    SHUTDOWN = 0x0006
+    SWITCH_ON = 0x0007
+    ENABLE_OPERATION = 0x000F
+    FAULT_RESET = 0x0080
+
+
+class Cia402State(enum.Enum):
+    NOT_READY_TO_SWITCH_ON = "not ready to switch on"
+    SWITCH_ON_DISABLED = "switch on disabled"
+    READY_TO_SWITCH_ON = "ready to switch on"
+    SWITCHED_ON = "switched on"
+    OPERATION_ENABLED = "operation enabled"
+    QUICK_STOP_ACTIVE = "quick stop active"
+    FAULT_REACTION_ACTIVE = "fault reaction active"
+    FAULT = "fault"
+
+
+# statusword bit patterns (mask, value) -> state, as in CiA 402 table "state coding"
+_STATE_CODING: tuple[tuple[int, int, Cia402State], ...] = (
+    (0x4F, 0x00, Cia402State.NOT_READY_TO_SWITCH_ON),
+    (0x4F, 0x40, Cia402State.SWITCH_ON_DISABLED),
+    (0x6F, 0x21, Cia402State.READY_TO_SWITCH_ON),
+    (0x6F, 0x23, Cia402State.SWITCHED_ON),
+    (0x6F, 0x27, Cia402State.OPERATION_ENABLED),
+    (0x6F, 0x07, Cia402State.QUICK_STOP_ACTIVE),
+    (0x4F, 0x0F, Cia402State.FAULT_REACTION_ACTIVE),
+    (0x4F, 0x08, Cia402State.FAULT),
+)
+STATE_STATUSWORD: dict[Cia402State, int] = {
+    Cia402State.NOT_READY_TO_SWITCH_ON: 0x0000,
+    Cia402State.SWITCH_ON_DISABLED: 0x0040,
+    Cia402State.READY_TO_SWITCH_ON: 0x0021,
+    Cia402State.SWITCHED_ON: 0x0023,
+    Cia402State.OPERATION_ENABLED: 0x0027,
+    Cia402State.QUICK_STOP_ACTIVE: 0x0007,
+    Cia402State.FAULT_REACTION_ACTIVE: 0x000F,
+    Cia402State.FAULT: 0x0008,
+}
+
+
+def decode_state(statusword: int) -> Cia402State:
+    for mask, value, state in _STATE_CODING:
+        if statusword & mask == value:
+            return state
+    return Cia402State.NOT_READY_TO_SWITCH_ON
+
+
+class Status(enum.IntFlag):
+    """Statusword bits other than the state coding."""
+
+    VOLTAGE_ENABLED = 1 << 4
+    WARNING = 1 << 7
+    REMOTE = 1 << 9
+    TARGET_REACHED = 1 << 10
+    INTERNAL_LIMIT = 1 << 11
+    FOLLOWS_COMMAND = 1 << 12  # CSP/CSV: drive follows the command value
+    ALIGNING = 1 << 14  # manufacturer specific: rotor alignment running
+    ALIGNED = 1 << 15  # manufacturer specific: rotor alignment done since power/fault
+
+
+class DigitalInput(enum.IntFlag):
+    """0x60FD bits: 0-2 per CiA 402, 16+ manufacturer specific (live fault causes)."""
+
+    NEGATIVE_LIMIT = 1 << 0
+    POSITIVE_LIMIT = 1 << 1
+    HOME_SWITCH = 1 << 2  # the end-of-travel switch on the translation skate
+    EMERGENCY_BUTTON_PRESSED = 1 << 16
+    OVERCURRENT_PRESENT = 1 << 17
+    MOTOR_LOCKED_PRESENT = 1 << 18
+
+
+FAULT_CAUSE_INPUTS = (DigitalInput.EMERGENCY_BUTTON_PRESSED | DigitalInput.OVERCURRENT_PRESENT
+                      | DigitalInput.MOTOR_LOCKED_PRESENT)
+
+
+class ErrorCode(enum.IntEnum):
+    """0x603F values the drive reports (CiA 301/402 error code ranges)."""
+
+    NONE = 0x0000
+    OVERCURRENT = 0x2310
+    EMERGENCY_BUTTON = 0x9000  # "external error": the e-stop chain opened
+    MOTOR_LOCKED = 0x7121  # "motor blocked"
+    COMMUNICATION = 0x8130  # process data lost (SyncManager watchdog / AL state left OP)
+    GENERIC = 0x1000
+
+
+@dataclass(frozen=True)
+class RxPdo:
+    """Master -> drive, per cycle."""
+
+    controlword: int = 0
+    mode: int = Mode.CYCLIC_SYNC_POSITION
+    target_position: int = 0
+    target_velocity: int = 0
+
+    def pack(self) -> bytes:
+        return _RX_STRUCT.pack(self.controlword, self.mode, self.target_position,
+                               self.target_velocity)
+
+    @classmethod
+    def unpack(cls, data: bytes) -> RxPdo:
+        return cls(*_RX_STRUCT.unpack_from(data))
+
+
+@dataclass(frozen=True)
+class TxPdo:
+    """Drive -> master, per cycle."""
+
+    statusword: int = 0
+    mode_display: int = 0
+    position_actual: int = 0
+    velocity_actual: int = 0
+    current_actual: int = 0
+    error_code: int = 0
+    digital_inputs: int = 0
+
+    def pack(self) -> bytes:
+        return _TX_STRUCT.pack(self.statusword, self.mode_display, self.position_actual,
+                               self.velocity_actual, self.current_actual, self.error_code,
+                               self.digital_inputs)
+
+    @classmethod
+    def unpack(cls, data: bytes) -> TxPdo:
+        return cls(*_TX_STRUCT.unpack_from(data))
+
+    @property
+    def state(self) -> Cia402State:
+        return decode_state(self.statusword)
+
+    @property
+    def position_rad(self) -> float:
+        return self.position_actual / POSITION_COUNTS_PER_RAD
+
+    @property
+    def velocity_rad_s(self) -> float:
+        return self.velocity_actual / VELOCITY_COUNTS_PER_RAD_S
+
+    @property
+    def current_a(self) -> float:
+        return self.current_actual / CURRENT_COUNTS_PER_A
+
+
+# --- AL (application layer) states and status codes -----------------------------------------
+class AlState(enum.IntEnum):
+    INIT = 0x01
+    PREOP = 0x02
+    BOOT = 0x03
+    SAFEOP = 0x04
+    OP = 0x08
+
+
+AL_ERROR_FLAG = 0x10
+AL_CODE_INVALID_STATE_CHANGE = 0x0011
+AL_CODE_UNKNOWN_STATE = 0x0012
+AL_CODE_INVALID_MAILBOX_CONFIG = 0x0016
+AL_CODE_SM_WATCHDOG = 0x001B
+AL_CODE_INVALID_OUTPUT_CONFIG = 0x001D
+AL_CODE_INVALID_INPUT_CONFIG = 0x001E
