@@ -1,0 +1,332 @@
+"""Camera calibration from four ArUco markers at known table positions.
+
+The markers' corners give the homography from pixels to the marker plane (least squares
+over all 16 corners, so the reprojection error says something). The ball's centre is not on
+that plane but a ball radius above the field, so a pixel -> plane result is moved along the
+camera ray to the ball-centre height: with the camera centre C (from solvePnP on the same
+corners) the correction is a scaling about C's foot point, itself a homography, folded into
+one 3x3 matrix used per frame.
+
+The camera's focal length comes from the configuration, or is estimated from the homography
+when the camera looks at the table at an angle (a camera looking straight down cannot tell
+its height from its focal length; then configure `focal_px`).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import tempfile
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import cv2
+import numpy as np
+
+CALIBRATION_VERSION = 1
+ARUCO_DICTIONARY = cv2.aruco.DICT_4X4_50
+
+
+class CalibrationError(ValueError):
+    """Calibration cannot be computed or a calibration file is wrong."""
+
+
+@dataclass(frozen=True, slots=True)
+class Marker:
+    """One marker on the table: its id and its four corners in the table frame (m), in
+    ArUco order (the printed image's top-left, top-right, bottom-right, bottom-left)."""
+
+    marker_id: int
+    corners: tuple[tuple[float, float], ...]
+
+    @staticmethod
+    def square(marker_id: int, x: float, y: float, size: float, yaw: float = 0.0) -> Marker:
+        """A marker lying face up, its image's x axis at `yaw` from the table's +x; seen
+        from above (z up) the image's "down" is table -y when yaw = 0."""
+        h = size / 2
+        local = ((-h, h), (h, h), (h, -h), (-h, -h))
+        c, s = math.cos(yaw), math.sin(yaw)
+        return Marker(marker_id, tuple((x + c * a - s * b, y + s * a + c * b) for a, b in local))
+
+
+@dataclass(frozen=True, slots=True)
+class MarkerLayout:
+    markers: tuple[Marker, ...]
+    height: float = 0.0  # marker plane above the field, m
+
+    def by_id(self) -> dict[int, Marker]:
+        return {m.marker_id: m for m in self.markers}
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "height": self.height,
+            "markers": [{"id": m.marker_id, "corners": [list(c) for c in m.corners]}
+                        for m in self.markers],
+        }
+
+    @staticmethod
+    def from_json(data: Any) -> MarkerLayout:
+        """Markers as {"id", "corners": [[x, y] x4]} or {"id", "x", "y", "size", "yaw"}."""
+        if not isinstance(data, dict) or not isinstance(data.get("markers"), list):
+            raise CalibrationError("markers: expected {\"markers\": [...], \"height\": m}")
+        markers = []
+        for i, item in enumerate(data["markers"]):
+            try:
+                if "corners" in item:
+                    corners = tuple((float(x), float(y)) for x, y in item["corners"])
+                    if len(corners) != 4:
+                        raise ValueError("need 4 corners")
+                    markers.append(Marker(int(item["id"]), corners))
+                else:
+                    markers.append(Marker.square(int(item["id"]), float(item["x"]),
+                                                 float(item["y"]), float(item["size"]),
+                                                 float(item.get("yaw", 0.0))))
+            except (KeyError, TypeError, ValueError) as exc:
+                raise CalibrationError(f"markers[{i}]: {exc}") from exc
+        ids = [m.marker_id for m in markers]
+        if len(set(ids)) != len(ids) or len(ids) < 4:
+            raise CalibrationError(f"markers: need at least 4 distinct ids, got {ids}")
+        return MarkerLayout(tuple(markers), float(data.get("height", 0.0)))
+
+
+@dataclass(frozen=True, slots=True)
+class Calibration:
+    image_size: tuple[int, int]  # width, height
+    plane_from_pixel: np.ndarray  # 3x3, pixel -> marker plane (x, y), m
+    marker_height: float  # marker plane above the field, m
+    ball_centre_height: float  # ball radius, m
+    ball_radius: float
+    camera_centre: tuple[float, float, float]  # table frame, m
+    focal_px: float
+    focal_estimated: bool
+    reprojection_rms_px: float
+    reprojection_max_px: float
+    table_rms_m: float  # detected corners mapped to the table vs their configured position
+    marker_ids: tuple[int, ...]
+
+    def ball_from_pixel(self) -> np.ndarray:
+        """3x3 homography from pixels to the ball centre's (x, y) at its height."""
+        cx, cy, cz = self.camera_centre
+        # A point P on the marker plane seen at a pixel; the ball centre on the same ray at
+        # height h is C + (P - C) * (cz - h) / (cz - h_plane): a scaling about (cx, cy).
+        s = (cz - self.ball_centre_height) / (cz - self.marker_height)
+        scale_about_camera = np.array([[s, 0, (1 - s) * cx], [0, s, (1 - s) * cy], [0, 0, 1]])
+        return scale_about_camera @ self.plane_from_pixel
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "version": CALIBRATION_VERSION,
+            "created": datetime.now(UTC).isoformat(timespec="seconds"),
+            "image_size": list(self.image_size),
+            "plane_from_pixel": self.plane_from_pixel.tolist(),
+            "marker_height": self.marker_height,
+            "ball_centre_height": self.ball_centre_height,
+            "ball_radius": self.ball_radius,
+            "camera_centre": list(self.camera_centre),
+            "focal_px": self.focal_px,
+            "focal_estimated": self.focal_estimated,
+            "reprojection_rms_px": self.reprojection_rms_px,
+            "reprojection_max_px": self.reprojection_max_px,
+            "table_rms_m": self.table_rms_m,
+            "marker_ids": list(self.marker_ids),
+        }
+
+    @staticmethod
+    def from_json(data: Any) -> Calibration:
+        try:
+            if data["version"] != CALIBRATION_VERSION:
+                raise CalibrationError(f"version {data['version']} is not {CALIBRATION_VERSION}")
+            matrix = np.array(data["plane_from_pixel"], dtype=np.float64)
+            if matrix.shape != (3, 3) or not np.all(np.isfinite(matrix)):
+                raise CalibrationError("plane_from_pixel: expected a finite 3x3 matrix")
+            centre = tuple(float(v) for v in data["camera_centre"])
+            if len(centre) != 3 or centre[2] <= float(data["ball_centre_height"]):
+                raise CalibrationError("camera_centre: expected [x, y, z] above the ball")
+            width, height = (int(v) for v in data["image_size"])
+            return Calibration(
+                image_size=(width, height),
+                plane_from_pixel=matrix,
+                marker_height=float(data["marker_height"]),
+                ball_centre_height=float(data["ball_centre_height"]),
+                ball_radius=float(data["ball_radius"]),
+                camera_centre=centre,  # type: ignore[arg-type]
+                focal_px=float(data["focal_px"]),
+                focal_estimated=bool(data["focal_estimated"]),
+                reprojection_rms_px=float(data["reprojection_rms_px"]),
+                reprojection_max_px=float(data["reprojection_max_px"]),
+                table_rms_m=float(data["table_rms_m"]),
+                marker_ids=tuple(int(i) for i in data["marker_ids"]),
+            )
+        except (KeyError, TypeError, ValueError) as exc:
+            if isinstance(exc, CalibrationError):
+                raise
+            raise CalibrationError(f"calibration file: {exc!r}") from exc
+
+
+def detect_markers(gray_or_bgr: np.ndarray) -> dict[int, np.ndarray]:
+    """ArUco (DICT_4X4_50) marker id -> its 4 corners in pixels (sub-pixel refined)."""
+    image = gray_or_bgr
+    if image.ndim == 3:
+        image = cv2.cvtColor(image, cv2.COLOR_BGR2GRAY)
+    params = cv2.aruco.DetectorParameters()
+    params.cornerRefinementMethod = cv2.aruco.CORNER_REFINE_SUBPIX
+    detector = cv2.aruco.ArucoDetector(cv2.aruco.getPredefinedDictionary(ARUCO_DICTIONARY), params)
+    corners, ids, _ = detector.detectMarkers(image)
+    if ids is None:
+        return {}
+    return {int(i): c.reshape(4, 2).astype(np.float64) for i, c in zip(ids.ravel(), corners,
+                                                                      strict=True)}
+
+
+def _estimate_focal(h: np.ndarray, cx: float, cy: float) -> float | None:
+    """Focal length (px) from a plane -> pixel homography with a known principal point,
+    square pixels and no skew (Zhang's constraints r1.r2 = 0 and |r1| = |r2| on one view).
+    None when the view is too close to fronto-parallel to tell."""
+    t = np.array([[1, 0, -cx], [0, 1, -cy], [0, 0, 1]], dtype=np.float64)
+    g = t @ h
+    g = g / np.linalg.norm(g[:, 0])
+    h1, h2 = g[:, 0], g[:, 1]
+    # Each constraint reads a * (1 / f^2) + b = 0.
+    rows = np.array([h1[0] * h2[0] + h1[1] * h2[1],
+                     h1[0] ** 2 + h1[1] ** 2 - h2[0] ** 2 - h2[1] ** 2])
+    rhs = np.array([h1[2] * h2[2], h1[2] ** 2 - h2[2] ** 2])
+    denominator = float(rows @ rows)
+    inverse_f2 = -float(rows @ rhs) / denominator if denominator > 0 else 0.0
+    if inverse_f2 <= 0:
+        return None
+    focal = 1.0 / math.sqrt(inverse_f2)
+    # A tilt too small to measure leaves the constraint terms at noise level.
+    if float(np.abs(rhs).max()) * focal * focal < 0.02:
+        return None
+    return focal
+
+
+def calibrate(image: np.ndarray, layout: MarkerLayout, ball_radius: float,
+              focal_px: float | None = None,
+              principal: tuple[float, float] | None = None) -> Calibration:
+    """Calibration from one frame showing the markers of `layout`."""
+    height, width = image.shape[:2]
+    found = detect_markers(image)
+    wanted = layout.by_id()
+    seen = sorted(set(found) & set(wanted))
+    if len(seen) < 4:
+        raise CalibrationError(
+            f"saw markers {sorted(found)}, need at least 4 of {sorted(wanted)}")
+    pixels = np.concatenate([found[i] for i in seen])
+    table = np.array([c for i in seen for c in wanted[i].corners], dtype=np.float64)
+    plane_from_pixel, _ = cv2.findHomography(pixels, table, 0)
+    if plane_from_pixel is None:
+        raise CalibrationError("the marker corners do not determine a homography")
+    pixel_from_plane = np.linalg.inv(plane_from_pixel)
+    projected = cv2.perspectiveTransform(table.reshape(-1, 1, 2), pixel_from_plane).reshape(-1, 2)
+    pixel_errors = np.linalg.norm(projected - pixels, axis=1)
+    mapped = cv2.perspectiveTransform(pixels.reshape(-1, 1, 2), plane_from_pixel).reshape(-1, 2)
+    table_errors = np.linalg.norm(mapped - table, axis=1)
+
+    cx, cy = principal if principal is not None else ((width - 1) / 2, (height - 1) / 2)
+    estimated = focal_px is None
+    if focal_px is None:
+        focal_px = _estimate_focal(pixel_from_plane, cx, cy)
+        if focal_px is None:
+            raise CalibrationError(
+                "the camera looks almost straight down, so its focal length cannot be "
+                "estimated from the markers: configure focal_px")
+    camera = np.array([[focal_px, 0, cx], [0, focal_px, cy], [0, 0, 1]], dtype=np.float64)
+    object_points = np.column_stack([table, np.full(len(table), layout.height)])
+    ok, rvec, tvec = cv2.solvePnP(object_points, pixels, camera, None,
+                                  flags=cv2.SOLVEPNP_IPPE)
+    if not ok:
+        raise CalibrationError("solvePnP failed on the marker corners")
+    rotation, _ = cv2.Rodrigues(rvec)
+    centre = (-rotation.T @ tvec).ravel()
+    if centre[2] <= layout.height + ball_radius:
+        raise CalibrationError(f"camera centre {centre.tolist()} is not above the table")
+    return Calibration(
+        image_size=(width, height),
+        plane_from_pixel=plane_from_pixel / plane_from_pixel[2, 2],
+        marker_height=layout.height,
+        ball_centre_height=ball_radius,
+        ball_radius=ball_radius,
+        camera_centre=(float(centre[0]), float(centre[1]), float(centre[2])),
+        focal_px=float(focal_px),
+        focal_estimated=estimated,
+        reprojection_rms_px=float(np.sqrt(np.mean(pixel_errors ** 2))),
+        reprojection_max_px=float(pixel_errors.max()),
+        table_rms_m=float(np.sqrt(np.mean(table_errors ** 2))),
+        marker_ids=tuple(seen),
+    )
+
+
+def write_calibration(calibration: Calibration, path: str | Path) -> None:
+    """Write atomically: a temporary file in the same directory, fsync, rename, fsync the
+    directory, so a power cut leaves the old file or the new one, never half of one."""
+    path = Path(path)
+    directory = path.parent if str(path.parent) else Path(".")
+    text = json.dumps(calibration.to_json(), indent=2) + "\n"
+    fd, tmp_name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=directory)
+    try:
+        with os.fdopen(fd, "w") as handle:
+            handle.write(text)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(tmp_name, path)
+    except BaseException:
+        Path(tmp_name).unlink(missing_ok=True)
+        raise
+    dir_fd = os.open(directory, os.O_RDONLY)
+    try:
+        os.fsync(dir_fd)
+    finally:
+        os.close(dir_fd)
+
+
+def load_calibration(path: str | Path) -> Calibration:
+    path = Path(path)
+    try:
+        data = json.loads(path.read_text())
+    except OSError as exc:
+        raise CalibrationError(f"{path}: cannot read: {exc.strerror}") from exc
+    except json.JSONDecodeError as exc:
+        raise CalibrationError(f"{path}: not JSON: {exc}") from exc
+    try:
+        return Calibration.from_json(data)
+    except CalibrationError as exc:
+        raise CalibrationError(f"{path}: {exc}") from exc
+
+
+class BallProjector:
+    """Per-frame pixel <-> table mapping of the ball centre, in plain floats (a 3x3 product
+    in Python is cheaper than a numpy call at this size)."""
+
+    def __init__(self, calibration: Calibration):
+        self.calibration = calibration
+        g = calibration.ball_from_pixel()
+        g = g / g[2, 2]
+        self._g = tuple(float(v) for v in g.ravel())
+        gi = np.linalg.inv(g)
+        self._gi = tuple(float(v) for v in gi.ravel())
+        self._det_g = float(np.linalg.det(g))
+        self._radius = calibration.ball_radius
+
+    def to_table(self, u: float, v: float) -> tuple[float, float]:
+        g = self._g
+        w = g[6] * u + g[7] * v + g[8]
+        return (g[0] * u + g[1] * v + g[2]) / w, (g[3] * u + g[4] * v + g[5]) / w
+
+    def to_pixel(self, x: float, y: float) -> tuple[float, float]:
+        g = self._gi
+        w = g[6] * x + g[7] * y + g[8]
+        return (g[0] * x + g[1] * y + g[2]) / w, (g[3] * x + g[4] * y + g[5]) / w
+
+    def metres_per_pixel(self, u: float, v: float) -> float:
+        """Local scale (geometric mean of the two axes) of the ball-height plane."""
+        g = self._g
+        w = g[6] * u + g[7] * v + g[8]
+        return math.sqrt(abs(self._det_g / (w * w * w)))
+
+    def radius_px(self, u: float, v: float) -> float:
+        """Expected radius of the ball's image at pixel (u, v)."""
+        return self._radius / self.metres_per_pixel(u, v)

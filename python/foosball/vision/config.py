@@ -1,0 +1,204 @@
+"""Vision parameters: what the detector, the filter and the frame source need.
+
+One explicit JSON file (``vision.json``) holds them; the game panel may retune the colour
+and blob thresholds at run time through a ``VisionConfig`` message, which replaces only the
+fields it carries. Thresholds are always set in OpenCV HSV terms (H 0..179, S and V 0..255)
+whatever the camera's native pixel format is.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import asdict, dataclass, field, fields, replace
+from pathlib import Path
+from typing import Any
+
+
+class VisionConfigError(ValueError):
+    """A vision configuration value is wrong; the message names the field."""
+
+
+@dataclass(frozen=True, slots=True)
+class DetectorConfig:
+    """Colour threshold and blob filter (seed: HSV threshold, area, perimeter, density,
+    eccentricity). Areas and perimeters are of the blob's outline polygon, in full-resolution
+    pixels; the filters also apply to partly hidden balls, so the lower limits must let a
+    half ball through."""
+
+    hue_low: int = 5
+    hue_high: int = 22
+    sat_low: int = 140
+    sat_high: int = 255
+    val_low: int = 110
+    val_high: int = 255
+    min_area: float = 40.0
+    max_area: float = 1200.0
+    min_perimeter: float = 20.0
+    max_perimeter: float = 160.0
+    min_density: float = 0.45  # polygon area / bounding box area; a disc gives pi/4
+    max_eccentricity: float = 0.93  # of the blob's moment ellipse; a half disc gives 0.85
+    # Search windows. The tracking window is centred on the filter's prediction; its half
+    # size grows with the prediction's uncertainty up to roi_max_half.
+    roi_min_half: int = 20
+    roi_max_half: int = 64
+    roi_sigmas: float = 4.0
+    # Re-acquisition searches the whole frame decimated by this factor, then refines in a
+    # full-resolution window around the best candidate.
+    reacquire_decimation: int = 4
+    # Below this fraction of the expected ball area the blob is taken as partly hidden and
+    # its centre is the centre of the smallest enclosing circle (the visible arc of a ball
+    # more than half visible spans over 180 degrees, so that circle is the ball's outline).
+    partial_area_fraction: float = 0.85
+
+    def validate(self) -> DetectorConfig:
+        for name, high in (("hue_low", 179), ("hue_high", 179), ("sat_low", 255),
+                           ("sat_high", 255), ("val_low", 255), ("val_high", 255)):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= high:
+                raise VisionConfigError(f"detector.{name}: {value!r} is not an integer 0..{high}")
+        if self.sat_low > self.sat_high or self.val_low > self.val_high:
+            raise VisionConfigError("detector: sat_low/val_low must not exceed sat_high/val_high")
+        for low, high in (("min_area", "max_area"), ("min_perimeter", "max_perimeter")):
+            lo, hi = getattr(self, low), getattr(self, high)
+            if not (math.isfinite(lo) and math.isfinite(hi) and 0 <= lo < hi):
+                raise VisionConfigError(f"detector.{low}/{high}: need 0 <= {low} < {high}")
+        if not 0.0 <= self.min_density <= 1.0:
+            raise VisionConfigError("detector.min_density: must be in [0, 1]")
+        if not 0.0 < self.max_eccentricity <= 1.0:
+            raise VisionConfigError("detector.max_eccentricity: must be in (0, 1]")
+        if not 4 <= self.roi_min_half <= self.roi_max_half <= 256:
+            raise VisionConfigError(
+                "detector.roi_min_half/roi_max_half: need 4 <= min <= max <= 256")
+        if self.reacquire_decimation not in (1, 2, 4, 8):
+            raise VisionConfigError("detector.reacquire_decimation: one of 1, 2, 4, 8")
+        if not 0.0 < self.partial_area_fraction <= 1.0:
+            raise VisionConfigError("detector.partial_area_fraction: must be in (0, 1]")
+        return self
+
+    @property
+    def hue_wraps(self) -> bool:
+        """True when the hue band crosses 179 -> 0 (for example 170..10 for red)."""
+        return self.hue_low > self.hue_high
+
+    def with_panel(self, panel: Any) -> DetectorConfig:
+        """Apply a catalogue VisionConfig (duck-typed so this module needs no wire import)."""
+        changed = replace(
+            self,
+            hue_low=int(panel.hue_low), hue_high=int(panel.hue_high),
+            sat_low=int(panel.sat_low), sat_high=int(panel.sat_high),
+            val_low=int(panel.val_low), val_high=int(panel.val_high),
+            min_area=float(panel.min_area), max_area=float(panel.max_area),
+            min_density=float(panel.min_density),
+            max_eccentricity=float(panel.max_eccentricity),
+        )
+        return changed.validate()
+
+
+@dataclass(frozen=True, slots=True)
+class FilterConfig:
+    """Kalman filter on [x, y, vx, vy] in the table frame (metres, seconds)."""
+
+    measurement_sigma: float = 0.0006  # m, a fully visible ball
+    partial_measurement_sigma: float = 0.003  # m, a partly hidden ball
+    acceleration_sigma: float = 8.0  # m/s^2, white-noise acceleration (spin, bumps, rolling)
+    gate: float = 25.0  # normalised innovation squared beyond which a detection is a surprise
+    max_speed: float = 25.0  # m/s; a surprise farther than this could travel is rejected
+    restart_velocity_sigma: float = 3.0  # m/s, after a collision the filter did not foresee
+    wall_restitution: float = 0.5  # predicted bounce off the side and end walls
+    max_prediction_s: float = 0.12  # predict through occlusions this long, then LOST
+    max_position_sigma: float = 0.05  # m; beyond this the prediction is not worth publishing
+
+    def validate(self) -> FilterConfig:
+        for f in fields(self):
+            value = getattr(self, f.name)
+            if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(
+                value
+            ) or value <= 0:
+                raise VisionConfigError(f"filter.{f.name}: {value!r} must be a positive number")
+        if self.wall_restitution > 1.0:
+            raise VisionConfigError("filter.wall_restitution: must be <= 1")
+        return self
+
+
+@dataclass(frozen=True, slots=True)
+class SourceConfig:
+    """Which frame source to open and its options (see vision/sources.py BACKENDS)."""
+
+    kind: str = "sim"
+    options: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
+class VisionSettings:
+    detector: DetectorConfig = field(default_factory=DetectorConfig)
+    filter: FilterConfig = field(default_factory=FilterConfig)
+    source: SourceConfig = field(default_factory=SourceConfig)
+    calibration: str = "calibration.json"
+    camera_timeout_s: float = 0.05  # no frame for this long raises CAMERA_LOST
+
+
+def _build(cls: type, data: Any, where: str) -> Any:
+    if not isinstance(data, dict):
+        raise VisionConfigError(f"{where}: expected an object")
+    known = {f.name: f for f in fields(cls)}
+    unknown = set(data) - set(known) - {"_comment"}
+    if unknown:
+        raise VisionConfigError(f"{where}: unknown keys {sorted(unknown)}")
+    values = {}
+    for key, value in data.items():
+        if key == "_comment":
+            continue
+        default = getattr(cls(), key)
+        if isinstance(default, float) and isinstance(value, int) and not isinstance(value, bool):
+            value = float(value)
+        if type(value) is not type(default) and not isinstance(default, dict):
+            raise VisionConfigError(
+                f"{where}.{key}: expected {type(default).__name__}, got {value!r}")
+        values[key] = value
+    return cls(**values)
+
+
+def parse_settings(data: Any) -> VisionSettings:
+    if not isinstance(data, dict):
+        raise VisionConfigError("vision settings: expected a JSON object")
+    detector = _build(DetectorConfig, data.get("detector", {}), "detector").validate()
+    filt = _build(FilterConfig, data.get("filter", {}), "filter").validate()
+    src = data.get("source", {})
+    if not isinstance(src, dict) or not isinstance(src.get("kind", "sim"), str):
+        raise VisionConfigError("source: expected {\"kind\": str, \"options\": {...}}")
+    options = src.get("options", {})
+    if not isinstance(options, dict):
+        raise VisionConfigError("source.options: expected an object")
+    source = SourceConfig(kind=src.get("kind", "sim"), options=options)
+    calibration = data.get("calibration", "calibration.json")
+    timeout = data.get("camera_timeout_s", 0.05)
+    if not isinstance(calibration, str):
+        raise VisionConfigError("calibration: expected a path string")
+    if isinstance(timeout, bool) or not isinstance(timeout, int | float) or timeout <= 0:
+        raise VisionConfigError("camera_timeout_s: expected a positive number")
+    return VisionSettings(detector, filt, source, calibration, float(timeout))
+
+
+def load_settings(path: str | Path) -> VisionSettings:
+    path = Path(path)
+    try:
+        data = json.loads(path.read_text())
+    except OSError as exc:
+        raise VisionConfigError(f"{path}: cannot read: {exc.strerror}") from exc
+    except json.JSONDecodeError as exc:
+        raise VisionConfigError(f"{path}: not JSON: {exc}") from exc
+    try:
+        return parse_settings(data)
+    except VisionConfigError as exc:
+        raise VisionConfigError(f"{path}: {exc}") from exc
+
+
+def settings_to_json(settings: VisionSettings) -> dict[str, Any]:
+    return {
+        "detector": asdict(settings.detector),
+        "filter": asdict(settings.filter),
+        "source": {"kind": settings.source.kind, "options": dict(settings.source.options)},
+        "calibration": settings.calibration,
+        "camera_timeout_s": settings.camera_timeout_s,
+    }

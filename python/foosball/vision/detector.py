@@ -1,0 +1,330 @@
+"""Ball detection: HSV colour threshold, blobs, the seed's blob filter, sub-pixel centre.
+
+The hot path works on a small window of the frame in the camera's native pixel format:
+only the window is converted (YUYV -> BGR -> HSV) and thresholded, into buffers allocated
+once. Converting and thresholding whole frames is what the seed did and what costs most.
+A lost ball is re-acquired on a decimated copy of the whole frame, then refined in a
+full-resolution window.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import cv2
+import numpy as np
+
+from foosball.vision.config import DetectorConfig
+
+PIXEL_FORMATS = ("bgr", "yuyv")
+
+# Expected ball radius in pixels at a pixel position, from the calibration (None: unknown).
+RadiusAt = Callable[[float, float], float]
+
+
+@dataclass(frozen=True, slots=True)
+class Detection:
+    u: float  # pixel centre, full resolution, x to the right
+    v: float  # pixel centre, y down
+    area: float  # outline polygon area, px^2 (all fragments when partial)
+    partial: bool  # partly hidden: centre from the enclosing circle, less certain
+
+
+@dataclass(frozen=True, slots=True)
+class BlobStats:
+    u: float
+    v: float
+    area: float
+    perimeter: float
+    density: float
+    eccentricity: float
+
+
+def blob_stats(contour: np.ndarray, offset_u: float = 0.0, offset_v: float = 0.0,
+               scale: float = 1.0) -> BlobStats | None:
+    """The seed's four blob measures and the centroid of one outline (None if degenerate)."""
+    m = cv2.moments(contour)
+    area = m["m00"]
+    if area <= 0.0:
+        return None
+    perimeter = cv2.arcLength(contour, True)
+    _, _, w, h = cv2.boundingRect(contour)
+    # The outline runs through boundary pixel centres, so its box is one pixel smaller.
+    density = area / max(1, (w - 1) * (h - 1))
+    a, b, c = m["mu20"] / area, m["mu11"] / area, m["mu02"] / area
+    spread = math.sqrt(((a - c) * 0.5) ** 2 + b * b)
+    major, minor = (a + c) * 0.5 + spread, (a + c) * 0.5 - spread
+    eccentricity = math.sqrt(max(0.0, 1.0 - minor / major)) if major > 0 else 1.0
+    return BlobStats(
+        u=offset_u + scale * m["m10"] / area,
+        v=offset_v + scale * m["m01"] / area,
+        area=area * scale * scale,
+        perimeter=perimeter * scale,
+        density=min(1.0, density),
+        eccentricity=eccentricity,
+    )
+
+
+def passes(stats: BlobStats, cfg: DetectorConfig) -> bool:
+    return (
+        cfg.min_area <= stats.area <= cfg.max_area
+        and cfg.min_perimeter <= stats.perimeter <= cfg.max_perimeter
+        and stats.density >= cfg.min_density
+        and stats.eccentricity <= cfg.max_eccentricity
+    )
+
+
+class ColourThreshold:
+    """HSV band -> binary mask for a window of a native-format frame, into reused buffers."""
+
+    def __init__(self, cfg: DetectorConfig, pixel_format: str, max_rows: int, max_cols: int):
+        if pixel_format not in PIXEL_FORMATS:
+            raise ValueError(f"pixel format {pixel_format!r} is not one of {PIXEL_FORMATS}")
+        self.pixel_format = pixel_format
+        self._bgr = np.empty((max_rows, max_cols, 3), np.uint8)
+        self._hsv = np.empty((max_rows, max_cols, 3), np.uint8)
+        self._mask = np.empty((max_rows, max_cols), np.uint8)
+        self._mask2 = np.empty((max_rows, max_cols), np.uint8)
+        self.configure(cfg)
+
+    def configure(self, cfg: DetectorConfig) -> None:
+        self._wraps = cfg.hue_wraps
+        if self._wraps:  # two bands: hue_low..179 and 0..hue_high
+            self._lo = np.array([cfg.hue_low, cfg.sat_low, cfg.val_low], np.uint8)
+            self._hi = np.array([179, cfg.sat_high, cfg.val_high], np.uint8)
+            self._lo2 = np.array([0, cfg.sat_low, cfg.val_low], np.uint8)
+            self._hi2 = np.array([cfg.hue_high, cfg.sat_high, cfg.val_high], np.uint8)
+        else:
+            self._lo = np.array([cfg.hue_low, cfg.sat_low, cfg.val_low], np.uint8)
+            self._hi = np.array([cfg.hue_high, cfg.sat_high, cfg.val_high], np.uint8)
+
+    def mask(self, native: np.ndarray) -> np.ndarray:
+        """Mask (a view into a reused buffer, valid until the next call) of `native`."""
+        rows, cols = native.shape[0], native.shape[1]
+        if self.pixel_format == "yuyv":
+            bgr = self._bgr[:rows, :cols]
+            cv2.cvtColor(native, cv2.COLOR_YUV2BGR_YUYV, dst=bgr)
+        else:
+            bgr = native
+        hsv = self._hsv[:rows, :cols]
+        cv2.cvtColor(bgr, cv2.COLOR_BGR2HSV, dst=hsv)
+        mask = self._mask[:rows, :cols]
+        cv2.inRange(hsv, self._lo, self._hi, dst=mask)
+        if self._wraps:
+            mask2 = self._mask2[:rows, :cols]
+            cv2.inRange(hsv, self._lo2, self._hi2, dst=mask2)
+            cv2.bitwise_or(mask, mask2, dst=mask)
+        return mask
+
+
+class BallDetector:
+    """Finds the ball in a window around a predicted pixel, or anywhere in a frame."""
+
+    def __init__(self, cfg: DetectorConfig, pixel_format: str, frame_size: tuple[int, int],
+                 radius_at: RadiusAt | None = None):
+        self.cfg = cfg.validate()
+        self.pixel_format = pixel_format
+        self.width, self.height = frame_size
+        self.radius_at = radius_at
+        side = 2 * cfg.roi_max_half
+        self._window = ColourThreshold(cfg, pixel_format, side, side)
+        dec = cfg.reacquire_decimation
+        self._small_rows = self.height // dec
+        # YUYV keeps pixel pairs together, so it is decimated half as much across.
+        self._small_cols = self.width // dec if pixel_format == "bgr" else 2 * (self.width // dec)
+        channels = 3 if pixel_format == "bgr" else 2
+        self._small = np.empty((self._small_rows, self._small_cols, channels), np.uint8)
+        self._whole = ColourThreshold(cfg, pixel_format, self._small_rows, self._small_cols)
+        self.last_window: tuple[int, int, int, int] | None = None  # x0, y0, cols, rows
+
+    def configure(self, cfg: DetectorConfig) -> None:
+        """New thresholds from the panel; buffers keep their size (roi_max_half is fixed)."""
+        cfg = cfg.validate()
+        if (cfg.roi_max_half, cfg.reacquire_decimation) != (
+            self.cfg.roi_max_half, self.cfg.reacquire_decimation
+        ):
+            raise ValueError("roi_max_half and reacquire_decimation are fixed at start-up")
+        self.cfg = cfg
+        self._window.configure(cfg)
+        self._whole.configure(cfg)
+
+    # --- tracking: a window around the prediction -------------------------------------
+
+    def search_window(self, image: np.ndarray, u: float, v: float, half: int) -> Detection | None:
+        half = max(4, min(int(half), self.cfg.roi_max_half))
+        cols = min(2 * half, self.width)
+        rows = min(2 * half, self.height)
+        # Keep the window its full size by shifting it inside the frame; YUYV windows must
+        # start on a pixel pair.
+        x0 = min(max(int(u) - half, 0), self.width - cols)
+        y0 = min(max(int(v) - half, 0), self.height - rows)
+        if self.pixel_format == "yuyv":
+            x0 &= ~1
+            cols &= ~1
+        self.last_window = (x0, y0, cols, rows)
+        mask = self._window.mask(image[y0:y0 + rows, x0:x0 + cols])
+        contours, _ = cv2.findContours(mask, cv2.RETR_EXTERNAL, cv2.CHAIN_APPROX_SIMPLE)
+        if not contours:
+            return None
+        return self._choose(contours, x0, y0, u, v)
+
+    def _choose(self, contours, x0: int, y0: int, u: float, v: float) -> Detection | None:
+        cfg = self.cfg
+        best: BlobStats | None = None
+        best_index = -1
+        best_distance = math.inf
+        for index, contour in enumerate(contours):
+            if len(contour) < 3:
+                continue
+            stats = blob_stats(contour, x0, y0)
+            if stats is None or not passes(stats, cfg):
+                continue
+            distance = (stats.u - u) ** 2 + (stats.v - v) ** 2
+            if distance < best_distance:
+                best, best_index, best_distance = stats, index, distance
+        if best is None:
+            return None
+        if self.radius_at is None:
+            return Detection(best.u, best.v, best.area, False)
+        radius = self.radius_at(best.u, best.v)
+        # Outline polygons run through boundary pixel centres: half a pixel inside.
+        expected_area = math.pi * max(1.0, radius - 0.5) ** 2
+        if best.area >= cfg.partial_area_fraction * expected_area:
+            return Detection(best.u, best.v, best.area, False)
+        return self._partial(contours, best_index, best, x0, y0, radius)
+
+    def _partial(self, contours, best_index: int, best: BlobStats, x0: int, y0: int,
+                 radius: float) -> Detection:
+        """A partly hidden ball: gather the fragments a man's foot may have cut it into, and
+        fit a circle to the part of their outline that is the ball's own edge (the points
+        on their smallest enclosing circle; a foot's edge lies inside it)."""
+        fragments = [contours[best_index]]
+        area = best.area
+        reach2 = (2.2 * radius) ** 2
+        for index, contour in enumerate(contours):
+            if index == best_index:
+                continue
+            m = cv2.moments(contour)
+            if m["m00"] <= 0.0:
+                continue
+            du = x0 + m["m10"] / m["m00"] - best.u
+            dv = y0 + m["m01"] / m["m00"] - best.v
+            if du * du + dv * dv <= reach2:
+                fragments.append(contour)
+                area += m["m00"]
+        outline = np.concatenate(fragments) if len(fragments) > 1 else fragments[0]
+        (cu, cv), enclosing = cv2.minEnclosingCircle(outline)
+        if abs(enclosing + 0.5 - radius) > 0.2 * radius + 1.0:
+            return Detection(best.u, best.v, area, True)  # too little of the ball is left
+        # Densify the simplified outlines (straight runs) before fitting.
+        points = _densify(fragments).astype(np.float64)
+        du = points[:, 0] - cu
+        dv = points[:, 1] - cv
+        on_edge = np.hypot(du, dv) >= enclosing - 1.0
+        fit = _fit_circle(points[on_edge]) if int(on_edge.sum()) >= 6 else None
+        if fit is not None and abs(fit[2] + 0.5 - radius) <= 0.2 * radius + 1.0:
+            cu, cv = fit[0], fit[1]
+        return Detection(x0 + cu, y0 + cv, area, True)
+
+    # --- re-acquisition: the whole frame, decimated -------------------------------------
+
+    def search_frame(self, image: np.ndarray, near: tuple[float, float] | None = None,
+                     candidates: int = 3) -> Detection | None:
+        """Find the ball anywhere: decimated whole frame, then a full-resolution window.
+
+        Among refined candidates the one nearest `near` wins, else the largest.
+        """
+        dec = self.cfg.reacquire_decimation
+        if self.pixel_format == "bgr":
+            cv2.resize(image, (self._small_cols, self._small_rows), dst=self._small,
+                       interpolation=cv2.INTER_NEAREST)
+            scale_u = self.width / self._small_cols
+        else:
+            pairs = image.reshape(self.height, self.width // 2, 4)
+            small = self._small.reshape(self._small_rows, self._small_cols // 2, 4)
+            cv2.resize(pairs, (self._small_cols // 2, self._small_rows), dst=small,
+                       interpolation=cv2.INTER_NEAREST)
+            scale_u = self.width / self._small_cols
+        scale_v = self.height / self._small_rows
+        mask = self._whole.mask(self._small)
+        contours, _ = cv2.findContours(mask, cv2.RETR_EXTERNAL, cv2.CHAIN_APPROX_SIMPLE)
+        # A decimated ball is a few pixels across; only its size is worth checking here.
+        min_area = 0.3 * self.cfg.min_area / (scale_u * scale_v)
+        max_area = 2.0 * self.cfg.max_area / (scale_u * scale_v)
+        found: list[tuple[float, float, float]] = []
+        for contour in contours:
+            x, y, w, h = cv2.boundingRect(contour)
+            pixels = float(w * h)
+            if pixels < min_area or pixels > 2.0 * max_area:
+                continue
+            m = cv2.moments(contour)
+            area = m["m00"] if m["m00"] > 0 else pixels * 0.5
+            if area > max_area:
+                continue
+            if m["m00"] > 0:
+                cu, cv_ = m["m10"] / m["m00"], m["m01"] / m["m00"]
+            else:
+                cu, cv_ = x + (w - 1) * 0.5, y + (h - 1) * 0.5
+            found.append((area, (cu + 0.5) * scale_u - 0.5, (cv_ + 0.5) * scale_v - 0.5))
+        found.sort(reverse=True)
+        half = max(self.cfg.roi_min_half, 2 * dec + 12)
+        best: Detection | None = None
+        best_distance = math.inf
+        for _, u, v in found[:candidates]:
+            detection = self.search_window(image, u, v, half)
+            if detection is None:
+                continue
+            if near is None:
+                return detection
+            distance = (detection.u - near[0]) ** 2 + (detection.v - near[1]) ** 2
+            if distance < best_distance:
+                best, best_distance = detection, distance
+        return best
+
+    # --- preview for the game panel -----------------------------------------------------
+
+    def frame_mask(self, image: np.ndarray, size: tuple[int, int]) -> np.ndarray:
+        """The threshold mask of the whole frame scaled to `size` (width, height), for the
+        panel's tuning preview; not on the tracking path, so it may allocate."""
+        width, height = size
+        if self.pixel_format == "yuyv":
+            image = cv2.cvtColor(image, cv2.COLOR_YUV2BGR_YUYV)
+        small = cv2.resize(image, (width, height), interpolation=cv2.INTER_NEAREST)
+        hsv = cv2.cvtColor(small, cv2.COLOR_BGR2HSV)
+        cfg = self.cfg
+        lows = [(cfg.hue_low, 179)] if cfg.hue_wraps else [(cfg.hue_low, cfg.hue_high)]
+        if cfg.hue_wraps:
+            lows.append((0, cfg.hue_high))
+        mask = np.zeros((height, width), np.uint8)
+        for h_lo, h_hi in lows:
+            mask |= cv2.inRange(hsv, np.array([h_lo, cfg.sat_low, cfg.val_low], np.uint8),
+                                np.array([h_hi, cfg.sat_high, cfg.val_high], np.uint8))
+        return mask
+
+
+def _densify(contours: list[np.ndarray]) -> np.ndarray:
+    """Every pixel along the (closed) simplified outlines, as an (n, 2) array."""
+    runs = []
+    for contour in contours:
+        ring = contour.reshape(-1, 2)
+        following = np.roll(ring, -1, axis=0)
+        for (u0, v0), (u1, v1) in zip(ring, following, strict=True):
+            steps = max(abs(int(u1) - int(u0)), abs(int(v1) - int(v0)), 1)
+            t = np.arange(steps) / steps
+            runs.append(np.column_stack([u0 + (u1 - u0) * t, v0 + (v1 - v0) * t]))
+    return np.concatenate(runs)
+
+
+def _fit_circle(points: np.ndarray) -> tuple[float, float, float] | None:
+    """Least-squares circle (Kasa): u^2 + v^2 + a u + b v + c = 0."""
+    u, v = points[:, 0], points[:, 1]
+    design = np.column_stack([u, v, np.ones_like(u)])
+    solution, *_ = np.linalg.lstsq(design, -(u * u + v * v), rcond=None)
+    a, b, c = solution
+    cu, cv = -a / 2, -b / 2
+    r2 = cu * cu + cv * cv - c
+    if not r2 > 0:
+        return None
+    return float(cu), float(cv), float(math.sqrt(r2))

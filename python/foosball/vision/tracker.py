@@ -1,0 +1,162 @@
+"""Frame in, filtered ball out: detector + calibration + Kalman filter, one call per frame.
+
+Per frame: predict the ball to the frame's capture time, look for it in a window around
+the predicted pixel (sized by the prediction's uncertainty), fall back to the decimated
+whole frame when the window is empty, map the centre to the table at ball-centre height,
+gate it against the prediction, update. No ball for a while, or a prediction too uncertain
+to be useful, and the track is LOST; re-acquisition then searches the whole frame.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from enum import IntEnum
+
+import numpy as np
+
+from foosball.geometry import Table
+from foosball.vision.calibration import BallProjector, Calibration
+from foosball.vision.config import DetectorConfig, FilterConfig
+from foosball.vision.detector import BallDetector, Detection
+from foosball.vision.kalman import BallFilter, Walls
+
+
+class TrackStatus(IntEnum):
+    """Same values as the catalogue's BallStatus (vision has no wire dependency)."""
+
+    DETECTED = 0
+    PREDICTED = 1
+    LOST = 2
+
+
+class Search(IntEnum):
+    WINDOW = 0  # found (or not) in the window around the prediction
+    FRAME = 1  # the decimated whole frame was searched
+
+
+@dataclass(frozen=True, slots=True)
+class TrackResult:
+    status: TrackStatus
+    x: float
+    y: float
+    vx: float
+    vy: float
+    covariance: tuple[float, float, float, float]
+    detection: Detection | None  # the accepted measurement of this frame
+    search: Search
+    restarted: bool  # the filter was (re)started on this frame
+
+
+class BallTracker:
+    def __init__(self, detector_cfg: DetectorConfig, filter_cfg: FilterConfig,
+                 calibration: Calibration, table: Table, pixel_format: str = "bgr"):
+        self.projector = BallProjector(calibration)
+        self.detector = BallDetector(detector_cfg, pixel_format, calibration.image_size,
+                                     radius_at=self.projector.radius_px)
+        self.cfg = filter_cfg.validate()
+        f = table.field
+        self.walls = Walls.of_table(f.half_length, f.half_width, f.goal_width,
+                                    table.ball.radius)
+        self.filter = BallFilter(filter_cfg, self.walls)
+        self.tracking = False
+        self._confirmations = 0
+        self._candidate: tuple[float, float, int] | None = None  # x, y, time_ns
+        self._last_detection_ns = 0
+        self._lost_variance = (f.half_length ** 2, f.half_width ** 2, 100.0, 100.0)
+        self._last_xy = (0.0, 0.0)
+
+    def configure(self, detector_cfg: DetectorConfig) -> None:
+        self.detector.configure(detector_cfg)
+
+    def process(self, image: np.ndarray, capture_time_ns: int) -> TrackResult:
+        if self.tracking:
+            return self._track(image, capture_time_ns)
+        return self._acquire(image, capture_time_ns)
+
+    # --- with a track -------------------------------------------------------------------
+
+    def _track(self, image: np.ndarray, now: int) -> TrackResult:
+        cfg, flt = self.cfg, self.filter
+        flt.predict(now)
+        px, py = flt.x.p, flt.y.p
+        u, v = self.projector.to_pixel(px, py)
+        metres_per_px = self.projector.metres_per_pixel(u, v)
+        radius_px = self.projector.calibration.ball_radius / metres_per_px
+        half = radius_px + 2.0 + self.detector.cfg.roi_sigmas * flt.position_sigma / metres_per_px
+        search = Search.WINDOW
+        detection = None
+        if -half < u < self.detector.width + half and -half < v < self.detector.height + half:
+            detection = self.detector.search_window(image, u, v, int(half + 1))
+        if detection is None:
+            search = Search.FRAME
+            detection = self.detector.search_frame(image, near=(u, v))
+        restarted = False
+        if detection is not None:
+            zx, zy = self.projector.to_table(detection.u, detection.v)
+            sigma = cfg.partial_measurement_sigma if detection.partial else cfg.measurement_sigma
+            if flt.normalised_innovation(zx, zy, sigma) <= cfg.gate:
+                flt.update(zx, zy, sigma)
+            elif self._reachable(zx, zy, now):
+                # A collision the model did not foresee (a man, a post): the position is
+                # trusted, the velocity is not known any more.
+                flt.start(zx, zy, 0.0, 0.0, now, sigma, cfg.restart_velocity_sigma)
+                restarted = True
+            else:
+                detection = None  # a ball-coloured thing too far away: not our ball
+        if detection is not None:
+            self._last_detection_ns = now
+            self._last_xy = (flt.x.p, flt.y.p)
+            return self._result(TrackStatus.DETECTED, detection, search, restarted)
+        too_long = (now - self._last_detection_ns) * 1e-9 > cfg.max_prediction_s
+        off_field = abs(flt.x.p) > self.walls.x_limit + 0.05
+        if too_long or off_field or flt.position_sigma > cfg.max_position_sigma:
+            self.tracking = False
+            self._candidate = None
+            return self._lost(search)
+        return self._result(TrackStatus.PREDICTED, None, search, False)
+
+    def _reachable(self, zx: float, zy: float, now: int) -> bool:
+        lx, ly = self._last_xy
+        elapsed = (now - self._last_detection_ns) * 1e-9
+        reach = self.cfg.max_speed * elapsed + 0.03
+        return (zx - lx) ** 2 + (zy - ly) ** 2 <= reach * reach
+
+    # --- without a track ------------------------------------------------------------------
+
+    def _acquire(self, image: np.ndarray, now: int) -> TrackResult:
+        cfg = self.cfg
+        detection = self.detector.search_frame(image)
+        if detection is None:
+            self._candidate = None
+            return self._lost(Search.FRAME)
+        zx, zy = self.projector.to_table(detection.u, detection.v)
+        candidate = self._candidate
+        self._candidate = (zx, zy, now)
+        if candidate is None:
+            return self._lost(Search.FRAME)
+        cx, cy, then = candidate
+        dt = (now - then) * 1e-9
+        if dt <= 0 or math.hypot(zx - cx, zy - cy) > cfg.max_speed * dt + 0.01:
+            return self._lost(Search.FRAME)
+        # Two detections in reach of each other: a track, velocity from their difference.
+        sigma = cfg.partial_measurement_sigma if detection.partial else cfg.measurement_sigma
+        self.filter.start(zx, zy, (zx - cx) / dt, (zy - cy) / dt, now, sigma,
+                          math.sqrt(2.0) * sigma / dt)
+        self.tracking = True
+        self._last_detection_ns = now
+        self._last_xy = (zx, zy)
+        return self._result(TrackStatus.DETECTED, detection, Search.FRAME, True)
+
+    # --- results --------------------------------------------------------------------------
+
+    def _result(self, status: TrackStatus, detection: Detection | None, search: Search,
+                restarted: bool) -> TrackResult:
+        flt = self.filter
+        return TrackResult(status, flt.x.p, flt.y.p, flt.x.v, flt.y.v, flt.variances(),
+                           detection, search, restarted)
+
+    def _lost(self, search: Search) -> TrackResult:
+        x, y = self._last_xy
+        return TrackResult(TrackStatus.LOST, x, y, 0.0, 0.0, self._lost_variance, None, search,
+                           False)

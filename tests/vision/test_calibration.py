@@ -1,0 +1,116 @@
+from __future__ import annotations
+
+import json
+import math
+import os
+
+import numpy as np
+import pytest
+from foosball.vision.calibration import (
+    BallProjector,
+    Calibration,
+    CalibrationError,
+    Marker,
+    MarkerLayout,
+    calibrate,
+    load_calibration,
+    write_calibration,
+)
+from vision_synth import LAYOUT, SynthCamera, ball_pixel, render
+
+RADIUS = 0.0173
+
+
+@pytest.fixture(scope="module")
+def camera() -> SynthCamera:
+    return SynthCamera()
+
+
+@pytest.fixture(scope="module")
+def calibration(camera: SynthCamera) -> Calibration:
+    return calibrate(render(camera, None), LAYOUT, RADIUS, focal_px=camera.focal)
+
+
+def test_reprojection_error_and_camera_centre(calibration: Calibration, camera: SynthCamera):
+    assert calibration.reprojection_rms_px < 0.6
+    assert calibration.reprojection_max_px < 1.2
+    assert calibration.table_rms_m < 0.0015
+    assert calibration.marker_ids == (0, 1, 2, 3)
+    assert np.allclose(calibration.camera_centre, camera.position, atol=0.01)
+
+
+def test_focal_length_is_estimated_from_a_tilted_view(camera: SynthCamera):
+    tilted = SynthCamera(position=(0.1, -0.4, 1.2))
+    estimated = calibrate(render(tilted, None), LAYOUT, RADIUS)
+    assert estimated.focal_estimated
+    assert estimated.focal_px == pytest.approx(tilted.focal, rel=0.03)
+    assert np.allclose(estimated.camera_centre, tilted.position, atol=0.03)
+
+
+def test_straight_down_camera_needs_a_focal_length():
+    overhead = SynthCamera(position=(0.0, -1e-4, 1.05))
+    with pytest.raises(CalibrationError, match="focal_px"):
+        calibrate(render(overhead, None), LAYOUT, RADIUS)
+
+
+@pytest.mark.parametrize("xy", [(0.55, 0.3), (-0.5, -0.28), (0.0, 0.3), (0.3, -0.1)])
+def test_ball_height_correction(calibration: Calibration, camera: SynthCamera, xy):
+    """The ball's centre is 17 mm above the field: mapping its pixel through the marker
+    plane's homography alone lands centimetres off near the edges; corrected it does not."""
+    u, v = ball_pixel(camera, *xy, radius=RADIUS)
+    x, y = BallProjector(calibration).to_table(u, v)
+    assert math.hypot(x - xy[0], y - xy[1]) < 0.0012
+    plane = calibration.plane_from_pixel @ np.array([u, v, 1.0])
+    uncorrected = plane[:2] / plane[2]
+    offset_from_camera = math.hypot(xy[0] - camera.position[0], xy[1] - camera.position[1])
+    expected_shift = offset_from_camera * RADIUS / (camera.position[2] - RADIUS)
+    assert math.hypot(*(uncorrected - xy)) == pytest.approx(expected_shift, abs=0.0015)
+
+
+def test_projector_round_trip_and_scale(calibration: Calibration):
+    projector = BallProjector(calibration)
+    for x, y in [(0.0, 0.0), (0.5, -0.3), (-0.4, 0.2)]:
+        u, v = projector.to_pixel(x, y)
+        assert projector.to_table(u, v) == pytest.approx((x, y), abs=1e-9)
+    # ~1.05 m away with f = 420 px: about 2.5 mm per pixel, ball radius about 7 px.
+    assert projector.metres_per_pixel(320, 240) == pytest.approx(1.03 / 420, rel=0.05)
+    assert projector.radius_px(320, 240) == pytest.approx(RADIUS * 420 / 1.03, rel=0.05)
+
+
+def test_written_atomically_and_read_back(calibration: Calibration, tmp_path):
+    path = tmp_path / "calibration.json"
+    write_calibration(calibration, path)
+    assert load_calibration(path).to_json() | {"created": 0} == calibration.to_json() | {
+        "created": 0}
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["calibration.json"]
+
+
+def test_a_failed_write_keeps_the_old_file(calibration: Calibration, tmp_path, monkeypatch):
+    path = tmp_path / "calibration.json"
+    path.write_text("old")
+
+    def broken_replace(src, dst):
+        raise OSError("disk full")
+
+    monkeypatch.setattr(os, "replace", broken_replace)
+    with pytest.raises(OSError, match="disk full"):
+        write_calibration(calibration, path)
+    assert path.read_text() == "old"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["calibration.json"]
+
+
+def test_missing_markers_and_bad_files(camera: SynthCamera, tmp_path):
+    three = MarkerLayout(LAYOUT.markers[:3] + (Marker.square(7, 0.0, 0.0, 0.08),))
+    with pytest.raises(CalibrationError, match="need at least 4"):
+        calibrate(render(camera, None), three, RADIUS, focal_px=camera.focal)
+    bad = tmp_path / "bad.json"
+    bad.write_text(json.dumps({"version": 1, "plane_from_pixel": [[1, 0], [0, 1]]}))
+    with pytest.raises(CalibrationError, match="bad.json"):
+        load_calibration(bad)
+    with pytest.raises(CalibrationError, match="markers"):
+        MarkerLayout.from_json({"markers": [{"id": 0, "x": 0}]})
+
+
+def test_layout_json_round_trip():
+    again = MarkerLayout.from_json(json.loads(json.dumps(LAYOUT.to_json())))
+    assert again == LAYOUT

@@ -1,0 +1,126 @@
+from __future__ import annotations
+
+import math
+
+import cv2
+import numpy as np
+import pytest
+from foosball.vision.calibration import BallProjector, calibrate
+from foosball.vision.config import DetectorConfig, VisionConfigError
+from foosball.vision.detector import BallDetector, ColourThreshold
+from foosball.vision.seed_pipeline import SeedPipeline
+from vision_synth import BALL_BGR, SynthCamera, ball_pixel, render
+
+CAMERA = SynthCamera()
+RADIUS = 0.0173
+
+
+@pytest.fixture(scope="module")
+def projector() -> BallProjector:
+    image = render(CAMERA, None)
+    return BallProjector(calibrate(image, __import__("vision_synth").LAYOUT, RADIUS,
+                                   focal_px=CAMERA.focal))
+
+
+def detector(projector: BallProjector | None = None, cfg: DetectorConfig | None = None,
+             pixel_format: str = "bgr") -> BallDetector:
+    return BallDetector(cfg or DetectorConfig(), pixel_format, (CAMERA.width, CAMERA.height),
+                        radius_at=projector.radius_px if projector else None)
+
+
+@pytest.mark.parametrize("xy", [(0.0, 0.0), (0.31, 0.12), (-0.55, -0.3), (0.57, 0.31)])
+def test_whole_frame_and_window_find_the_ball_to_a_fraction_of_a_pixel(xy, projector):
+    image = render(CAMERA, xy, seed=3)
+    true_u, true_v = ball_pixel(CAMERA, *xy)
+    det = detector(projector)
+    found = det.search_frame(image)
+    assert found is not None and not found.partial
+    assert math.hypot(found.u - true_u, found.v - true_v) < 0.3
+    windowed = det.search_window(image, true_u + 6, true_v - 4, 24)
+    assert windowed is not None
+    assert (windowed.u, windowed.v) == pytest.approx((found.u, found.v), abs=1e-9)
+
+
+def test_no_ball_no_detection(projector):
+    image = render(CAMERA, None, seed=5)
+    det = detector(projector)
+    assert det.search_frame(image) is None
+    assert det.search_window(image, 320, 240, 64) is None
+    assert SeedPipeline(DetectorConfig(), (640, 480)).detect(image) is None
+
+
+def test_blob_filter_rejects_specks_big_patches_and_lines(projector):
+    image = render(CAMERA, None, seed=1)
+    cv2.circle(image, (100, 200), 2, BALL_BGR, -1)  # speck: too small
+    cv2.circle(image, (300, 300), 40, BALL_BGR, -1)  # big orange patch: too large
+    cv2.line(image, (400, 100), (440, 115), BALL_BGR, 3)  # a line: too eccentric
+    cfg = DetectorConfig()
+    assert detector(projector, cfg).search_frame(image) is None
+    assert SeedPipeline(cfg, (640, 480)).detect(image) is None
+    # Each filter is what rejects its blob: loosen it and the blob passes.
+    line_only = render(CAMERA, None, seed=1)
+    cv2.line(line_only, (400, 100), (440, 115), BALL_BGR, 3)
+    loose = DetectorConfig(max_eccentricity=1.0, min_density=0.0)
+    assert SeedPipeline(loose, (640, 480)).detect(line_only) is not None
+
+
+def test_matches_the_seed_pipeline(projector):
+    for i, xy in enumerate([(0.1, 0.2), (-0.4, 0.05), (0.5, -0.25)]):
+        image = render(CAMERA, xy, seed=i)
+        ours = detector(projector).search_frame(image)
+        seed = SeedPipeline(DetectorConfig(), (640, 480)).detect(image)
+        assert ours is not None and seed is not None
+        assert (ours.u, ours.v) == pytest.approx((seed.u, seed.v), abs=1e-6)
+
+
+def test_partly_hidden_ball_centre_from_the_enclosing_circle(projector):
+    x, y = 0.2, -0.1
+    # A foot covering the ball's -x side up to 3 mm past its centre line: ~40 % hidden.
+    image = render(CAMERA, (x, y), occluder=(x - 0.03, y - 0.05, x - 0.003, y + 0.05))
+    true_u, true_v = ball_pixel(CAMERA, x, y)
+    found = detector(projector).search_frame(image)
+    assert found is not None and found.partial
+    assert math.hypot(found.u - true_u, found.v - true_v) < 0.7
+    centroid = SeedPipeline(DetectorConfig(), (640, 480)).detect(image)
+    assert centroid is not None
+    assert math.hypot(centroid.u - true_u, centroid.v - true_v) > 1.0  # what we avoided
+
+
+def test_a_foot_across_the_middle_leaves_two_fragments_merged(projector):
+    x, y = -0.1, 0.15
+    image = render(CAMERA, (x, y), occluder=(x - 0.005, y - 0.05, x + 0.005, y + 0.05))
+    true_u, true_v = ball_pixel(CAMERA, x, y)
+    found = detector(projector, DetectorConfig(min_area=15, min_perimeter=10)).search_frame(image)
+    assert found is not None and found.partial
+    assert math.hypot(found.u - true_u, found.v - true_v) < 0.8
+
+
+def test_yuyv_frames_give_the_bgr_result(projector):
+    xy = (0.22, -0.18)
+    bgr = render(CAMERA, xy, noise=0)
+    yuv = cv2.cvtColor(bgr, cv2.COLOR_BGR2YUV)
+    yuyv = np.empty((bgr.shape[0], bgr.shape[1], 2), np.uint8)
+    yuyv[:, :, 0] = yuv[:, :, 0]
+    yuyv[:, 0::2, 1] = yuv[:, 0::2, 1]
+    yuyv[:, 1::2, 1] = yuv[:, 0::2, 2]
+    ours = detector(projector, pixel_format="yuyv").search_frame(yuyv)
+    true_u, true_v = ball_pixel(CAMERA, *xy)
+    assert ours is not None
+    assert math.hypot(ours.u - true_u, ours.v - true_v) < 0.6
+
+
+def test_hue_band_wrapping_through_red():
+    cfg = DetectorConfig(hue_low=170, hue_high=8)
+    threshold = ColourThreshold(cfg, "bgr", 4, 4)
+    pixels = np.array([[[0, 0, 255], [40, 0, 255], [0, 60, 255], [255, 0, 0]]], np.uint8)
+    hues = cv2.cvtColor(pixels, cv2.COLOR_BGR2HSV)[0, :, 0]
+    expected = [(h >= 170 or h <= 8) for h in hues]
+    assert list(threshold.mask(pixels)[0] > 0) == expected
+    assert any(expected) and not all(expected)
+
+
+def test_bad_configuration_is_refused():
+    with pytest.raises(VisionConfigError, match="sat_low"):
+        DetectorConfig(sat_low=200, sat_high=100).validate()
+    with pytest.raises(VisionConfigError, match="hue_high"):
+        DetectorConfig(hue_high=180).validate()
