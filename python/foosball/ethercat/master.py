@@ -33,6 +33,7 @@ class PysoemBus(EtherCatBus):
         self.master = pysoem.Master()
         self._opened = False
         self._empty_inputs = tuple(L.TxPdo() for _ in range(config.drives))
+        self._open()  # the socket belongs to the network namespace we are created in
 
     def _open(self) -> None:
         if self._opened:

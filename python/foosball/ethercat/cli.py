@@ -1,0 +1,90 @@
+"""`foosball ethercat ...`: run the drive emulator, scan a segment."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import sys
+
+from foosball.ethercat import layout as L
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    group = subparsers.add_parser("ethercat", help="EtherCAT: drive emulator, bus scan")
+    sub = group.add_subparsers(dest="ethercat_command", metavar="{emulate,scan}")
+
+    emulate = sub.add_parser("emulate", help="emulate STEVAL-ETH001 drives on a raw interface")
+    emulate.add_argument("--iface", required=True, help="interface (e.g. one end of a veth)")
+    emulate.add_argument("--drives", type=int, default=8)
+    emulate.add_argument("--geometry", help="table JSON (default: the packaged table)")
+    emulate.add_argument("--start-fraction", type=float, default=0.5,
+                         help="where each rod stands at power-up, 0 = on the switch, 1 = far end")
+    emulate.add_argument("--alignment-time", type=float, default=0.2, help="seconds")
+    emulate.add_argument("--foreign", type=int, action="append", default=[],
+                         help="give slave POSITION (1-based) another identity (tests)")
+    emulate.add_argument("--control-socket", help="also take control commands on this UNIX socket")
+    emulate.add_argument("--rt-priority", type=int, default=0, help="SCHED_FIFO priority (0: off)")
+    emulate.set_defaults(func=_emulate)
+
+    scan = sub.add_parser("scan", help="list the slaves found on an interface")
+    scan.add_argument("--iface", required=True)
+    scan.add_argument("--json", action="store_true", help="print JSON")
+    scan.set_defaults(func=_scan)
+    group.set_defaults(func=lambda _args: group.print_help() or 2)
+
+
+def emulator_config_from_table(table: object, drives: int, start_fraction: float,
+                               alignment_time_s: float,
+                               foreign: tuple[int, ...] = ()) -> object:
+    from foosball.ethercat.emulator import EmulatorConfig
+
+    starts, travels = [], []
+    for rod in table.robot_rods:  # type: ignore[attr-defined]
+        per_rad = rod.metres_per_motor_radian()
+        span = (rod.travel_max - rod.zero_offset) / per_rad
+        travels.append(span + 0.5)  # the springs stop the rod a little beyond its travel
+        starts.append(max(0.05, min(1.0, start_fraction)) * span)
+    return EmulatorConfig(drives=drives, start_above_switch=tuple(starts),
+                          travel_above_switch=tuple(travels),
+                          alignment_time_s=alignment_time_s, foreign_positions=foreign)
+
+
+def _emulate(args: argparse.Namespace) -> int:
+    from foosball.ethercat.emulator import serve
+    from foosball.geometry import default_table, load_table
+
+    logging.basicConfig(level=logging.INFO, stream=sys.stderr)
+    table = load_table(args.geometry) if args.geometry else default_table()
+    config = emulator_config_from_table(table, args.drives, args.start_fraction,
+                                        args.alignment_time, tuple(args.foreign))
+    return serve(args.iface, config, control_socket=args.control_socket,  # type: ignore[arg-type]
+                 rt_priority=args.rt_priority)
+
+
+def _scan(args: argparse.Namespace) -> int:
+    from foosball.ethercat.bus import BusConfig, BusConfigurationError, open_bus
+
+    bus = open_bus(BusConfig(backend="pysoem", iface=args.iface, discovery_attempts=5))
+    try:
+        slaves = bus.scan()
+    except BusConfigurationError as exc:
+        print(f"foosball ethercat scan: {exc}", file=sys.stderr)
+        return 1
+    finally:
+        bus.close()
+    rows = [{"position": s.position, "name": s.name,
+             "vendor_id": f"0x{s.identity.vendor_id:08x}",
+             "product_code": f"0x{s.identity.product_code:08x}",
+             "revision": f"0x{s.identity.revision:08x}",
+             "expected": s.identity == L.EXPECTED_IDENTITY,
+             "al_state": s.al_state} for s in slaves]
+    if args.json:
+        print(json.dumps({"iface": args.iface, "slaves": rows}, indent=2))
+    else:
+        for r in rows:
+            mark = "" if r["expected"] else "  <- not an expected drive"
+            print(f"{r['position']:2d}  {r['name']:<20} {r['vendor_id']} {r['product_code']} "
+                  f"{r['revision']}{mark}")
+        print(f"{len(rows)} slave(s) on {args.iface}")
+    return 0 if rows else 1

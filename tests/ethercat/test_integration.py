@@ -1,0 +1,274 @@
+"""Real pysoem against the emulator with 8 drives, in a throwaway network namespace.
+
+One namespace and one emulator process carry the main story in order (OP, enable,
+alignment, homing, moves, each fault, link loss, then the SyncManager watchdog when the
+master goes silent); start-up errors use their own emulator. Timing is not asserted here;
+the figures come from benchmarks/ethercat_cycle.py.
+"""
+
+from __future__ import annotations
+
+import json
+import secrets
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+
+import pytest
+from conftest import needs_netns
+from foosball.agents.motor_driver import (
+    MotorDriverConfig,
+    MotorDriverCore,
+    MotorDriverRunner,
+)
+from foosball.ethercat import layout as L
+from foosball.ethercat.bus import BusConfig, BusConfigurationError, open_bus
+from foosball.wire.catalogue import (
+    Agent,
+    Alarm,
+    AlarmCode,
+    AxisTarget,
+    DriveState,
+    GameCommand,
+    GameControl,
+    MotorCommand,
+    MotorStatus,
+)
+from foosball.wire.codec import WireCodec
+from foosball.wire.endpoint import Endpoint
+from foosball.wire.transports import open_transport
+from netns import EmulatorProcess, Namespace, inside
+
+pytestmark = needs_netns
+TRANSLATION_AXES = (0, 2, 4, 6)
+
+
+@dataclass
+class Rig:
+    ns: Namespace
+    emulator: EmulatorProcess
+    bus: object
+    core: MotorDriverCore
+    runner: MotorDriverRunner
+    panel: Endpoint  # stands for the game panel / pole driver on the agent LAN
+    heard: list[object] = field(default_factory=list)
+
+    def run_until(self, done: Callable[[], bool], timeout_s: float) -> bool:
+        """Cycle the master at 5 ms until `done()` or the timeout; collect what the panel hears."""
+        deadline = time.monotonic() + timeout_s
+        result = False
+
+        def check(runner: MotorDriverRunner) -> None:
+            nonlocal result
+            self.heard.extend(r.message for r in self.panel.receive(0))
+            if done():
+                result = True
+                runner.stop()
+            elif time.monotonic() > deadline:
+                runner.stop()
+
+        self.runner.running = True
+        self.runner.run(on_cycle=check)
+        return result
+
+    def states(self) -> list[DriveState]:
+        return self.core.drive_states()
+
+    def operational(self) -> bool:
+        return all(s in (DriveState.READY, DriveState.RUNNING) for s in self.states())
+
+    def alarms(self) -> list[Alarm]:
+        return [m for m in self.heard if isinstance(m, Alarm)]
+
+
+@pytest.fixture(scope="module")
+def rig() -> Iterator[Rig]:
+    ns = Namespace()
+    emulator = None
+    bus = None
+    try:
+        emulator = EmulatorProcess(ns, 8)
+        key = secrets.token_bytes(32)
+        with inside(ns):
+            bus = open_bus(BusConfig(backend="pysoem", iface="ecat0", drives=8))
+            bus.start()
+            mda_wire = Endpoint(open_transport("raw", iface="lan0"),
+                                WireCodec(key, Agent.MOTOR_DRIVER))
+            panel = Endpoint(open_transport("raw", iface="lan1"),
+                             WireCodec(key, Agent.GAME_PANEL))
+        core = MotorDriverCore(MotorDriverConfig(cycle_s=0.005))
+        core.expected_wkc = bus.expected_working_counter
+        runner = MotorDriverRunner(bus, core, mda_wire)
+        yield Rig(ns, emulator, bus, core, runner, panel)
+    finally:
+        if bus is not None:
+            bus.close()
+        if emulator is not None:
+            emulator.stop()
+        ns.delete()
+
+
+def test_bus_reaches_op_with_expected_identity_count_and_working_counter(rig: Rig) -> None:
+    assert len(rig.bus.slaves) == 8
+    assert all(s.identity == L.EXPECTED_IDENTITY for s in rig.bus.slaves)
+    assert [s.name for s in rig.bus.slaves] == [L.DEVICE_NAME] * 8
+    assert rig.bus.expected_working_counter == 24
+    assert all(state == (int(L.AlState.OP), 0) for state in rig.bus.al_states())
+    assert all(s["al_state"] == int(L.AlState.OP) for s in rig.emulator.slaves())
+    exchange = rig.bus.exchange([L.RxPdo(controlword=0)] * 8)
+    assert exchange.working_counter == 24
+    assert all(tx.state is L.Cia402State.SWITCH_ON_DISABLED for tx in exchange.inputs)
+
+
+def test_enable_alignment_and_homing_set_zero_at_the_switch(rig: Rig) -> None:
+    seen: set[DriveState] = set()
+
+    def all_ready() -> bool:
+        seen.update(rig.states())
+        return all(s is DriveState.READY for s in rig.states())
+
+    assert rig.run_until(all_ready, timeout_s=10.0), rig.states()
+    assert {DriveState.ALIGNING, DriveState.HOMING} <= seen
+    slaves = rig.emulator.slaves()
+    assert all(s["cia402_state"] == "operation enabled" and s["aligned"] for s in slaves)
+    for axis in TRANSLATION_AXES:
+        zero = rig.core.axes[axis].zero
+        # the zero is the switch's edge, found while leaving it at 2 rad/s in 5 ms cycles
+        assert abs(zero - slaves[axis]["switch_position"]) < 0.02
+        assert not slaves[axis]["switch_active"]
+        assert abs(rig.core.position(axis)) < 0.05
+
+
+def test_position_moves_reach_target_within_tolerance(rig: Rig) -> None:
+    targets = {0: 20.0, 1: 3.0, 2: 30.0, 3: -2.0, 4: 10.0, 5: 6.0, 6: 25.0, 7: -1.5}
+    command = MotorCommand(axes=tuple(AxisTarget(axis=a, position=p, velocity=150.0)
+                                      for a, p in targets.items()))
+    rig.panel.send(command)
+
+    def arrived() -> bool:
+        return all(abs(rig.core.position(a) - p) < 0.01 for a, p in targets.items())
+
+    assert rig.run_until(arrived, timeout_s=5.0), [rig.core.position(a) for a in targets]
+    rig.run_until(lambda: False, timeout_s=0.1)  # settle
+    slaves = rig.emulator.slaves()
+    for axis, target in targets.items():
+        zero = rig.core.axes[axis].zero
+        assert abs(slaves[axis]["position"] - zero - target) < 0.01
+        assert abs(slaves[axis]["velocity"]) < 0.5
+
+
+def _restart_and_home(rig: Rig) -> None:
+    rig.panel.send(GameControl(command=GameCommand.RESTART))
+    assert rig.run_until(lambda: all(s is DriveState.READY for s in rig.states()), 10.0), \
+        rig.states()
+
+
+@pytest.mark.parametrize(("kind", "code"), [
+    ("overcurrent", AlarmCode.OVERCURRENT),
+    ("motor_locked", AlarmCode.MOTOR_LOCKED),
+    ("emergency_button", AlarmCode.EMERGENCY_BUTTON),
+])
+def test_fault_quick_stops_every_axis_alarms_and_restarts_only_when_cleared(
+        rig: Rig, kind: str, code: AlarmCode) -> None:
+    assert rig.run_until(rig.operational, 10.0), rig.states()
+    rig.heard.clear()
+    faulty = 3 if kind != "emergency_button" else 0
+    injected_at = rig.core.cycles
+    rig.emulator.command(f"fault {faulty} {kind}")
+    assert rig.run_until(lambda: rig.core.quick_stop_done_cycle is not None, 2.0)
+    cycles_to_quick_stop = rig.core.quick_stop_done_cycle - injected_at
+    print(f"{kind}: {cycles_to_quick_stop} cycles from injection to quick stop on all axes")
+    assert rig.run_until(lambda: any(a.code == code for a in rig.alarms()), 1.0)
+    alarm = next(a for a in rig.alarms() if a.code == code)
+    assert alarm.source == Agent.MOTOR_DRIVER and alarm.latched and alarm.axis == faulty
+    assert rig.run_until(lambda: False, 0.3) is False  # let the axes come to rest
+    slaves = rig.emulator.slaves()
+    assert all(s["cia402_state"] in ("quick stop active", "fault") for s in slaves), slaves
+    assert all(abs(s["velocity"]) < 1e-3 for s in slaves)
+    assert slaves[faulty]["cia402_state"] == "fault"
+
+    # a restart while the cause is present is refused
+    refused = rig.core.restarts_refused
+    rig.panel.send(GameControl(command=GameCommand.RESTART))
+    rig.run_until(lambda: rig.core.restarts_refused > refused, 1.0)
+    assert rig.core.restarts_refused == refused + 1
+    assert rig.core.latched is not None and not rig.core.latched.cleared
+    assert all(s in (DriveState.QUICK_STOP, DriveState.FAULT) for s in rig.states())
+
+    # the cause goes: the MDA sees it, but waits for the restart
+    rig.emulator.command(f"clear {faulty}")
+    assert rig.run_until(lambda: rig.core.latched.cleared, 1.0)
+    rig.run_until(lambda: False, 0.2)
+    assert all(s in (DriveState.QUICK_STOP, DriveState.FAULT) for s in rig.states())
+    _restart_and_home(rig)
+    assert rig.core.latched is None
+
+
+def test_link_loss_alarms_and_recovers_after_restart(rig: Rig) -> None:
+    assert rig.run_until(rig.operational, 10.0), rig.states()
+    rig.heard.clear()
+    rig.emulator.command("mute on")
+    assert rig.run_until(lambda: any(a.code == AlarmCode.ETHERCAT_LINK
+                                     for a in rig.alarms()), 2.0)
+    rig.run_until(lambda: False, 0.2)  # longer than the drives' 50 ms watchdog
+    rig.emulator.command("mute off")
+    # the drives dropped to SAFEOP+error on their watchdog; the master recovers them to OP
+    assert rig.run_until(lambda: rig.core.latched is not None and rig.core.latched.cleared, 5.0)
+    assert all(s["al_state"] == int(L.AlState.OP) for s in rig.emulator.slaves())
+    _restart_and_home(rig)
+
+
+def test_status_messages_reach_the_panels(rig: Rig) -> None:
+    rig.heard.clear()
+    rig.run_until(lambda: any(isinstance(m, MotorStatus) for m in rig.heard), 1.0)
+    status = next(m for m in rig.heard if isinstance(m, MotorStatus))
+    assert [a.axis for a in status.axes] == list(range(8))
+
+
+def test_syncmanager_watchdog_trips_when_the_master_goes_silent(rig: Rig) -> None:
+    assert all(s["al_state"] == int(L.AlState.OP) for s in rig.emulator.slaves())
+    time.sleep(0.3)  # the master sends nothing; the drives' watchdog is 50 ms
+    slaves = rig.emulator.slaves()
+    assert all(s["al_state"] == int(L.AlState.SAFEOP) | L.AL_ERROR_FLAG for s in slaves)
+    assert all(s["al_status_code"] == L.AL_CODE_SM_WATCHDOG for s in slaves)
+    assert all(s["cia402_state"] in ("fault", "fault reaction active") for s in slaves)
+    assert all(s["error_code"] == L.ErrorCode.COMMUNICATION for s in slaves)
+
+
+# --- start-up errors ----------------------------------------------------------------------
+def _start_bus(ns: Namespace) -> object:
+    with inside(ns):
+        bus = open_bus(BusConfig(backend="pysoem", iface="ecat0", drives=8))
+    return bus
+
+
+def test_missing_slave_at_startup_gives_a_clear_error(namespace: Namespace,
+                                                      emulator_factory: Callable) -> None:
+    emulator_factory(7)
+    bus = _start_bus(namespace)
+    try:
+        with pytest.raises(BusConfigurationError, match=r"missing slave\(s\) at position 8"):
+            bus.start()
+    finally:
+        bus.close()
+
+
+def test_unexpected_slave_is_named_and_scan_lists_it(namespace: Namespace,
+                                                     emulator_factory: Callable) -> None:
+    emulator_factory(8, ("--foreign", "3"))
+    bus = _start_bus(namespace)
+    try:
+        with pytest.raises(BusConfigurationError, match="unexpected slave at position 3"):
+            bus.start()
+    finally:
+        bus.close()
+    result = subprocess.run(
+        [*namespace.exec_args(), sys.executable, "-m", "foosball.cli", "ethercat", "scan",
+         "--iface", "ecat0", "--json"], check=False, capture_output=True, text=True,
+        timeout=60)
+    assert result.returncode == 0, result.stderr
+    listing = json.loads(result.stdout)
+    assert [s["position"] for s in listing["slaves"]] == list(range(1, 9))
+    assert [s["expected"] for s in listing["slaves"]] == [True, True, False] + [True] * 5
