@@ -227,21 +227,17 @@ class World:
 
     def set_rod_pose(self, index: int, translation: float, rotation: float) -> None:
         """Teleport a rod (test set-up); it then holds that pose."""
-        for axis, value in ((2 * index, translation), (2 * index + 1, rotation)):
-            self.axes.position[axis] = value
-            self.axes.velocity[axis] = 0.0
-            self.axes.accel[axis] = 0.0
-            self.axes.target[axis] = value
-            self.axes.external[axis] = False
+        self.axes.hold(2 * index, translation)
+        self.axes.hold(2 * index + 1, rotation)
 
     def rod_pose(self, index: int) -> tuple[float, float, float, float]:
         """(translation, rotation, translation velocity, rotation velocity) now."""
         a = self.axes
         return (
-            float(a.position[2 * index]),
-            float(a.position[2 * index + 1]),
-            float(a.velocity[2 * index]),
-            float(a.velocity[2 * index + 1]),
+            a.position[2 * index],
+            a.position[2 * index + 1],
+            a.velocity[2 * index],
+            a.velocity[2 * index + 1],
         )
 
     def state(self) -> WorldState:
@@ -254,8 +250,8 @@ class World:
             ball_vx=b.vx,
             ball_vy=b.vy,
             ball_in_play=b.in_play,
-            translations=tuple(pos[0::2].tolist()),
-            rotations=tuple(pos[1::2].tolist()),
+            translations=tuple(pos[0::2]),
+            rotations=tuple(pos[1::2]),
             score_robot=self.score.robot,
             score_human=self.score.human,
         )
@@ -266,10 +262,10 @@ class World:
         """Advance the world by dt seconds; returns the contacts that happened."""
         self._contacts = []
         axes = self.axes
-        before_p = axes.position.tolist()
-        before_v = axes.velocity.tolist()
+        before_p = list(axes.position)
+        before_v = list(axes.velocity)
         axes.step(dt)
-        after_p, after_v = axes.position.tolist(), axes.velocity.tolist()
+        after_p, after_v = axes.position, axes.velocity
         for i, pose in enumerate(self._poses):
             pose.t0, pose.r0 = before_p[2 * i], before_p[2 * i + 1]
             pose.vt0, pose.vr0 = before_v[2 * i], before_v[2 * i + 1]

@@ -1,0 +1,328 @@
+"""Match runner: two controllers on the simulated table, headless, faster than real time.
+
+The loop runs at the camera frame period (default 5 ms): step the physics, make the frame's
+BallState (see `perception`), deliver states and apply commands when their delays have
+passed. Delays are honoured at frame granularity (rounded up to the next frame tick).
+
+Kick-off rule (serve). The ball is served from the side at the centre line, as on a real
+table: at x = 0 against one side wall (side drawn from the seed), rolling across the field
+at 0.6-1.2 m/s with a small drift towards one half. It is served at the start, 1 s after a
+goal, when it has lain still (< 5 cm/s) for 3 s where no man can kick it forward, and when
+it has lain still for 10 s anywhere (the possession limit of table-soccer rules).
+
+Statistics. A shot is a man's contact after which the ball moves towards the other goal at
+>= 2 m/s; it is on target if its straight path, folded at the side walls (bank shots), ends
+in the goal mouth. A save is an on-target shot that a man of the defending team touches
+before it scores. Results report every realism parameter the match ran with.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import deque
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from foosball.geometry import Table, default_table
+from foosball.sim.controllers import Controller, make_controller
+from foosball.sim.params import SimParams, draw_params
+from foosball.sim.perception import (
+    TrackerModel,
+    mirror_ball,
+    rod_status,
+    unmirror_target,
+    visible_fraction,
+)
+from foosball.sim.physics import Contact, World, WorldState
+from foosball.wire.catalogue import BallState, RodCommand
+
+SHOT_MIN_SPEED = 2.0  # m/s
+STILL_SPEED = 0.05  # m/s
+DEAD_BALL_S = 3.0
+STALL_S = 10.0
+SERVE_DELAY_S = 1.0
+
+
+@dataclass
+class Shot:
+    time: float
+    team: str
+    rod: str
+    speed: float
+    on_target: bool
+    outcome: str = "open"  # open | goal | saved | missed
+
+
+@dataclass
+class MatchResult:
+    robot: str
+    opponent: str
+    seed: int
+    duration: float
+    goals_robot: int = 0
+    goals_human: int = 0
+    shots: list[Shot] = field(default_factory=list)
+    saves_robot: int = 0  # robot men stopping human shots on target
+    saves_human: int = 0
+    serves: int = 0
+    params: dict[str, Any] = field(default_factory=dict)
+    wall_time: float = 0.0
+
+    def summary(self) -> dict[str, Any]:
+        def team(name: str) -> dict[str, Any]:
+            shots = [s for s in self.shots if s.team == name]
+            speeds = [s.speed for s in shots]
+            return {
+                "shots": len(shots),
+                "on_target": sum(s.on_target for s in shots),
+                "shot_speed_mean": round(float(np.mean(speeds)), 3) if speeds else 0.0,
+                "shot_speed_max": round(max(speeds), 3) if speeds else 0.0,
+                "shot_speeds": [round(v, 2) for v in speeds],
+            }
+
+        return {
+            "robot": self.robot,
+            "opponent": self.opponent,
+            "seed": self.seed,
+            "duration_s": self.duration,
+            "goals": {"robot": self.goals_robot, "human": self.goals_human},
+            "saves": {"robot": self.saves_robot, "human": self.saves_human},
+            "shots": {"robot": team("robot"), "human": team("human")},
+            "serves": self.serves,
+            "speed_vs_real_time": round(self.duration / self.wall_time, 1)
+            if self.wall_time > 0
+            else None,
+            "params": self.params,
+        }
+
+
+class Match:
+    """One match; `run()` plays it. `on_frame(state)` (optional) sees every world state."""
+
+    def __init__(
+        self,
+        robot: str | Controller,
+        opponent: str | Controller,
+        *,
+        seed: int = 0,
+        duration: float = 60.0,
+        table: Table | None = None,
+        params: SimParams | None = None,
+        randomise: bool = False,
+        on_frame: Any = None,
+    ) -> None:
+        self.table = table or default_table()
+        self.rng = np.random.default_rng(seed)
+        base = params or SimParams()
+        self.params = draw_params(self.rng, base) if randomise else base
+        self.seed = seed
+        self.duration = duration
+        self.world = World(self.table, self.params)
+        self.robot_name = robot if isinstance(robot, str) else type(robot).__name__
+        self.opponent_name = opponent if isinstance(opponent, str) else type(opponent).__name__
+        self.controllers: dict[str, Controller] = {
+            "robot": make_controller(robot, self.table, seed) if isinstance(robot, str) else robot,
+            "human": make_controller(opponent, self.table, seed + 1)
+            if isinstance(opponent, str)
+            else opponent,
+        }
+        self.team_rods = {
+            team: [self.table.rods.index(r) for r in self.table.team_rods(team)]
+            for team in ("robot", "human")
+        }
+        limits = getattr(self.controllers["human"], "rod_limits", None)
+        robot_limits = self.params.robot_limits()
+        for i in self.team_rods["human"]:
+            self.world.set_rod_limits(i, *(limits or robot_limits))
+        self.tracker = TrackerModel(self.table, self.params, self.rng)
+        self.on_frame = on_frame
+        self._deliveries: deque[tuple[float, BallState]] = deque()
+        self._commands: deque[tuple[float, str, RodCommand]] = deque()
+        self.result = MatchResult(
+            self.robot_name, self.opponent_name, seed, duration, params=self.params.as_dict()
+        )
+        self._open_shot: Shot | None = None
+        self._still_since: float | None = None
+        self._serve_at: float | None = 0.0
+        self._serve_side = 1.0 if self.rng.random() < 0.5 else -1.0
+
+    # --- loop ------------------------------------------------------------------------------
+
+    def run(self) -> MatchResult:
+        import time as _time
+
+        wall = _time.perf_counter()
+        period = self.params.frame_period
+        delivery_delay = self.params.exposure / 2 + self.params.tracker_latency
+        frames = round(self.duration / period)
+        world = self.world
+        for _ in range(frames):
+            contacts = world.step(period)
+            now = world.time
+            state = world.state()
+            self._account(contacts, state)
+            self._kick_off_rule(state, now)
+            state = world.state()
+            fraction = visible_fraction(self.table, state, world.man.reach)
+            ball = self.tracker.observe(state, fraction)
+            self._deliveries.append((now + delivery_delay, ball))
+            while self._deliveries and self._deliveries[0][0] <= now + 1e-9:
+                _, delivered = self._deliveries.popleft()
+                self._run_controllers(delivered, now)
+            while self._commands and self._commands[0][0] <= now + 1e-9:
+                _, team, command = self._commands.popleft()
+                self._apply(team, command)
+            if self.on_frame is not None:
+                self.on_frame(state)
+        self._close_shot("missed")
+        self.result.goals_robot = world.score.robot
+        self.result.goals_human = world.score.human
+        self.result.wall_time = _time.perf_counter() - wall
+        return self.result
+
+    def _run_controllers(self, ball: BallState, now: float) -> None:
+        now_ns = round(now * 1e9)
+        poses = [self.world.rod_pose(i) for i in range(len(self.table.rods))]
+        for team, controller in self.controllers.items():
+            own = rod_status([poses[i] for i in self.team_rods[team]], team)
+            other_team = "human" if team == "robot" else "robot"
+            observe = getattr(controller, "observe_opponents", None)
+            if observe is not None:
+                # the other team's rods, expressed in this team's frame
+                sign = -1.0 if team == "human" else 1.0
+                others = [
+                    (sign * t, sign * r, sign * vt, sign * vr)
+                    for t, r, vt, vr in (poses[i] for i in self.team_rods[other_team])
+                ]
+                observe(rod_status(others, "robot"))
+            seen = ball if team == "robot" else mirror_ball(ball)
+            command = controller.step(seen, own, now_ns)
+            if command is not None:
+                self._commands.append((now + self.params.command_latency, team, command))
+
+    def _apply(self, team: str, command: RodCommand) -> None:
+        rods = self.team_rods[team]
+        for target in command.rods:
+            index = rods[int(target.rod)]
+            translation, rotation = unmirror_target(target, team)
+            self.world.command_rod(
+                index, translation, rotation, target.translation_speed, target.rotation_speed
+            )
+
+    # --- rules and statistics --------------------------------------------------------------
+
+    def _kick_off_rule(self, state: WorldState, now: float) -> None:
+        world = self.world
+        if not state.ball_in_play:
+            if self._serve_at is None:
+                self._serve_at = now + SERVE_DELAY_S
+            if now >= self._serve_at:
+                self._serve(now)
+            return
+        if math.hypot(state.ball_vx, state.ball_vy) < STILL_SPEED:
+            if self._still_since is None:
+                self._still_since = now
+            still = now - self._still_since
+            if still >= STALL_S or (still >= DEAD_BALL_S and not self._playable(state)):
+                self._close_shot("missed")
+                world.remove_ball()
+                self._serve(now)
+        else:
+            self._still_since = None
+
+    def _playable(self, state: WorldState) -> bool:
+        """Whether some man could kick the resting ball forward (it lies in front of a rod,
+        within the feet's reach, in y reach of a man)."""
+        reach = self.table.man.contact_reach
+        for rod in self.table.rods:
+            ahead = (state.ball_x - rod.x) * rod.forward
+            if 0.0 < ahead < reach and any(
+                lo - 0.01 <= state.ball_y <= hi + 0.01 for lo, hi in rod.reachable_y()
+            ):
+                return True
+        return False
+
+    def _serve(self, now: float) -> None:
+        r = self.table.ball.radius
+        wall = self.table.field.half_width - r - 0.002
+        side = self._serve_side
+        self._serve_side = -side
+        vx = float(self.rng.uniform(0.1, 0.4)) * (1.0 if self.rng.random() < 0.5 else -1.0)
+        vy = -side * float(self.rng.uniform(0.6, 1.2))
+        self.world.place_ball(0.0, side * wall, vx, vy)
+        self._serve_at = None
+        self._still_since = None
+        self.result.serves += 1
+
+    def _account(self, contacts: list[Contact], state: WorldState) -> None:
+        for contact in contacts:
+            t = contact.time_ns * 1e-9
+            if contact.kind == "goal":
+                if self._open_shot is not None and self._open_shot.team == contact.team:
+                    self._close_shot("goal")
+                else:
+                    self._close_shot("missed")
+                continue
+            if contact.kind != "man":
+                continue
+            team = contact.team
+            shot = self._open_shot
+            if shot is not None:
+                if shot.team != team and shot.on_target:
+                    shot.outcome = "saved"
+                    if team == "robot":
+                        self.result.saves_robot += 1
+                    else:
+                        self.result.saves_human += 1
+                    self._open_shot = None
+                elif shot.team != team:
+                    self._close_shot("missed")
+            forward = 1.0 if team == "robot" else -1.0
+            if contact.speed_after >= SHOT_MIN_SPEED and contact.vx_after * forward > 0:
+                if self._open_shot is not None and self._open_shot.team == team:
+                    self._close_shot("missed")  # a new shot by the same team replaces it
+                rod = self.table.rods[contact.rod]
+                new = Shot(
+                    time=t,
+                    team=team,
+                    rod=rod.role,
+                    speed=float(contact.speed_after),
+                    on_target=bool(self._on_target(state, contact, forward)),
+                )
+                self.result.shots.append(new)
+                self._open_shot = new
+
+    def _on_target(self, state: WorldState, contact: Contact, forward: float) -> bool:
+        f = self.table.field
+        r = self.table.ball.radius
+        vx, vy = contact.vx_after, contact.vy_after
+        if vx * forward <= 0:
+            return False
+        goal_x = forward * f.half_length
+        y = state.ball_y + vy * (goal_x - state.ball_x) / vx
+        wall = f.half_width - r
+        period = 4 * wall
+        folded = (y + wall) % period
+        folded = (folded if folded <= 2 * wall else period - folded) - wall
+        return abs(folded) < f.goal_width / 2 - r
+
+    def _close_shot(self, outcome: str) -> None:
+        if self._open_shot is not None:
+            self._open_shot.outcome = outcome
+            self._open_shot = None
+
+
+def run_match(
+    robot: str,
+    opponent: str,
+    *,
+    duration: float = 60.0,
+    seed: int = 0,
+    randomise: bool = False,
+    on_frame: Any = None,
+) -> MatchResult:
+    return Match(
+        robot, opponent, seed=seed, duration=duration, randomise=randomise, on_frame=on_frame
+    ).run()

@@ -1,0 +1,354 @@
+"""Scripted human opponents at three skill levels, deterministic from a seed.
+
+They are ordinary controllers (see `foosball.sim.controllers`): they think in their own
+robot-style frame (x towards the goal they attack) and the match runner mirrors them onto
+the human's rods. A human sees the ball with a reaction delay, so each opponent acts on the
+newest ball state at least `reaction` seconds old, extrapolated to now.
+
+Per rod, every frame:
+- a kick in progress goes on: ALIGN (put the chosen man at the contact offset that sends the
+  ball in the aimed direction: the foot's edge for angled shots), WIND-UP (feet back to
+  -75 deg, which also lets the ball pass), STRIKE (forward at the rotation speed that gives
+  the chosen ball speed, ``omega = v / ((1 + e) (rod_height - r))``), RECOVER (vertical);
+- a slow ball resting just in front of the rod's feet starts a kick;
+- a ball rolling forward towards the rod from behind (a pass or a team-mate's shot): the rod
+  lifts its feet so it passes; club and pro then strike it on the way (a one-timer);
+- otherwise the rod blocks: the nearest man goes to where the ball will cross the rod,
+  with a positioning error that depends on the skill.
+
+Skills: rookie (slow hands, random shot directions at 3-6 m/s, no passes), club (shots
+aimed at the goal up to 10 m/s, simple midfield-to-attack passes), pro (aims at the widest
+gap the opponent's goalkeeper and defence leave, 12-18 m/s, bank shots off the side walls).
+"""
+
+from __future__ import annotations
+
+import math
+from collections import deque
+from dataclasses import dataclass
+
+import numpy as np
+
+from foosball.geometry import Rod, Table
+from foosball.sim.params import AxisLimits
+from foosball.wire.catalogue import (
+    BallState,
+    BallStatus,
+    RodCommand,
+    RodId,
+    RodStatus,
+    RodTarget,
+)
+
+WIND_UP = -1.3  # rad: feet back
+STRIKE_END = 1.6  # rad: follow through well past vertical so the foot is fast at the ball
+LIFT = -1.5  # rad: feet lifted to let a ball pass underneath
+DECISION_PERIOD = 0.01  # s: a human's hands change course at most this often
+ROD_IDS = tuple(RodId)
+
+
+@dataclass(frozen=True, slots=True)
+class Skill:
+    name: str
+    reaction: float  # s
+    translation: AxisLimits
+    rotation: AxisLimits
+    shot_speed: tuple[float, float]  # m/s, drawn per shot
+    aimed: bool  # False: random direction within +-random_angle
+    random_angle: float  # rad
+    aim_error: float  # rad, 1 sigma
+    pass_probability: float  # midfield plays a pass instead of shooting
+    bank_probability: float
+    aim_at_gaps: bool
+    one_timer: bool  # strike a ball that passes under the lifted rod
+    position_error: float  # m, 1 sigma, blocking position
+    align_tolerance: float  # m
+
+
+ROOKIE = Skill(
+    name="rookie",
+    reaction=0.25,
+    translation=AxisLimits(1.2, 20.0, 2000.0),
+    rotation=AxisLimits(70.0, 8000.0, 5.0e6),
+    shot_speed=(3.0, 6.0),
+    aimed=False,
+    random_angle=0.6,
+    aim_error=0.0,
+    pass_probability=0.0,
+    bank_probability=0.0,
+    aim_at_gaps=False,
+    one_timer=False,
+    position_error=0.02,
+    align_tolerance=0.006,
+)
+CLUB = Skill(
+    name="club",
+    reaction=0.15,
+    translation=AxisLimits(2.0, 40.0, 5000.0),
+    rotation=AxisLimits(120.0, 20000.0, 5.0e6),
+    shot_speed=(6.0, 10.0),
+    aimed=True,
+    random_angle=0.0,
+    aim_error=0.06,
+    pass_probability=0.4,
+    bank_probability=0.0,
+    aim_at_gaps=False,
+    one_timer=True,
+    position_error=0.008,
+    align_tolerance=0.004,
+)
+PRO = Skill(
+    name="pro",
+    reaction=0.09,
+    translation=AxisLimits(3.0, 60.0, 20000.0),
+    rotation=AxisLimits(200.0, 40000.0, 5.0e6),
+    shot_speed=(12.0, 18.0),
+    aimed=True,
+    random_angle=0.0,
+    aim_error=0.025,
+    pass_probability=0.3,
+    bank_probability=0.3,
+    aim_at_gaps=True,
+    one_timer=True,
+    position_error=0.003,
+    align_tolerance=0.002,
+)
+SKILLS = {s.name: s for s in (ROOKIE, CLUB, PRO)}
+
+
+@dataclass(slots=True)
+class _Kick:
+    phase: str  # "align" | "windup" | "strike" | "recover"
+    started: float
+    angle: float  # aimed direction of the ball (rad, 0 = straight at the goal line)
+    speed: float  # m/s wanted
+    man: int
+    one_timer: bool = False
+
+
+class ScriptedOpponent:
+    def __init__(self, table: Table, skill: Skill, seed: int) -> None:
+        self.table = table
+        self.skill = skill
+        self.rng = np.random.default_rng(seed)
+        self.rods: list[Rod] = table.robot_rods  # own rods in the own frame
+        self.rod_limits = (skill.translation, skill.rotation)
+        self._seen: deque[BallState] = deque(maxlen=512)
+        self._kicks: list[_Kick | None] = [None] * len(self.rods)
+        self._block_error = [0.0] * len(self.rods)
+        self._error_until = 0.0
+        self._opponents: RodStatus | None = None
+        self._next_decision = 0.0
+        man = table.man
+        self._lever = man.rod_height - table.ball.radius
+        self._half_foot = man.foot_width / 2
+        self._radius = table.ball.radius
+        self._reach = man.contact_reach
+
+    # --- interface -------------------------------------------------------------------------
+
+    def observe_opponents(self, rods: RodStatus) -> None:
+        self._opponents = rods
+
+    def step(self, ball: BallState, rods: RodStatus, now_ns: int) -> RodCommand | None:
+        now = now_ns * 1e-9
+        self._seen.append(ball)
+        if now < self._next_decision:
+            return None
+        self._next_decision = now + DECISION_PERIOD - 1e-6
+        seen = self._perceived(now_ns)
+        if now >= self._error_until:
+            self._block_error = [
+                float(self.rng.normal(0.0, self.skill.position_error)) for _ in self.rods
+            ]
+            self._error_until = now + 0.3
+        positions = {p.rod: p for p in rods.rods}
+        targets = []
+        for i, rod in enumerate(self.rods):
+            here = positions.get(ROD_IDS[i])
+            translation = here.translation if here is not None else 0.0
+            rotation = here.rotation if here is not None else 0.0
+            targets.append(self._rod_target(i, rod, seen, now, translation, rotation))
+        return RodCommand(ball_capture_time=ball.capture_time, rods=tuple(targets))
+
+    # --- perception ------------------------------------------------------------------------
+
+    def _perceived(self, now_ns: int) -> tuple[float, float, float, float] | None:
+        """(x, y, vx, vy) of the ball as this human sees it now, or None."""
+        horizon = now_ns - round(self.skill.reaction * 1e9)
+        chosen = None
+        for state in reversed(self._seen):
+            if state.capture_time <= horizon:
+                chosen = state
+                break
+        if chosen is None or chosen.status == BallStatus.LOST:
+            return None
+        age = (now_ns - chosen.capture_time) * 1e-9
+        # extrapolate, bouncing off the side walls like the eye does
+        x = chosen.x + chosen.vx * age
+        y = _fold(chosen.y + chosen.vy * age, self.table.field.half_width - self._radius)
+        return x, y, chosen.vx, chosen.vy
+
+    # --- one rod ---------------------------------------------------------------------------
+
+    def _rod_target(
+        self,
+        i: int,
+        rod: Rod,
+        seen: tuple[float, float, float, float] | None,
+        now: float,
+        translation: float,
+        rotation: float,
+    ) -> RodTarget:
+        skill = self.skill
+        rod_id = ROD_IDS[i]
+        if seen is None:
+            self._kicks[i] = None
+            return RodTarget(rod_id, 0.0, 0.0, 0.0, 0.0)
+        x, y, vx, vy = seen
+        kick = self._kicks[i]
+        ahead = x - rod.x
+        speed = math.hypot(vx, vy)
+        if kick is None:
+            if 0.008 < ahead < self._reach - 0.01 and speed < 0.8:
+                kick = self._start_kick(i, rod, x, y, now)
+            elif (
+                skill.one_timer
+                and -0.15 < ahead < 0.0
+                and 0.4 < vx < 5.0
+                and self._reachable(rod, y + vy * (-ahead / vx))
+            ):
+                kick = self._start_kick(i, rod, x, y, now, one_timer=True)
+        if kick is not None:
+            target = self._kick_target(i, rod, kick, x, y, vx, vy, now, translation, rotation)
+            if target is not None:
+                return target
+            self._kicks[i] = None
+        # passthrough: a ball coming forward fast from behind passes under lifted feet
+        if vx > 1.5 and -0.25 < ahead < -0.03:
+            return RodTarget(rod_id, translation, LIFT, 0.0, 0.0)
+        # block where the ball will cross this rod
+        cross_y = y
+        if vx < -0.2 and ahead > 0:
+            cross_y = _fold(y + vy * (-ahead / vx), self.table.field.half_width - self._radius)
+        if rod.role == "goalkeeper":
+            cross_y = max(-0.09, min(0.09, cross_y))
+        cross_y += self._block_error[i]
+        return RodTarget(rod_id, self._translation_for(rod, cross_y), 0.0, 0.0, 0.0)
+
+    def _start_kick(
+        self, i: int, rod: Rod, x: float, y: float, now: float, one_timer: bool = False
+    ) -> _Kick:
+        skill = self.skill
+        rng = self.rng
+        speed = float(rng.uniform(*skill.shot_speed))
+        half_l = self.table.field.half_length
+        if not skill.aimed:
+            angle = float(rng.uniform(-skill.random_angle, skill.random_angle))
+        elif rod.role == "midfield" and rng.random() < skill.pass_probability:
+            # a simple pass: soft, straight on, for the attack rod to take on the way
+            angle, speed = 0.0, float(rng.uniform(1.2, 2.2))
+        else:
+            goal_y = self._aim_point(rng)
+            target_y = goal_y
+            if rng.random() < skill.bank_probability:
+                wall = self.table.field.half_width - self._radius
+                target_y = math.copysign(2 * wall, y) - goal_y  # unfolded off the near wall
+            angle = math.atan2(target_y - y, half_l - x)
+            angle += float(rng.normal(0.0, skill.aim_error))
+        angle = max(-1.2, min(1.2, angle))
+        man = self._man_for(rod, y - self._contact_offset(angle))
+        kick = _Kick("align" if not one_timer else "windup", now, angle, speed, man, one_timer)
+        self._kicks[i] = kick
+        return kick
+
+    def _aim_point(self, rng: np.random.Generator) -> float:
+        """A y on the goal line: the centre +- a bit, or the widest gap the defenders leave."""
+        half_goal = self.table.field.goal_width / 2 - self._radius
+        if not self.skill.aim_at_gaps or self._opponents is None:
+            return float(rng.uniform(-0.6, 0.6) * half_goal)
+        blockers: list[float] = []
+        for position in self._opponents.rods:
+            rod = self.rods[int(position.rod)]
+            if rod.role in ("goalkeeper", "defence"):
+                # opponent rods are reported in this frame with this table's rod layout
+                blockers += list(rod.men_y(position.translation))
+        candidates = np.linspace(-half_goal, half_goal, 21)
+        clearance = [min((abs(c - b) for b in blockers), default=1.0) for c in candidates]
+        return float(candidates[int(np.argmax(clearance))])
+
+    def _contact_offset(self, angle: float) -> float:
+        """Ball centre minus man centre (y) that makes the foot's edge send it at `angle`."""
+        if abs(angle) < 0.05:
+            return 0.0
+        return math.copysign(self._half_foot + self._radius * math.sin(abs(angle)), angle)
+
+    def _kick_target(
+        self,
+        i: int,
+        rod: Rod,
+        kick: _Kick,
+        x: float,
+        y: float,
+        vx: float,
+        vy: float,
+        now: float,
+        translation: float,
+        rotation: float,
+    ) -> RodTarget | None:
+        rod_id = ROD_IDS[i]
+        skill = self.skill
+        ahead = x - rod.x
+        man_offset = (kick.man - (rod.men - 1) / 2) * rod.spacing
+        if kick.one_timer and vx > 0.1:
+            y_at_rod = y + vy * (-ahead / vx) if ahead < 0 else y
+        else:
+            y_at_rod = y
+        want = rod.clamp(y_at_rod - self._contact_offset(kick.angle) - man_offset)
+        if now - kick.started > 1.0:
+            return None  # gave up: the ball went elsewhere
+        if kick.phase == "align":
+            if not 0.0 < ahead < self._reach:
+                return None
+            if abs(translation - want) < skill.align_tolerance:
+                kick.phase = "windup"
+            return RodTarget(rod_id, want, 0.0, 0.0, 0.0)
+        if kick.phase == "windup":
+            if rotation < WIND_UP + 0.15:
+                if not kick.one_timer or ahead > -vx * 0.012:
+                    kick.phase = "strike"
+            elif kick.one_timer and ahead > 0.04:
+                return None  # the ball got past before the feet were up
+            return RodTarget(rod_id, want, WIND_UP, 0.0, 0.0)
+        if kick.phase == "strike":
+            if rotation > 0.9:
+                kick.phase = "recover"
+            omega = kick.speed / ((1.5) * self._lever * max(0.3, math.cos(kick.angle)))
+            omega = min(omega, skill.rotation.max_speed)
+            return RodTarget(rod_id, want, STRIKE_END, 0.0, omega)
+        # recover
+        if abs(rotation) < 0.2:
+            return None
+        return RodTarget(rod_id, translation, 0.0, 0.0, 0.0)
+
+    def _man_for(self, rod: Rod, y: float) -> int:
+        best, best_cost = 0, math.inf
+        for man in range(rod.men):
+            t = rod.translation_for(man, y)
+            cost = abs(t) + (0.0 if rod.within_travel(t) else 10.0 + abs(rod.clamp(t) - t))
+            if cost < best_cost:
+                best, best_cost = man, cost
+        return best
+
+    def _reachable(self, rod: Rod, y: float) -> bool:
+        return any(lo - 0.01 <= y <= hi + 0.01 for lo, hi in rod.reachable_y())
+
+    def _translation_for(self, rod: Rod, y: float) -> float:
+        return rod.clamp(rod.translation_for(self._man_for(rod, y), y))
+
+
+def _fold(y: float, wall: float) -> float:
+    """Reflect y into [-wall, wall] as a ball bouncing off both side walls would be."""
+    period = 4 * wall
+    y = (y + wall) % period
+    return (y if y <= 2 * wall else period - y) - wall

@@ -1,0 +1,183 @@
+"""What the rig's tracker would report, made from the simulated world's ground truth.
+
+Per camera frame: the ball's visible fraction from above (the men and rods hide it; a
+geometric top view, the renderer measures the same from pixels), then a BallState as the
+ball tracker would send it: DETECTED with noise when enough of the ball shows, else
+PREDICTED (last detection run forward at constant velocity) and LOST after `lost_after`.
+Times: `capture_time` is the frame's exposure middle; the runner delivers the state
+`exposure / 2 + tracker_latency` later.
+
+`mirror_*` turn table-frame values into the human side's own frame (and back): rotation by
+180 deg about the vertical axis.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from foosball.geometry import Table
+from foosball.sim.params import SimParams
+from foosball.sim.physics import WorldState
+from foosball.wire.catalogue import (
+    BallState,
+    BallStatus,
+    RodId,
+    RodPosition,
+    RodStatus,
+    RodTarget,
+)
+
+# man body seen from above: a profile in the rod's x-z plane (rod axis at the origin):
+# torso/head from 0.052 above the axis to the foot tip, 24 mm thick; 34 mm wide along y
+MAN_HALF_THICKNESS = 0.012
+MAN_TOP = 0.052
+MAN_HALF_WIDTH = 0.017
+ROD_RADIUS = 0.008
+ROD_IDS = tuple(RodId)
+
+
+def man_x_extent(rotation: float, reach: float) -> tuple[float, float]:
+    """x-range (relative to the rod) a man covers seen from straight above."""
+    c, s = math.cos(rotation), math.sin(rotation)
+    xs = [
+        x * c - z * s for x in (-MAN_HALF_THICKNESS, MAN_HALF_THICKNESS) for z in (-reach, MAN_TOP)
+    ]
+    return min(xs), max(xs)
+
+
+def _disc_samples(count_rings: int = 4) -> np.ndarray:
+    """Points spread evenly over the unit disc (equal-area rings)."""
+    points = [(0.0, 0.0)]
+    for ring in range(1, count_rings + 1):
+        radius = ring / count_rings
+        n = 6 * ring
+        for k in range(n):
+            angle = 2 * math.pi * (k + 0.5 * (ring % 2)) / n
+            points.append((radius * math.cos(angle), radius * math.sin(angle)))
+    return np.array(points)
+
+
+_DISC = _disc_samples()
+
+
+def visible_fraction(table: Table, state: WorldState, reach: float | None = None) -> float:
+    """Fraction of the ball's top view not hidden by rods and men (orthographic)."""
+    if not state.ball_in_play:
+        return 0.0
+    r = table.ball.radius
+    reach = reach if reach is not None else table.man.foot_reach
+    bx, by = state.ball_x, state.ball_y
+    xs = bx + _DISC[:, 0] * r
+    ys = by + _DISC[:, 1] * r
+    hidden = np.zeros(len(_DISC), dtype=bool)
+    for i, rod in enumerate(table.rods):
+        dx = bx - rod.x
+        if abs(dx) > r + reach + MAN_HALF_THICKNESS:
+            continue
+        if abs(dx) < r + ROD_RADIUS:
+            hidden |= np.abs(xs - rod.x) < ROD_RADIUS
+        lo, hi = man_x_extent(state.rotations[i], reach)
+        if not rod.x + lo - r < bx < rod.x + hi + r:
+            continue
+        in_x = (xs > rod.x + lo) & (xs < rod.x + hi)
+        for y_man in rod.men_y(state.translations[i]):
+            if abs(by - y_man) < r + MAN_HALF_WIDTH:
+                hidden |= in_x & (np.abs(ys - y_man) < MAN_HALF_WIDTH)
+    return float(1.0 - hidden.mean())
+
+
+class TrackerModel:
+    """Turns ground truth into the BallStates the tracker would send, frame by frame."""
+
+    def __init__(self, table: Table, params: SimParams, rng: np.random.Generator) -> None:
+        self.table = table
+        self.params = params
+        self.rng = rng
+        self.frame = 0
+        self._last: BallState | None = None
+        self._last_seen_ns = -(10**18)
+
+    def observe(self, state: WorldState, fraction: float) -> BallState:
+        p = self.params
+        self.frame += 1
+        t = state.time_ns
+        if state.ball_in_play and fraction >= p.detect_fraction:
+            speed = math.hypot(state.ball_vx, state.ball_vy)
+            sigma_v = p.velocity_noise + 0.03 * speed
+            noise = self.rng.normal(0.0, 1.0, 4)
+            ball = BallState(
+                capture_time=t,
+                frame=self.frame,
+                x=_clip(state.ball_x + noise[0] * p.position_noise),
+                y=_clip(state.ball_y + noise[1] * p.position_noise),
+                vx=max(-50.0, min(50.0, state.ball_vx + noise[2] * sigma_v)),
+                vy=max(-50.0, min(50.0, state.ball_vy + noise[3] * sigma_v)),
+                covariance=(p.position_noise**2, p.position_noise**2, sigma_v**2, sigma_v**2),
+                status=BallStatus.DETECTED,
+            )
+            self._last = ball
+            self._last_seen_ns = t
+            return ball
+        last = self._last
+        age = (t - self._last_seen_ns) * 1e-9
+        if last is None or age > p.lost_after or not state.ball_in_play and age > 0.02:
+            return BallState(
+                t, self.frame, 0.0, 0.0, 0.0, 0.0, (1e6, 1e6, 1e6, 1e6), BallStatus.LOST
+            )
+        grow = (p.velocity_noise + 0.5) ** 2 * age * age
+        return BallState(
+            capture_time=t,
+            frame=self.frame,
+            x=_clip(last.x + last.vx * age),
+            y=_clip(last.y + last.vy * age),
+            vx=last.vx,
+            vy=last.vy,
+            covariance=tuple(c + grow for c in last.covariance),  # type: ignore[arg-type]
+            status=BallStatus.PREDICTED,
+        )
+
+
+def _clip(value: float) -> float:
+    return max(-2.0, min(2.0, value))
+
+
+# --- mirroring for the human side ----------------------------------------------------------
+
+
+def mirror_ball(ball: BallState) -> BallState:
+    return BallState(
+        capture_time=ball.capture_time,
+        frame=ball.frame,
+        x=-ball.x,
+        y=-ball.y,
+        vx=-ball.vx,
+        vy=-ball.vy,
+        covariance=ball.covariance,
+        status=ball.status,
+    )
+
+
+def rod_status(poses: list[tuple[float, float, float, float]], team: str) -> RodStatus:
+    """RodStatus of one team's rods (role order) in that team's own frame; poses are
+    (translation, rotation, v_t, v_r) in the table frame."""
+    sign = 1.0 if team == "robot" else -1.0
+    return RodStatus(
+        rods=tuple(
+            RodPosition(
+                rod=ROD_IDS[i],
+                translation=sign * t,
+                rotation=sign * r,
+                translation_velocity=sign * vt,
+                rotation_velocity=sign * vr,
+            )
+            for i, (t, r, vt, vr) in enumerate(poses)
+        )
+    )
+
+
+def unmirror_target(target: RodTarget, team: str) -> tuple[float, float]:
+    """A team's target (its own frame) as table-frame (translation, rotation)."""
+    sign = 1.0 if team == "robot" else -1.0
+    return sign * target.translation, sign * target.rotation
