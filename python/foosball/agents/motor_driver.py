@@ -671,12 +671,12 @@ class MotorDriverRunner:
 def run_motor_driver(bus: EtherCatBus, endpoint: Any, config: MotorDriverConfig,
                      realtime: bool = True) -> MotorDriverRunner:
     """Start the bus and run the agent until interrupted (the board's service)."""
+    if realtime:  # before OP: the drives' watchdog runs from the moment they reach it
+        log.info("real-time setup: %s", prepare_realtime())
     bus.start()
     core = MotorDriverCore(config)
     core.expected_wkc = bus.expected_working_counter
     runner = MotorDriverRunner(bus, core, endpoint)
-    if realtime:
-        log.info("real-time setup: %s", prepare_realtime())
     try:
         runner.run()
     except KeyboardInterrupt:

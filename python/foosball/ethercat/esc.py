@@ -564,9 +564,12 @@ def _logical(slave: EscSlave, command: int, logical: int, buf: bytearray, at: in
         physical = fmmu.physical_start + (lo - fmmu.logical_start)
         where = at + (lo - logical)
         if fmmu.kind == 2 and command in (LWR, LRW):
+            if slave.al_state != L.AlState.OP:
+                continue  # outputs are taken only in OP: a master sees it in the counter
             slave.write(physical, bytes(buf[where:where + hi - lo]))
             written = True
-        elif fmmu.kind == 1 and command in (LRD, LRW):
+        elif fmmu.kind == 1 and command in (LRD, LRW) and slave.al_state in (
+                L.AlState.SAFEOP, L.AlState.OP):
             buf[where:where + hi - lo] = slave.read(physical, hi - lo)
             read = True
     if command == LRW:
