@@ -48,7 +48,7 @@ class SeedParams:
 
 @dataclass(frozen=True, slots=True)
 class PredictionParams:
-    drag_rate: float = 0.0  # 1/s: k/m in FC Portugal's v(t) = v0 exp(-k t / m)
+    drag_rate: float = 0.1  # 1/s: k/m in FC Portugal's v(t) = v0 exp(-k t / m); fitted
     rolling_deceleration: float = 0.05  # m/s^2
     wall_restitution: float = 0.5
     max_bounces: int = 3

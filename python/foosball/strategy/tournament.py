@@ -1,0 +1,240 @@
+"""Tournaments: many simulated matches of a robot strategy against an opponent, in parallel.
+
+`foosball sim tournament --robot STRATEGY --opponent LEVEL|STRATEGY --matches N --jobs J
+--seed S [--duration D] [--randomise] [--json]`. Match i runs with seed S + i, so a
+tournament is reproducible whatever --jobs is. Either side can be a strategy (the human side
+is mirrored by the match runner) or a scripted level (rookie, club, pro), or a shot battery
+``shooter:LOW-HIGH``: the pro level's hands and aim (gaps between our goalkeeper and defence,
+bank shots) with every shot drawn between LOW and HIGH m/s and no passes.
+
+Per match and in total: goals for and against, the save rate (saves / (saves + goals
+against); a save is an on-target shot of the opponent that our men touched before it scored),
+shots and their speeds, and the save rate by shot-speed band.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import multiprocessing
+import sys
+import time
+from dataclasses import replace
+from typing import Any
+
+SPEED_BANDS = ((0.0, 5.0), (5.0, 10.0), (10.0, 15.0), (15.0, 99.0))
+
+
+def make_side(name: str, table: Any, seed: int) -> Any:
+    """A controller by name: a strategy, a simulator controller, or a shooter battery."""
+    from foosball.sim.controllers import make_controller
+    from foosball.strategy.registry import STRATEGIES
+
+    if name in STRATEGIES:
+        return STRATEGIES[name](table, seed)
+    if name.startswith("shooter:"):
+        from foosball.sim.opponents import PRO, ScriptedOpponent
+
+        low, _, high = name.split(":", 1)[1].partition("-")
+        skill = replace(PRO, name=name, shot_speed=(float(low), float(high or low)),
+                        pass_probability=0.0)
+        return ScriptedOpponent(table, skill, seed)
+    return make_controller(name, table, seed)
+
+
+def play_one(job: tuple[str, str, int, float, bool]) -> dict[str, Any]:
+    """One match (a worker process runs this); returns plain data."""
+    from foosball.geometry import default_table
+    from foosball.sim.match import Match
+
+    robot, opponent, seed, duration, randomise = job
+    table = default_table()
+    match = Match(
+        make_side(robot, table, seed),
+        make_side(opponent, table, seed + 1),
+        seed=seed,
+        duration=duration,
+        table=table,
+        randomise=randomise,
+    )
+    result = match.run()
+    return summarise(result, seed)
+
+
+def summarise(result: Any, seed: int) -> dict[str, Any]:
+    shots = {"robot": [], "human": []}
+    for shot in result.shots:
+        shots[shot.team].append(
+            {"speed": round(shot.speed, 2), "on_target": shot.on_target, "outcome": shot.outcome}
+        )
+    against = [s for s in shots["human"] if s["on_target"] and s["outcome"] in ("saved", "goal")]
+    # every goal conceded counts as a shot not saved, whether or not it was "on target" when
+    # struck (deflections, rebounds)
+    saved = sum(s["outcome"] == "saved" for s in against)
+    bands = {}
+    for low, high in SPEED_BANDS:
+        in_band = [s for s in against if low <= s["speed"] < high]
+        bands[f"{low:g}-{high:g}"] = [sum(s["outcome"] == "saved" for s in in_band), len(in_band)]
+    return {
+        "seed": seed,
+        "goals_for": result.goals_robot,
+        "goals_against": result.goals_human,
+        "saves": saved,
+        "on_target_against": len(against),
+        "save_rate": _rate(saved, saved + result.goals_human),
+        "save_bands": bands,
+        "shots_for": shots["robot"],
+        "shots_against": shots["human"],
+        "serves": result.serves,
+        "wall_time": round(result.wall_time, 2),
+    }
+
+
+def _rate(num: int, den: int) -> float | None:
+    return round(num / den, 4) if den else None
+
+
+def totals(matches: list[dict[str, Any]]) -> dict[str, Any]:
+    gf = sum(m["goals_for"] for m in matches)
+    ga = sum(m["goals_against"] for m in matches)
+    saves = sum(m["saves"] for m in matches)
+    faced = sum(m["on_target_against"] for m in matches)
+    bands: dict[str, list[int]] = {}
+    for m in matches:
+        for band, (s, n) in m["save_bands"].items():
+            acc = bands.setdefault(band, [0, 0])
+            acc[0] += s
+            acc[1] += n
+
+    def speeds(key: str) -> dict[str, Any]:
+        values = [s["speed"] for m in matches for s in m[key]]
+        return {
+            "count": len(values),
+            "on_target": sum(s["on_target"] for m in matches for s in m[key]),
+            "mean_speed": round(sum(values) / len(values), 3) if values else None,
+            "max_speed": max(values) if values else None,
+        }
+
+    return {
+        "matches": len(matches),
+        "wins": sum(m["goals_for"] > m["goals_against"] for m in matches),
+        "draws": sum(m["goals_for"] == m["goals_against"] for m in matches),
+        "losses": sum(m["goals_for"] < m["goals_against"] for m in matches),
+        "win_rate": _rate(sum(m["goals_for"] > m["goals_against"] for m in matches), len(matches)),
+        "goals_for": gf,
+        "goals_against": ga,
+        "goals_ratio": round(gf / ga, 3) if ga else None,
+        "save_rate": _rate(saves, saves + ga),
+        "saves": saves,
+        "on_target_against": faced,
+        "save_rate_by_speed": {b: {"saved": s, "faced": n, "rate": _rate(s, n)}
+                               for b, (s, n) in bands.items()},
+        "shots_for": speeds("shots_for"),
+        "shots_against": speeds("shots_against"),
+    }
+
+
+def progress(done: int, total: int, started: float, width: int = 30) -> None:
+    filled = width * done // max(total, 1)
+    elapsed = time.monotonic() - started
+    eta = elapsed / done * (total - done) if done else 0.0
+    sys.stderr.write(
+        f"\r[{'#' * filled}{'.' * (width - filled)}] {done}/{total} "
+        f"{elapsed:5.0f} s elapsed, ~{eta:4.0f} s left"
+    )
+    if done == total:
+        sys.stderr.write("\n")
+    sys.stderr.flush()
+
+
+def run_tournament(robot: str, opponent: str, matches: int, jobs: int, seed: int,
+                   duration: float, randomise: bool, show_progress: bool = True
+                   ) -> dict[str, Any]:
+    work = [(robot, opponent, seed + i, duration, randomise) for i in range(matches)]
+    started = time.monotonic()
+    results: list[dict[str, Any]] = []
+    if show_progress:
+        progress(0, matches, started)
+    if jobs <= 1:
+        for job in work:
+            results.append(play_one(job))
+            if show_progress:
+                progress(len(results), matches, started)
+    else:
+        with multiprocessing.get_context("spawn").Pool(jobs) as pool:
+            for result in pool.imap_unordered(play_one, work):
+                results.append(result)
+                if show_progress:
+                    progress(len(results), matches, started)
+    results.sort(key=lambda m: m["seed"])
+    return {
+        "robot": robot,
+        "opponent": opponent,
+        "seed": seed,
+        "duration_s": duration,
+        "randomise": randomise,
+        "total": totals(results),
+        "per_match": results,
+    }
+
+
+def _print_text(report: dict[str, Any]) -> None:
+    t = report["total"]
+    last = report["seed"] + t["matches"] - 1
+    print(f"{report['robot']} vs {report['opponent']}: {t['matches']} matches of "
+          f"{report['duration_s']:g} s, seeds {report['seed']}..{last}")
+    print(f"  won {t['wins']} drawn {t['draws']} lost {t['losses']} (win rate {t['win_rate']})")
+    print(f"  goals {t['goals_for']}:{t['goals_against']} (ratio {t['goals_ratio']})")
+    print(f"  save rate {t['save_rate']} ({t['saves']} saves, {t['goals_against']} conceded; "
+          f"{t['on_target_against']} on-target shots closed)")
+    for band, row in t["save_rate_by_speed"].items():
+        print(f"    {band:>7} m/s: {row['saved']}/{row['faced']} saved ({row['rate']})")
+    for key in ("shots_for", "shots_against"):
+        s = t[key]
+        print(f"  {key}: {s['count']} ({s['on_target']} on target), "
+              f"mean {s['mean_speed']} m/s, max {s['max_speed']} m/s")
+    for m in report["per_match"]:
+        print(f"  seed {m['seed']}: {m['goals_for']}:{m['goals_against']}, "
+              f"saves {m['saves']}/{m['on_target_against']}, shots {len(m['shots_for'])}:"
+              f"{len(m['shots_against'])}")
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--robot", required=True, help="strategy on the robot side")
+    parser.add_argument("--opponent", required=True,
+                        help="rookie | club | pro | shooter:LOW-HIGH | a strategy name")
+    parser.add_argument("--matches", type=int, default=10)
+    parser.add_argument("--jobs", type=int, default=1)
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--duration", type=float, default=60.0, help="s per match")
+    parser.add_argument("--randomise", action="store_true",
+                        help="draw the table's realism parameters per match")
+    parser.add_argument("--json", action="store_true", help="print the whole report as JSON")
+    parser.add_argument("--no-progress", action="store_true")
+    parser.set_defaults(func=_main)
+
+
+def register_tournament(sim_subparsers: argparse._SubParsersAction) -> None:
+    """Add `tournament` to the `foosball sim` group (called from foosball/sim/cli.py)."""
+    add_arguments(sim_subparsers.add_parser("tournament", help="many matches, in parallel"))
+
+
+def _main(args: argparse.Namespace) -> int:
+    if args.matches < 1 or args.jobs < 1:
+        print("error: --matches and --jobs must be >= 1", file=sys.stderr)
+        return 2
+    try:
+        from foosball.geometry import default_table
+
+        make_side(args.robot, default_table(), 0)
+        make_side(args.opponent, default_table(), 0)
+    except (KeyError, ValueError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    report = run_tournament(args.robot, args.opponent, args.matches, args.jobs, args.seed,
+                            args.duration, args.randomise, not args.no_progress)
+    if args.json:
+        print(json.dumps(report))
+    else:
+        _print_text(report)
+    return 0
