@@ -32,6 +32,7 @@ from typing import Protocol
 
 from foosball.geometry import Table
 from foosball.sim.opponents import CLUB, PRO, ROOKIE, ScriptedOpponent
+from foosball.strategy.registry import strategy_factory
 from foosball.wire.catalogue import BallState, RodCommand, RodStatus
 
 
@@ -54,6 +55,8 @@ CONTROLLERS: dict[str, ControllerFactory] = {
     "rookie": lambda table, seed: ScriptedOpponent(table, ROOKIE, seed),
     "club": lambda table, seed: ScriptedOpponent(table, CLUB, seed),
     "pro": lambda table, seed: ScriptedOpponent(table, PRO, seed),
+    "seed-rules": strategy_factory("seed-rules"),
+    "improved": strategy_factory("improved"),
 }
 
 
