@@ -16,7 +16,7 @@ from foosball.vision.calibration import (
     load_calibration,
     write_calibration,
 )
-from vision_synth import LAYOUT, SynthCamera, ball_pixel, render
+from foosball.vision.synthetic import LAYOUT, SynthCamera, ball_pixel, render
 
 RADIUS = 0.0173
 

@@ -9,7 +9,7 @@ from foosball.vision.calibration import BallProjector, calibrate
 from foosball.vision.config import DetectorConfig, VisionConfigError
 from foosball.vision.detector import BallDetector, ColourThreshold
 from foosball.vision.seed_pipeline import SeedPipeline
-from vision_synth import BALL_BGR, SynthCamera, ball_pixel, render
+from foosball.vision.synthetic import BALL_BGR, LAYOUT, SynthCamera, ball_pixel, render
 
 CAMERA = SynthCamera()
 RADIUS = 0.0173
@@ -18,7 +18,7 @@ RADIUS = 0.0173
 @pytest.fixture(scope="module")
 def projector() -> BallProjector:
     image = render(CAMERA, None)
-    return BallProjector(calibrate(image, __import__("vision_synth").LAYOUT, RADIUS,
+    return BallProjector(calibrate(image, LAYOUT, RADIUS,
                                    focal_px=CAMERA.focal))
 
 

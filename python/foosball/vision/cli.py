@@ -36,12 +36,15 @@ def register(subparsers: Any) -> None:
     bench.add_argument("--repeats", type=int, default=3, help="passes over the frames")
     bench.add_argument("--seed", type=int, default=1)
     bench.add_argument("--threads", type=int, default=1, help="OpenCV threads (both pipelines)")
+    bench.add_argument("--scene", choices=("sim", "synthetic"), default="sim",
+                       help="frames from the simulator renderer or the built-in one")
     bench.add_argument("--json", action="store_true")
     bench.set_defaults(func=_bench)
 
     ev = sub.add_parser("evaluate", help="accuracy on simulator frames with ground truth")
     ev.add_argument("--frames", type=int, default=4000)
     ev.add_argument("--seed", type=int, default=1)
+    ev.add_argument("--scene", choices=("sim", "synthetic"), default="sim")
     ev.add_argument("--json", action="store_true")
     ev.set_defaults(func=_evaluate)
 
@@ -155,7 +158,7 @@ def _bench(args: argparse.Namespace) -> int:
     from foosball.vision.bench import run_bench
 
     report = run_bench(frames=args.frames, repeats=args.repeats, seed=args.seed,
-                       threads=args.threads)
+                       threads=args.threads, scene=args.scene)
     _print(report, args.json)
     return 0
 
@@ -163,7 +166,7 @@ def _bench(args: argparse.Namespace) -> int:
 def _evaluate(args: argparse.Namespace) -> int:
     from foosball.vision.evaluate import run_evaluation
 
-    report = run_evaluation(frames=args.frames, seed=args.seed)
+    report = run_evaluation(frames=args.frames, seed=args.seed, scene=args.scene)
     _print(report, args.json)
     return 0 if report.get("passed", False) else 1
 

@@ -106,7 +106,7 @@ class FilterConfig:
     max_speed: float = 25.0  # m/s; a surprise farther than this could travel is rejected
     restart_velocity_sigma: float = 3.0  # m/s, after a collision the filter did not foresee
     wall_restitution: float = 0.5  # predicted bounce off the side and end walls
-    max_prediction_s: float = 0.12  # predict through occlusions this long, then LOST
+    max_prediction_s: float = 0.1  # predict through occlusions this long, then LOST
     max_position_sigma: float = 0.05  # m; beyond this the prediction is not worth publishing
 
     def validate(self) -> FilterConfig:

@@ -102,8 +102,18 @@ class BallTracker:
                 # trusted, the velocity is not known any more.
                 flt.start(zx, zy, 0.0, 0.0, now, sigma, cfg.restart_velocity_sigma)
                 restarted = True
+            elif self._confirms_candidate(zx, zy, now):
+                # Twice in a row a ball where ours cannot be, consistent with itself: the
+                # ball was put down elsewhere (or our track was wrong). Follow the new one.
+                cx, cy, then = self._candidate  # type: ignore[misc]
+                dt = (now - then) * 1e-9
+                flt.start(zx, zy, (zx - cx) / dt, (zy - cy) / dt, now, sigma,
+                          math.sqrt(2.0) * sigma / dt)
+                self._candidate = None
+                restarted = True
             else:
-                detection = None  # a ball-coloured thing too far away: not our ball
+                self._candidate = (zx, zy, now)
+                detection = None  # a ball-coloured thing too far away: not our ball (yet)
         if detection is not None:
             self._last_detection_ns = now
             self._last_xy = (flt.x.p, flt.y.p)
@@ -115,6 +125,13 @@ class BallTracker:
             self._candidate = None
             return self._lost(search)
         return self._result(TrackStatus.PREDICTED, None, search, False)
+
+    def _confirms_candidate(self, zx: float, zy: float, now: int) -> bool:
+        if self._candidate is None:
+            return False
+        cx, cy, then = self._candidate
+        dt = (now - then) * 1e-9
+        return 0 < dt <= 0.05 and math.hypot(zx - cx, zy - cy) <= self.cfg.max_speed * dt + 0.01
 
     def _reachable(self, zx: float, zy: float, now: int) -> bool:
         lx, ly = self._last_xy
@@ -137,7 +154,7 @@ class BallTracker:
             return self._lost(Search.FRAME)
         cx, cy, then = candidate
         dt = (now - then) * 1e-9
-        if dt <= 0 or math.hypot(zx - cx, zy - cy) > cfg.max_speed * dt + 0.01:
+        if not (0 < dt <= 0.05 and math.hypot(zx - cx, zy - cy) <= cfg.max_speed * dt + 0.01):
             return self._lost(Search.FRAME)
         # Two detections in reach of each other: a track, velocity from their difference.
         sigma = cfg.partial_measurement_sigma if detection.partial else cfg.measurement_sigma

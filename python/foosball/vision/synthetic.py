@@ -1,14 +1,18 @@
-"""A small exact renderer for unit tests: a pinhole camera over the table, ArUco markers on
-the marker plane, and the ball as a true sphere (ray-cast silhouette, 4x4 supersampled), so
-the ball-height correction and the sub-pixel centre are checked against ground truth."""
+"""A small exact renderer for tests and for benchmarks without the simulator.
+
+A pinhole camera over the table, ArUco markers on the marker plane, and the ball as a true
+sphere (ray-cast silhouette, 4x4 supersampled), so the ball-height correction and the
+sub-pixel centre are checked against ground truth."""
 
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import Any
 
 import cv2
 import numpy as np
+
 from foosball.vision.calibration import Marker, MarkerLayout
 
 FIELD_BGR = (40, 110, 40)
@@ -66,21 +70,58 @@ def render(camera: SynthCamera, ball: tuple[float, float] | None, radius: float 
            extra_blobs: list[tuple[int, int, int, tuple[int, int, int]]] = ()) -> np.ndarray:
     """BGR frame; `occluder` is a table-plane rectangle (x0, y0, x1, y1) drawn over the ball
     (a man's foot); `extra_blobs` are (u, v, radius_px, bgr) discs drawn on the field."""
-    rng = np.random.default_rng(seed)
+    return render_with_truth(camera, ball, radius, layout, noise, seed, occluder,
+                             extra_blobs)[0]
+
+
+def render_with_truth(camera: SynthCamera, ball: tuple[float, float] | None,
+                      radius: float = 0.0173, layout: MarkerLayout = LAYOUT,
+                      noise: float = 2.0, seed: int = 0,
+                      occluder: tuple[float, float, float, float] | None = None,
+                      extra_blobs: list[tuple[int, int, int, tuple[int, int, int]]] = (),
+                      ) -> tuple[np.ndarray, float]:
+    """The frame and the fraction of the ball's image that the occluder leaves visible."""
     image = background(camera, layout).copy()
     for u, v, r, colour in extra_blobs:
         cv2.circle(image, (u, v), r, colour, -1, cv2.LINE_AA)
+    visible = 0.0
+    ball_cover = None
     if ball is not None:
-        _draw_sphere(image, camera, np.array([ball[0], ball[1], radius]), radius)
+        ball_cover = _draw_sphere(image, camera, np.array([ball[0], ball[1], radius]), radius)
+        visible = 1.0
     if occluder is not None:
         x0, y0, x1, y1 = occluder
         z = 0.03  # a foot above the ball's equator
         poly = np.array([[x0, y0, z], [x1, y0, z], [x1, y1, z], [x0, y1, z]])
-        cv2.fillConvexPoly(image, np.round(camera.project(poly) * 16).astype(np.int32),
-                           MAN_BGR, lineType=cv2.LINE_AA, shift=4)
+        points = np.round(camera.project(poly) * 16).astype(np.int32)
+        cv2.fillConvexPoly(image, points, MAN_BGR, lineType=cv2.LINE_AA, shift=4)
+        if ball_cover is not None:
+            coverage, (v0, u0) = ball_cover
+            hidden = np.zeros(coverage.shape, np.uint8)
+            shifted = points - np.array([u0, v0]) * 16
+            cv2.fillConvexPoly(hidden, shifted, 1, lineType=cv2.LINE_8, shift=4)
+            total = float(coverage.sum())
+            visible = float((coverage * (1 - hidden)).sum()) / total if total > 0 else 0.0
     if noise > 0:
-        image = np.clip(image + rng.normal(0, noise, image.shape), 0, 255).astype(np.uint8)
-    return image
+        image = _add_noise(image, noise, seed)
+    return image, visible
+
+
+_NOISE: dict[tuple[int, int, float], np.ndarray] = {}
+
+
+def _add_noise(image: np.ndarray, sigma: float, seed: int) -> np.ndarray:
+    """Sensor noise: a window of one large Gaussian field, at an offset drawn from `seed`
+    (drawing fresh noise for every frame costs more than the whole tracker)."""
+    height, width = image.shape[:2]
+    key = (height, width, sigma)
+    if key not in _NOISE:
+        _NOISE[key] = np.random.default_rng(12345).normal(
+            0, sigma, (height + 64, width + 64, 3)).astype(np.int16)
+    field = _NOISE[key]
+    dy, dx = np.random.default_rng(seed).integers(0, 64, 2)
+    noisy = image.astype(np.int16) + field[dy:dy + height, dx:dx + width]
+    return np.clip(noisy, 0, 255).astype(np.uint8)
 
 
 _BACKGROUNDS: dict[tuple[int, int, float, tuple, tuple, int], np.ndarray] = {}
@@ -125,7 +166,7 @@ def background(camera: SynthCamera, layout: MarkerLayout, oversample: int = 4) -
 
 
 def _draw_sphere(image: np.ndarray, camera: SynthCamera, centre: np.ndarray, radius: float,
-                 samples: int = 4) -> None:
+                 samples: int = 4) -> tuple[np.ndarray, tuple[int, int]]:
     u, v = camera.project(centre[None])[0]
     reach = int(camera.focal * radius / 0.8) + 3
     u0, v0 = max(0, int(u) - reach), max(0, int(v) - reach)
@@ -146,6 +187,7 @@ def _draw_sphere(image: np.ndarray, camera: SynthCamera, centre: np.ndarray, rad
     patch = image[v0:v1, u0:u1].astype(np.float32)
     image[v0:v1, u0:u1] = (patch * (1 - coverage) + np.array(BALL_BGR) * coverage).astype(
         np.uint8)
+    return coverage[..., 0], (v0, u0)
 
 
 def ball_pixel(camera: SynthCamera, x: float, y: float, radius: float = 0.0173) -> tuple[
@@ -154,9 +196,51 @@ def ball_pixel(camera: SynthCamera, x: float, y: float, radius: float = 0.0173) 
     return float(u), float(v)
 
 
-def focal_for_test() -> float:
-    return SynthCamera().focal
 
+def synthetic_sequence(count: int, seed: int = 1) -> tuple[list[Any], Any]:
+    """Frames with ground truth from this renderer, and the calibration from its markers:
+    shots of 1-15 m/s bouncing off the walls (restitution 0.5), a man's foot over the ball
+    now and then, and stretches with no ball on the table."""
+    from foosball.geometry import default_table
+    from foosball.vision.calibration import calibrate
+    from foosball.vision.evaluate import EvalFrame
 
-def angle_deg(a: float, b: float) -> float:
-    return math.degrees(math.atan2(a, b))
+    table = default_table()
+    camera = SynthCamera()
+    r = table.ball.radius
+    calibration = calibrate(render(camera, None), LAYOUT, r, focal_px=camera.focal)
+    rng = np.random.default_rng(seed)
+    x_limit, y_limit = table.field.half_length - r, table.field.half_width - r
+    period_ns = 5_000_000
+    dt = period_ns * 1e-9
+    x = y = vx = vy = 0.0
+    frames = []
+    hidden = 0
+    for i in range(count):
+        phase = i % 300
+        if phase == 0 or phase == 100 or phase == 200:  # a new shot from somewhere
+            x, y = rng.uniform(-0.4, 0.4), rng.uniform(-0.25, 0.25)
+            speed, angle = rng.uniform(1.0, 15.0), rng.uniform(0, 2 * np.pi)
+            vx, vy = speed * np.cos(angle), speed * np.sin(angle)
+        on_table = phase < 270  # then 30 frames without a ball
+        occluder = None
+        if on_table and hidden == 0 and rng.random() < 0.03:
+            hidden = int(rng.integers(2, 8))
+        if hidden and on_table:
+            hidden -= 1
+            cover = rng.uniform(-0.02, 0.01)  # from 'a sliver hidden' to 'wholly hidden'
+            occluder = (x - 0.03, y - 0.05, x + cover, y + 0.05)
+        image, visible = render_with_truth(camera, (x, y) if on_table else None,
+                                           occluder=occluder, seed=i)
+        frames.append(EvalFrame(image, i * period_ns, (x, y) if on_table else None, visible,
+                                (vx, vy) if on_table else None))
+        x, y = x + vx * dt, y + vy * dt
+        if abs(x) > x_limit:
+            wall = math.copysign(x_limit, x)
+            x, vx = wall - (x - wall) * 0.5, -0.5 * vx
+            vy *= 0.9
+        if abs(y) > y_limit:
+            wall = math.copysign(y_limit, y)
+            y, vy = wall - (y - wall) * 0.5, -0.5 * vy
+            vx *= 0.9
+    return frames, calibration
