@@ -48,6 +48,9 @@ def register(subparsers: Any) -> None:
     ev.add_argument("--json", action="store_true")
     ev.set_defaults(func=_evaluate)
 
+    defaults = sub.add_parser("settings", help="print the default vision settings JSON")
+    defaults.set_defaults(func=_settings)
+
     run = sub.add_parser("run", help="run the ball tracker agent")
     run.add_argument("--settings", required=True, help="vision settings JSON")
     run.add_argument("--transport", default="udp", choices=("raw", "udp"))
@@ -169,6 +172,13 @@ def _evaluate(args: argparse.Namespace) -> int:
     report = run_evaluation(frames=args.frames, seed=args.seed, scene=args.scene)
     _print(report, args.json)
     return 0 if report.get("passed", False) else 1
+
+
+def _settings(_args: argparse.Namespace) -> int:
+    from foosball.vision.config import VisionSettings, settings_to_json
+
+    print(json.dumps(settings_to_json(VisionSettings()), indent=2))
+    return 0
 
 
 def _run(args: argparse.Namespace) -> int:
