@@ -22,6 +22,10 @@ import math
 
 from foosball.sim.params import AxisLimits
 
+# candidate jerks, as fractions of +J towards the target, in order of preference
+_MOVING = (1.0, 0.0, -1.0)
+_FROM_REST = (1.0, 0.25, 1 / 16, 1 / 64, 0.0, -1.0)
+
 
 class AxisBank:
     def __init__(self, limits: list[AxisLimits], positions: list[float] | None = None) -> None:
@@ -53,7 +57,7 @@ class AxisBank:
 
     def command(self, index: int, target: float, speed: float = 0.0) -> None:
         """New setpoint; `speed` > 0 caps the speed of this move (0: the axis maximum)."""
-        target = min(self.high[index], max(self.low[index], target))
+        target = min(self.high[index], max(self.low[index], float(target)))
         limit = self.max_speed[index]
         cap = limit if speed <= 0.0 else min(speed, limit)
         if (
@@ -97,10 +101,19 @@ class AxisBank:
                 self.velocity[i] = self._ext_velocity[i]
                 self.accel[i] = 0.0
                 continue
-            if self._step_axis(i, dt):
-                done.append(i)
+            # fine substeps where one tick of full jerk would change the speed by more than
+            # 5 % of the axis maximum (human hands), so speeds are not quantised coarsely
+            substeps = self._substeps(i, dt)
+            for _ in range(substeps):
+                if self._step_axis(i, dt / substeps):
+                    done.append(i)
+                    break
         for i in done:
             self._active.discard(i)
+
+    def _substeps(self, i: int, dt: float) -> int:
+        fine = math.sqrt(0.05 * self.max_speed[i] / self.max_jerk[i])
+        return 1 if fine >= dt else math.ceil(dt / fine)
 
     def _step_axis(self, i: int, dt: float) -> bool:
         """One tick of axis i; True when it has come to rest on its target."""
@@ -121,29 +134,43 @@ class AxisBank:
             self.position[i], self.velocity[i], self.accel[i] = target, 0.0, 0.0
             return True
         knee = amax * amax / jmax
+        inv_sqrt_jerk = 1.0 / math.sqrt(jmax)
         h2, h6 = dt * dt / 2, dt * dt * dt / 6
+        push = direction * jmax
+        # from rest, a full tick of maximum jerk may be too much for a short move: then try
+        # gentler pushes before deciding to stay; the speed cap clips at the end
+        at_rest = v == 0.0 and a == 0.0
+        candidates = _FROM_REST if at_rest else _MOVING
         chosen = None
-        for jerk in (direction * jmax, 0.0, -direction * jmax):
-            a_new = min(amax, max(-amax, a + jerk * dt))
+        jerk = 0.0
+        for scale in candidates:
+            jerk = push * scale
+            a_new = a + jerk * dt
+            if a_new > amax:
+                a_new = amax
+            elif a_new < -amax:
+                a_new = -amax
             j = (a_new - a) / dt
             v_new = v + a * dt + j * h2
             p_new = p + v * dt + a * h2 + j * h6
             chosen = (p_new, v_new, a_new)
-            if jerk == -direction * jmax:
+            if scale < 0.0:
                 break
             ramp = abs(a_new) / jmax
             toward = direction * (v_new + a_new * ramp / 2)
             left = direction * (target - (p_new + v_new * ramp + a_new * ramp * ramp / 3))
-            if toward > cap:
-                continue
             if toward <= 0:
-                stop = 0.0
+                stop = -toward * dt
             elif toward < knee:
-                stop = toward**1.5 / math.sqrt(jmax)
+                stop = toward * math.sqrt(toward) * inv_sqrt_jerk + toward * dt
             else:
-                stop = toward * toward / (2 * amax) + toward * amax / (2 * jmax)
-            if left >= stop + abs(toward) * dt:
+                stop = toward * toward / (2 * amax) + toward * amax / (2 * jmax) + toward * dt
+            if left >= stop:
                 break
+        if at_rest and jerk * direction <= 0.0:
+            # even the gentlest push would overshoot: what is left is below resolution
+            self.position[i], self.velocity[i], self.accel[i] = target, 0.0, 0.0
+            return True
         assert chosen is not None
         p_new, v_new, a_new = chosen
         if abs(v_new) > cap:

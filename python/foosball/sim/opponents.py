@@ -41,7 +41,7 @@ from foosball.wire.catalogue import (
 )
 
 WIND_UP = -1.3  # rad: feet back
-STRIKE_END = 1.6  # rad: follow through well past vertical so the foot is fast at the ball
+STRIKE_END = 2.6  # rad: follow through over the top so the foot is still fast at the ball
 LIFT = -1.5  # rad: feet lifted to let a ball pass underneath
 DECISION_PERIOD = 0.01  # s: a human's hands change course at most this often
 ROD_IDS = tuple(RodId)
@@ -69,7 +69,7 @@ ROOKIE = Skill(
     name="rookie",
     reaction=0.25,
     translation=AxisLimits(1.2, 20.0, 2000.0),
-    rotation=AxisLimits(70.0, 8000.0, 5.0e6),
+    rotation=AxisLimits(70.0, 15000.0, 3.0e5),
     shot_speed=(3.0, 6.0),
     aimed=False,
     random_angle=0.6,
@@ -85,7 +85,7 @@ CLUB = Skill(
     name="club",
     reaction=0.15,
     translation=AxisLimits(2.0, 40.0, 5000.0),
-    rotation=AxisLimits(120.0, 20000.0, 5.0e6),
+    rotation=AxisLimits(120.0, 30000.0, 8.0e5),
     shot_speed=(6.0, 10.0),
     aimed=True,
     random_angle=0.0,
@@ -101,7 +101,7 @@ PRO = Skill(
     name="pro",
     reaction=0.09,
     translation=AxisLimits(3.0, 60.0, 20000.0),
-    rotation=AxisLimits(200.0, 40000.0, 5.0e6),
+    rotation=AxisLimits(200.0, 60000.0, 2.0e6),
     shot_speed=(12.0, 18.0),
     aimed=True,
     random_angle=0.0,
@@ -278,10 +278,13 @@ class ScriptedOpponent:
         return float(candidates[int(np.argmax(clearance))])
 
     def _contact_offset(self, angle: float) -> float:
-        """Ball centre minus man centre (y) that makes the foot's edge send it at `angle`."""
-        if abs(angle) < 0.05:
+        """Ball centre minus man centre (y) that makes the foot's edge send it at `angle`:
+        the edge's normal must point at `normal_angle(angle)` (friction drags the ball
+        along the foot, so the normal is steeper than the wanted direction)."""
+        if abs(angle) < 0.03:
             return 0.0
-        return math.copysign(self._half_foot + self._radius * math.sin(abs(angle)), angle)
+        normal = _normal_for_direction(abs(angle))
+        return math.copysign(self._half_foot + self._radius * math.sin(normal), angle)
 
     def _kick_target(
         self,
@@ -352,3 +355,28 @@ def _fold(y: float, wall: float) -> float:
     period = 4 * wall
     y = (y + wall) % period
     return (y if y <= 2 * wall else period - y) - wall
+
+
+def _direction_for_normal(normal: float, restitution: float = 0.5, friction: float = 0.15) -> float:
+    """Direction a resting ball leaves in when a foot moving along +x strikes it with a
+    contact normal at angle `normal` (the physics' impulse law, spin-free friction)."""
+    nx, ny = math.cos(normal), math.sin(normal)
+    # relative velocity of the ball to the foot: (-1, 0); normal and tangential parts
+    vn = -nx
+    tx, ty = -1.0 - vn * nx, -vn * ny
+    vt = math.hypot(tx, ty)
+    shrink = max(0.0, vt - friction * (1 + restitution) * (-vn)) / vt if vt > 1e-12 else 0.0
+    rx, ry = tx * shrink - restitution * vn * nx, ty * shrink - restitution * vn * ny
+    return math.atan2(ry, 1.0 + rx)
+
+
+def _normal_for_direction(direction: float) -> float:
+    """Inverse of `_direction_for_normal` by bisection on [0, 1.5] rad."""
+    lo, hi = 0.0, 1.5
+    for _ in range(30):
+        mid = (lo + hi) / 2
+        if _direction_for_normal(mid) < direction:
+            lo = mid
+        else:
+            hi = mid
+    return (lo + hi) / 2

@@ -106,7 +106,7 @@ class TrackerModel:
         if state.ball_in_play and fraction >= p.detect_fraction:
             speed = math.hypot(state.ball_vx, state.ball_vy)
             sigma_v = p.velocity_noise + 0.03 * speed
-            noise = self.rng.normal(0.0, 1.0, 4)
+            noise = self.rng.normal(0.0, 1.0, 4).tolist()
             ball = BallState(
                 capture_time=t,
                 frame=self.frame,
@@ -122,7 +122,7 @@ class TrackerModel:
             return ball
         last = self._last
         age = (t - self._last_seen_ns) * 1e-9
-        if last is None or age > p.lost_after or not state.ball_in_play and age > 0.02:
+        if last is None or age > p.lost_after or (not state.ball_in_play and age > 0.02):
             return BallState(
                 t, self.frame, 0.0, 0.0, 0.0, 0.0, (1e6, 1e6, 1e6, 1e6), BallStatus.LOST
             )

@@ -138,7 +138,7 @@ def human_rod_limits(
     """A strong human's hands (scripted opponents narrow these per skill level)."""
     return (
         translation or AxisLimits(max_speed=3.0, max_accel=60.0, max_jerk=20000.0),
-        rotation or AxisLimits(max_speed=200.0, max_accel=30000.0, max_jerk=5.0e6),
+        rotation or AxisLimits(max_speed=200.0, max_accel=40000.0, max_jerk=1.5e6),
     )
 
 
@@ -536,6 +536,7 @@ class World:
     def _respond(self, hit: _Hit, t: float) -> None:
         b = self.ball
         speed_before = math.hypot(b.vx, b.vy)
+        vx_before, vy_before = b.vx, b.vy
         time_ns = round((self.time + t) * 1e9)
         if hit.kind == "goal":
             scorer = "robot" if b.x > 0 else "human"
@@ -575,6 +576,8 @@ class World:
             b.vy += lift * ny
         b.x += nx * (hit.depth + 1e-7)
         b.y += ny * (hit.depth + 1e-7)
+        if abs(b.vx - vx_before) + abs(b.vy - vy_before) < 1e-6:
+            return  # already separating: a graze, not a contact
         if hit.kind == "man":
             team = self.rods[hit.rod].team
             self._contacts.append(
@@ -635,26 +638,32 @@ def _box_hit(
     """First contact within [0, span] of a point (px, py) moving at (vx, vy) with a rounded
     box whose bounds (x_lo, x_hi, y_lo, y_hi) move linearly from box_a to box_b.
 
-    The bounds already include the ball's radius; corners are rounded with radius
-    min(radius, half the box size) so the box's core is (bounds shrunk by that radius).
+    The bounds already include the ball's radius; corners are rounded with that radius.
     A point that starts inside is pushed out through the nearest face at time 0."""
     xl0, xh0, yl0, yh0 = box_a
     xl1, xh1, yl1, yh1 = box_b
     inv = 1.0 / span
     dxl, dxh, dyl, dyh = (xl1 - xl0) * inv, (xh1 - xh0) * inv, (yl1 - yl0) * inv, (yh1 - yh0) * inv
-    # inside at the start: leave through the nearest face
-    if xl0 < px < xh0 and yl0 < py < yh0:
-        depths = (
-            (px - xl0, -1.0, 0.0, -dxl),
-            (xh0 - px, 1.0, 0.0, dxh),
-            (py - yl0, 0.0, -1.0, -dyl),
-            (yh0 - py, 0.0, 1.0, dyh),
-        )
-        depth, nx, ny, face_speed = min(depths)
-        return _Hit(0.0, nx, ny, "man", face_speed=max(0.0, face_speed), depth=depth)
-    rho_x = min(radius, (xh0 - xl0) / 2, (xh1 - xl1) / 2)
-    rho_y = min(radius, (yh0 - yl0) / 2, (yh1 - yl1) / 2)
-    rho = max(0.0, min(rho_x, rho_y))
+    # corners are rounded by the ball's radius; for a leg thinner than the ball the two
+    # corner circles of a side meet in the middle
+    rho = max(0.0, min(radius, (yh0 - yl0) / 2, (yh1 - yl1) / 2))
+    mid0 = (xl0 + xh0) / 2
+    cxl0, cxh0 = min(xl0 + rho, mid0), max(xh0 - rho, mid0)
+    # inside at the start: leave by the shortest way
+    if xl0 < px < xh0 and yl0 + rho < py < yh0 - rho:
+        if px - xl0 < xh0 - px:
+            return _Hit(0.0, -1.0, 0.0, "man", face_speed=max(0.0, -dxl), depth=px - xl0)
+        return _Hit(0.0, 1.0, 0.0, "man", face_speed=max(0.0, dxh), depth=xh0 - px)
+    qx = min(max(px, cxl0), cxh0)
+    qy = min(max(py, yl0 + rho), yh0 - rho)
+    ex, ey = px - qx, py - qy
+    gap = math.hypot(ex, ey)
+    if gap < rho:
+        if gap < 1e-12:
+            ex, ey, gap = (0.0, 1.0, 1.0) if py >= (yl0 + yh0) / 2 else (0.0, -1.0, 1.0)
+        nx, ny = ex / gap, ey / gap
+        speed = max(0.0, (dxl if nx < 0 else dxh) * nx + (dyl if ny < 0 else dyh) * ny)
+        return _Hit(0.0, nx, ny, "man", face_speed=speed, depth=rho - gap)
     best: _Hit | None = None
 
     def consider(time: float, nx: float, ny: float, face_speed: float) -> None:
@@ -680,7 +689,9 @@ def _box_hit(
             if xl0 + dxl * time + rho <= x <= xh0 + dxh * time - rho:
                 consider(time, 0.0, normal, max(0.0, dy * normal))
     if rho > 0.0:
-        for cx0, cdx, sx in ((xl0 + rho, dxl, -1.0), (xh0 - rho, dxh, 1.0)):
+        mid1 = (xl1 + xh1) / 2
+        cxl1, cxh1 = min(xl1 + rho, mid1), max(xh1 - rho, mid1)
+        for cx0, cdx, sx in ((cxl0, (cxl1 - cxl0) * inv, -1.0), (cxh0, (cxh1 - cxh0) * inv, 1.0)):
             for cy0, cdy, sy in ((yl0 + rho, dyl, -1.0), (yh0 - rho, dyh, 1.0)):
                 time = _circle_entry(px - cx0, py - cy0, vx - cdx, vy - cdy, rho)
                 if time is None or (best is not None and time >= best.time):
