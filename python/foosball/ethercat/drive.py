@@ -181,6 +181,7 @@ class Cia402Drive:
             self.state = Cia402State.OPERATION_ENABLED  # enable operation
             if not self.aligned:
                 self.alignment_left_s = self.params.alignment_time_s
+                self.aligned = self.params.alignment_time_s <= 0.0
 
     # --- time ------------------------------------------------------------------------------
     def advance(self, dt: float) -> None:

@@ -1,0 +1,129 @@
+"""The CiA 402 drive model and the shared PDO layout, without any bus."""
+
+from __future__ import annotations
+
+import pytest
+from foosball.ethercat import layout as L
+from foosball.ethercat.drive import Cia402Drive, FaultKind, MotorParameters
+
+DT = 0.0005
+
+
+def run(drive: Cia402Drive, rx: L.RxPdo, seconds: float) -> list[tuple[float, float]]:
+    """Apply `rx` every 1 ms for `seconds`; return (velocity, acceleration) per step."""
+    trace = []
+    for step in range(round(seconds / DT)):
+        if step % 2 == 0:
+            drive.apply(rx)
+        drive.advance(DT)
+        trace.append((drive.velocity, drive.acceleration))
+    return trace
+
+
+def enable(drive: Cia402Drive, mode: L.Mode = L.Mode.CYCLIC_SYNC_POSITION) -> None:
+    for control in (L.Control.FAULT_RESET, L.Control.SHUTDOWN, L.Control.SWITCH_ON,
+                    L.Control.ENABLE_OPERATION):
+        drive.apply(L.RxPdo(int(control), int(mode), 0, 0))
+
+
+def test_pdo_round_trip_and_sizes_match_the_entries() -> None:
+    rx = L.RxPdo(0x0F, 8, -123456, 7890)
+    tx = L.TxPdo(0x1237, 8, 2**31 - 1, -(2**31), -5, 0x2310, 0x4)
+    assert L.RxPdo.unpack(rx.pack()) == rx
+    assert L.TxPdo.unpack(tx.pack()) == tx
+    assert len(rx.pack()) == L.RXPDO_SIZE == sum(e.bits for e in L.RXPDO_ENTRIES) // 8
+    assert len(tx.pack()) == L.TXPDO_SIZE == sum(e.bits for e in L.TXPDO_ENTRIES) // 8
+
+
+@pytest.mark.parametrize("state", list(L.Cia402State))
+def test_statusword_coding_round_trips(state: L.Cia402State) -> None:
+    word = L.STATE_STATUSWORD[state] | L.Status.REMOTE | L.Status.VOLTAGE_ENABLED
+    assert L.decode_state(word) is state
+
+
+def test_counts_saturate_instead_of_wrapping() -> None:
+    assert L.rad_to_counts(1e12) == 2**31 - 1
+    assert L.rad_s_to_counts(-1e12) == -(2**31)
+
+
+def test_enable_sequence_reaches_operation_enabled_then_aligns() -> None:
+    drive = Cia402Drive(MotorParameters(alignment_time_s=0.1))
+    assert drive.tx().state is L.Cia402State.SWITCH_ON_DISABLED
+    enable(drive)
+    tx = drive.tx()
+    assert tx.state is L.Cia402State.OPERATION_ENABLED
+    assert tx.statusword & 0x027F == 0x0237
+    assert tx.statusword & L.Status.ALIGNING and not tx.statusword & L.Status.ALIGNED
+    run(drive, L.RxPdo(0x0F, 8, L.rad_to_counts(5.0), 0), 0.05)
+    assert drive.position == 0.0  # commands are ignored while the rotor aligns
+    run(drive, L.RxPdo(0x0F, 8, L.rad_to_counts(5.0), 0), 0.06)
+    assert drive.tx().statusword & L.Status.ALIGNED
+
+
+def test_position_mode_reaches_target_within_speed_and_acceleration_limits() -> None:
+    params = MotorParameters(max_speed=100.0, max_acceleration=2_000.0, alignment_time_s=0.0)
+    drive = Cia402Drive(params)
+    enable(drive)
+    trace = run(drive, L.RxPdo(0x0F, 8, L.rad_to_counts(20.0), 0), 0.5)
+    assert abs(drive.position - 20.0) < 1e-3
+    assert max(abs(v) for v, _ in trace) <= params.max_speed + 1e-9
+    assert max(abs(a) for _, a in trace) <= params.max_acceleration + 1e-6
+    assert drive.tx().statusword & L.Status.TARGET_REACHED
+
+
+def test_end_switch_is_active_below_the_switch_and_travel_is_bounded() -> None:
+    params = MotorParameters(has_end_switch=True, travel_below_switch=0.5, alignment_time_s=0.0)
+    drive = Cia402Drive(params, start_above_switch=1.0)
+    enable(drive, L.Mode.CYCLIC_SYNC_VELOCITY)
+    assert not drive.tx().digital_inputs & L.DigitalInput.HOME_SWITCH
+    run(drive, L.RxPdo(0x0F, 9, 0, L.rad_s_to_counts(-10.0)), 0.5)
+    assert drive.tx().digital_inputs & L.DigitalInput.HOME_SWITCH
+    assert drive.position == pytest.approx(drive.switch_position - 0.5)  # the hard stop
+
+
+def test_quick_stop_brakes_to_rest_and_stays_there() -> None:
+    drive = Cia402Drive(MotorParameters(alignment_time_s=0.0))
+    enable(drive, L.Mode.CYCLIC_SYNC_VELOCITY)
+    run(drive, L.RxPdo(0x0F, 9, 0, L.rad_s_to_counts(200.0)), 0.1)
+    run(drive, L.RxPdo(int(L.Control.QUICK_STOP), 9, 0, L.rad_s_to_counts(200.0)), 0.1)
+    assert drive.tx().state is L.Cia402State.QUICK_STOP_ACTIVE
+    assert drive.velocity == 0.0
+
+
+@pytest.mark.parametrize("kind", list(FaultKind))
+def test_fault_latches_until_cause_is_gone_and_reset_is_given(kind: FaultKind) -> None:
+    drive = Cia402Drive(MotorParameters(alignment_time_s=0.0))
+    enable(drive)
+    drive.inject(kind)
+    run(drive, L.RxPdo(0x0F, 8, 0, 0), 0.01)
+    tx = drive.tx()
+    assert tx.state is L.Cia402State.FAULT
+    assert tx.error_code != 0 and tx.digital_inputs & L.FAULT_CAUSE_INPUTS
+    drive.apply(L.RxPdo(0, 8, 0, 0))
+    drive.apply(L.RxPdo(int(L.Control.FAULT_RESET), 8, 0, 0))
+    assert drive.tx().state is L.Cia402State.FAULT  # cause still present
+    drive.clear()
+    drive.apply(L.RxPdo(0, 8, 0, 0))
+    drive.apply(L.RxPdo(int(L.Control.FAULT_RESET), 8, 0, 0))
+    assert drive.tx().state is L.Cia402State.SWITCH_ON_DISABLED
+    assert not drive.tx().statusword & L.Status.ALIGNED  # must align again after a fault
+
+
+def test_a_blocked_rotor_is_detected_as_motor_locked() -> None:
+    drive = Cia402Drive(MotorParameters(alignment_time_s=0.0))
+    enable(drive)
+    drive.mechanically_locked = True
+    run(drive, L.RxPdo(0x0F, 8, L.rad_to_counts(10.0), 0), 0.3)
+    assert drive.tx().state is L.Cia402State.FAULT
+    assert drive.tx().error_code == L.ErrorCode.MOTOR_LOCKED
+
+
+def test_losing_process_data_while_enabled_is_a_fault() -> None:
+    drive = Cia402Drive(MotorParameters(alignment_time_s=0.0))
+    enable(drive)
+    drive.lose_process_data()
+    run_steps = 10
+    for _ in range(run_steps):
+        drive.advance(DT)
+    assert drive.tx().state is L.Cia402State.FAULT
+    assert drive.tx().error_code == L.ErrorCode.COMMUNICATION

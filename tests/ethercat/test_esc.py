@@ -1,0 +1,227 @@
+"""The ESC emulator at the frame level, without sockets: datagrams in, datagrams out."""
+
+from __future__ import annotations
+
+import struct
+
+import pytest
+from foosball.ethercat import layout as L
+from foosball.ethercat.emulator import DriveEmulator, EmulatorConfig
+from foosball.ethercat.esc import (
+    APRD,
+    APWR,
+    BRD,
+    BWR,
+    FPRD,
+    FPWR,
+    LRW,
+    SDO_ABORT_NO_OBJECT,
+    SDO_ABORT_READ_ONLY,
+)
+
+MASTER_MAC = bytes.fromhex("010101010101")
+
+
+def frame(*datagrams: tuple[int, int, int, bytes]) -> bytes:
+    """An Ethernet frame with EtherCAT datagrams (command, ADP, ADO, data)."""
+    body = b""
+    for n, (command, adp, ado, data) in enumerate(datagrams):
+        more = 0x8000 if n < len(datagrams) - 1 else 0
+        body += struct.pack("<BBHHHH", command, n, adp & 0xFFFF, ado, len(data) | more, 0)
+        body += data + b"\x00\x00"
+    header = struct.pack("<H", len(body) | 0x1000)
+    return b"\xff" * 6 + MASTER_MAC + b"\x88\xa4" + header + body
+
+
+def answers(reply: bytes) -> list[tuple[bytes, int]]:
+    """(data, working counter) of each datagram in a returned frame."""
+    out = []
+    offset = 16
+    while True:
+        _, _, _, _, flags, _ = struct.unpack_from("<BBHHHH", reply, offset)
+        length = flags & 0x7FF
+        data = reply[offset + 10:offset + 10 + length]
+        wkc = struct.unpack_from("<H", reply, offset + 10 + length)[0]
+        out.append((data, wkc))
+        offset += 12 + length
+        if not flags & 0x8000:
+            return out
+
+
+class Master:
+    """Just enough of a master to walk the emulator through start-up by hand."""
+
+    def __init__(self, drives: int = 3) -> None:
+        self.emu = DriveEmulator(EmulatorConfig(drives=drives, alignment_time_s=0.0))
+        self.now = 0.0
+
+    def send(self, *datagrams: tuple[int, int, int, bytes]) -> list[tuple[bytes, int]]:
+        reply = self.emu.handle_frame(frame(*datagrams), self.now)
+        assert reply is not None
+        return answers(reply)
+
+    def fpwr(self, station: int, ado: int, data: bytes) -> int:
+        return self.send((FPWR, station, ado, data))[0][1]
+
+    def fprd(self, station: int, ado: int, length: int) -> bytes:
+        data, wkc = self.send((FPRD, station, ado, bytes(length)))[0]
+        assert wkc == 1
+        return data
+
+    def addresses(self) -> list[int]:
+        stations = []
+        for position in range(len(self.emu.drives)):
+            station = 0x1001 + position
+            assert self.send((APWR, -position, 0x0010, struct.pack("<H", station)))[0][1] == 1
+            stations.append(station)
+        return stations
+
+    def al(self, station: int, state: int) -> tuple[int, int]:
+        self.fpwr(station, 0x0120, struct.pack("<H", state))
+        status, _, code = struct.unpack("<HHH", self.fprd(station, 0x0130, 6))
+        return status, code
+
+    def sm(self, station: int, n: int, start: int, length: int, control: int) -> None:
+        self.fpwr(station, 0x0800 + 8 * n, struct.pack("<HHBBBB", start, length, control, 0, 1, 0))
+
+    def to_preop(self, station: int) -> None:
+        self.sm(station, 0, L.MAILBOX_OUT_ADDRESS, L.MAILBOX_SIZE, L.SM_CONTROL_MAILBOX_OUT)
+        self.sm(station, 1, L.MAILBOX_IN_ADDRESS, L.MAILBOX_SIZE, L.SM_CONTROL_MAILBOX_IN)
+        assert self.al(station, 0x12) == (int(L.AlState.PREOP), 0)
+
+    def sdo(self, station: int, command: int, index: int, sub: int, data: bytes = b"") -> bytes:
+        coe = struct.pack("<HBHB", 2 << 12, command, index, sub) + data.ljust(4, b"\x00")
+        mailbox = struct.pack("<HHBB", len(coe), 0, 0, 0x03 | (1 << 4)) + coe
+        assert self.fpwr(station, L.MAILBOX_OUT_ADDRESS, mailbox.ljust(L.MAILBOX_SIZE, b"\0")) == 1
+        assert self.fprd(station, 0x080D, 1)[0] & 0x08  # response waiting
+        reply = self.fprd(station, L.MAILBOX_IN_ADDRESS, L.MAILBOX_SIZE)
+        assert not self.fprd(station, 0x080D, 1)[0] & 0x08  # read empties it
+        return reply
+
+
+def test_broadcast_read_counts_every_slave_and_auto_increment_addresses_one() -> None:
+    master = Master(drives=3)
+    assert master.send((BRD, 0, 0x0000, b"\x00\x00"))[0][1] == 3
+    assert master.send((APRD, -2, 0x0130, b"\x00\x00"))[0] == (b"\x01\x00", 1)
+    assert master.send((BWR, 0, 0x0120, b"\x11\x00"))[0][1] == 3
+
+
+def test_sii_eeprom_read_gives_identity_and_mailbox_layout() -> None:
+    master = Master(drives=2)
+    station = master.addresses()[1]
+    assert master.fprd(station, 0x0502, 2)[0] & 0x40  # 8-byte reads
+
+    def word(address: int) -> bytes:
+        master.fpwr(station, 0x0502, struct.pack("<HI", 0x0100, address))
+        return master.fprd(station, 0x0508, 8)
+
+    vendor, product = struct.unpack_from("<II", word(0x08))
+    assert (vendor, product) == (L.VENDOR_ID, L.PRODUCT_CODE)
+    assert struct.unpack_from("<HHHH", word(0x18)) == (
+        L.MAILBOX_OUT_ADDRESS, L.MAILBOX_SIZE, L.MAILBOX_IN_ADDRESS, L.MAILBOX_SIZE)
+
+
+def test_sdo_upload_download_and_aborts_use_coe_service_two() -> None:
+    master = Master(drives=1)
+    station = master.addresses()[0]
+    master.to_preop(station)
+    reply = master.sdo(station, 0x40, 0x1018, 2)
+    service, command, index, sub, value = struct.unpack_from("<HBHBI", reply, 6)
+    assert (service >> 12, command, index, sub, value) == (3, 0x43, 0x1018, 2, L.PRODUCT_CODE)
+    reply = master.sdo(station, 0x40, 0x1008, 0)  # longer than 4 bytes: normal upload
+    _, command, _, _, size = struct.unpack_from("<HBHBI", reply, 6)
+    assert command == 0x41 and reply[16:16 + size] == L.DEVICE_NAME.encode()
+    reply = master.sdo(station, 0x40, 0x2000, 0)
+    service, command, _, _, code = struct.unpack_from("<HBHBI", reply, 6)
+    assert (service >> 12, command, code) == (2, 0x80, SDO_ABORT_NO_OBJECT)
+    reply = master.sdo(station, 0x23, 0x1000, 0, b"\x00\x00\x00\x00")
+    _, command, _, _, code = struct.unpack_from("<HBHBI", reply, 6)
+    assert (command, code) == (0x80, SDO_ABORT_READ_ONLY)
+
+
+def test_al_state_machine_refuses_skips_and_bad_process_data_config() -> None:
+    master = Master(drives=1)
+    station = master.addresses()[0]
+    assert master.al(station, 0x04) == (int(L.AlState.INIT) | L.AL_ERROR_FLAG,
+                                        L.AL_CODE_INVALID_STATE_CHANGE)
+    assert master.al(station, 0x12) == (int(L.AlState.INIT) | L.AL_ERROR_FLAG,
+                                        L.AL_CODE_INVALID_MAILBOX_CONFIG)
+    master.to_preop(station)
+    master.sm(station, 2, L.OUTPUTS_ADDRESS, L.RXPDO_SIZE + 1, L.SM_CONTROL_OUTPUTS)
+    master.sm(station, 3, L.INPUTS_ADDRESS, L.TXPDO_SIZE, L.SM_CONTROL_INPUTS)
+    assert master.al(station, 0x04) == (int(L.AlState.PREOP) | L.AL_ERROR_FLAG,
+                                        L.AL_CODE_INVALID_OUTPUT_CONFIG)
+
+
+def map_and_go_op(master: Master) -> list[int]:
+    stations = master.addresses()
+    for n, station in enumerate(stations):
+        master.to_preop(station)
+        master.sm(station, 2, L.OUTPUTS_ADDRESS, L.RXPDO_SIZE, L.SM_CONTROL_OUTPUTS)
+        master.sm(station, 3, L.INPUTS_ADDRESS, L.TXPDO_SIZE, L.SM_CONTROL_INPUTS)
+        outputs = n * L.RXPDO_SIZE
+        inputs = len(stations) * L.RXPDO_SIZE + n * L.TXPDO_SIZE
+        fmmus = struct.pack("<IHBBHBBB3x", outputs, L.RXPDO_SIZE, 0, 7, L.OUTPUTS_ADDRESS, 0, 2, 1)
+        fmmus += struct.pack("<IHBBHBBB3x", inputs, L.TXPDO_SIZE, 0, 7, L.INPUTS_ADDRESS, 0, 1, 1)
+        master.fpwr(station, 0x0600, fmmus)
+        assert master.al(station, 0x04) == (int(L.AlState.SAFEOP), 0)
+        assert master.al(station, 0x08) == (int(L.AlState.OP), 0)
+    return stations
+
+
+def lrw(master: Master, outputs: list[L.RxPdo]) -> tuple[list[L.TxPdo], int]:
+    n = len(outputs)
+    data = b"".join(o.pack() for o in outputs) + bytes(n * L.TXPDO_SIZE)
+    returned, wkc = master.send((LRW, 0, 0, data))[0]
+    base = n * L.RXPDO_SIZE
+    inputs = [L.TxPdo.unpack(returned[base + i * L.TXPDO_SIZE:]) for i in range(n)]
+    return inputs, wkc
+
+
+def test_process_data_through_fmmus_counts_three_per_drive_in_op() -> None:
+    master = Master(drives=3)
+    map_and_go_op(master)
+    _, wkc = lrw(master, [L.RxPdo(0x06)] * 3)
+    assert wkc == 9
+    inputs, _ = lrw(master, [L.RxPdo(0x07)] * 3)
+    assert [tx.state for tx in inputs] == [L.Cia402State.READY_TO_SWITCH_ON] * 3
+
+
+@pytest.mark.parametrize("silence_s", [0.03, 0.2])
+def test_syncmanager_watchdog_trips_only_after_its_time(silence_s: float) -> None:
+    master = Master(drives=2)
+    stations = map_and_go_op(master)
+    for station in stations:  # 50 ms: 500 ticks of 100 us
+        master.fpwr(station, 0x0420, struct.pack("<H", 500))
+    lrw(master, [L.RxPdo(0)] * 2)
+    master.now += silence_s
+    master.emu.advance(master.now)
+    status, _, code = struct.unpack("<HHH", master.fprd(stations[0], 0x0130, 6))
+    if silence_s < 0.05:
+        assert (status, code) == (int(L.AlState.OP), 0)
+        assert lrw(master, [L.RxPdo(0)] * 2)[1] == 6
+    else:
+        assert (status, code) == (int(L.AlState.SAFEOP) | L.AL_ERROR_FLAG,
+                                  L.AL_CODE_SM_WATCHDOG)
+        assert lrw(master, [L.RxPdo(0)] * 2)[1] == 2  # inputs only: outputs refused
+
+
+def test_control_channel_injects_and_clears_faults_and_mutes() -> None:
+    master = Master(drives=2)
+    emu = master.emu
+    assert emu.command("fault 1 overcurrent") == {"ok": True}
+    assert emu.drives[1].causes and not emu.drives[0].causes
+    assert emu.command("clear all") == {"ok": True}
+    assert not emu.drives[1].causes
+    assert not emu.command("fault 9 overcurrent")["ok"]
+    assert not emu.command("fault 0 melted")["ok"]
+    assert emu.command("mute on")["muted"] is True
+    assert emu.handle_frame(frame((BRD, 0, 0, b"\0\0")), 0.0) is None
+
+
+def test_motion_listeners_see_every_axis_after_each_step() -> None:
+    seen: list[tuple[float, int]] = []
+    emu = DriveEmulator(EmulatorConfig(drives=8), [lambda t, s: seen.append((t, len(s)))])
+    emu.advance(1.0)
+    emu.advance(1.002)
+    assert seen == [(1.0, 8), (1.002, 8)]
