@@ -138,6 +138,7 @@ class BallDetector:
         self._small = np.empty((self._small_rows, self._small_cols, channels), np.uint8)
         self._whole = ColourThreshold(cfg, pixel_format, self._small_rows, self._small_cols)
         self.last_window: tuple[int, int, int, int] | None = None  # x0, y0, cols, rows
+        self._last_mask = self._window.mask(np.zeros((2, 2, channels), np.uint8))
 
     def configure(self, cfg: DetectorConfig) -> None:
         """New thresholds from the panel; buffers keep their size (roi_max_half is fixed)."""
@@ -165,6 +166,7 @@ class BallDetector:
             cols &= ~1
         self.last_window = (x0, y0, cols, rows)
         mask = self._window.mask(image[y0:y0 + rows, x0:x0 + cols])
+        self._last_mask = mask
         contours, _ = cv2.findContours(mask, cv2.RETR_EXTERNAL, cv2.CHAIN_APPROX_SIMPLE)
         if not contours:
             return None
@@ -189,8 +191,10 @@ class BallDetector:
         if self.radius_at is None:
             return Detection(best.u, best.v, best.area, False)
         radius = self.radius_at(best.u, best.v)
-        # Outline polygons run through boundary pixel centres: half a pixel inside.
-        expected_area = math.pi * max(1.0, radius - 0.5) ** 2
+        # Measured on rendered balls: a whole ball's outline polygon covers about 0.95 of
+        # pi r^2 (the polygon runs through boundary pixel centres, the threshold edge sits
+        # a little outside the half-coverage line).
+        expected_area = math.pi * radius * radius
         if best.area >= cfg.partial_area_fraction * expected_area:
             return Detection(best.u, best.v, best.area, False)
         return self._partial(contours, best_index, best, x0, y0, radius)
@@ -201,6 +205,7 @@ class BallDetector:
         fit a circle to the part of their outline that is the ball's own edge (the points
         on their smallest enclosing circle; a foot's edge lies inside it)."""
         fragments = [contours[best_index]]
+        indices = [best_index]
         area = best.area
         reach2 = (2.2 * radius) ** 2
         for index, contour in enumerate(contours):
@@ -213,16 +218,19 @@ class BallDetector:
             dv = y0 + m["m01"] / m["m00"] - best.v
             if du * du + dv * dv <= reach2:
                 fragments.append(contour)
+                indices.append(index)
                 area += m["m00"]
         outline = np.concatenate(fragments) if len(fragments) > 1 else fragments[0]
         (cu, cv), enclosing = cv2.minEnclosingCircle(outline)
         if abs(enclosing + 0.5 - radius) > 0.2 * radius + 1.0:
             return Detection(best.u, best.v, area, True)  # too little of the ball is left
-        # Densify the simplified outlines (straight runs) before fitting.
-        points = _densify(fragments).astype(np.float64)
+        # Every boundary pixel of the fragments: the same mask traced without simplifying
+        # lists the outlines in the same order.
+        dense, _ = cv2.findContours(self._last_mask, cv2.RETR_EXTERNAL, cv2.CHAIN_APPROX_NONE)
+        points = np.concatenate([dense[i] for i in indices]).reshape(-1, 2).astype(np.float64)
         du = points[:, 0] - cu
         dv = points[:, 1] - cv
-        on_edge = np.hypot(du, dv) >= enclosing - 1.0
+        on_edge = np.hypot(du, dv) >= enclosing - 1.5
         fit = _fit_circle(points[on_edge]) if int(on_edge.sum()) >= 6 else None
         if fit is not None and abs(fit[2] + 0.5 - radius) <= 0.2 * radius + 1.0:
             cu, cv = fit[0], fit[1]
@@ -302,19 +310,6 @@ class BallDetector:
             mask |= cv2.inRange(hsv, np.array([h_lo, cfg.sat_low, cfg.val_low], np.uint8),
                                 np.array([h_hi, cfg.sat_high, cfg.val_high], np.uint8))
         return mask
-
-
-def _densify(contours: list[np.ndarray]) -> np.ndarray:
-    """Every pixel along the (closed) simplified outlines, as an (n, 2) array."""
-    runs = []
-    for contour in contours:
-        ring = contour.reshape(-1, 2)
-        following = np.roll(ring, -1, axis=0)
-        for (u0, v0), (u1, v1) in zip(ring, following, strict=True):
-            steps = max(abs(int(u1) - int(u0)), abs(int(v1) - int(v0)), 1)
-            t = np.arange(steps) / steps
-            runs.append(np.column_stack([u0 + (u1 - u0) * t, v0 + (v1 - v0) * t]))
-    return np.concatenate(runs)
 
 
 def _fit_circle(points: np.ndarray) -> tuple[float, float, float] | None:
