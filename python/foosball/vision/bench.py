@@ -45,10 +45,24 @@ def _stats(samples_ns: Sequence[int]) -> dict[str, float]:
 
 def time_pipelines(frames: Sequence[BenchFrame], calibration: Calibration, table: Table,
                    detector_cfg: DetectorConfig | None = None,
-                   filter_cfg: FilterConfig | None = None, repeats: int = 3) -> dict[str, Any]:
+                   filter_cfg: FilterConfig | None = None, repeats: int = 3,
+                   pixel_format: str = "bgr") -> dict[str, Any]:
+    """`pixel_format="yuyv"`: the frames are turned into YUYV first (what a V4L2 camera
+    delivers); ours reads them as they are, the seed-style pipeline converts each whole
+    frame to BGR first, as OpenCV's capture does for it."""
     detector_cfg = detector_cfg or DetectorConfig()
     filter_cfg = filter_cfg or FilterConfig()
     seed = SeedPipeline(detector_cfg, calibration.image_size)
+    if pixel_format == "yuyv":
+        frames = [_Frame(to_yuyv(f.image), f.capture_time_ns) for f in frames]
+        width, height = calibration.image_size
+        seed_bgr = np.empty((height, width, 3), np.uint8)
+
+        def seed_detect(image: np.ndarray) -> Any:
+            cv2.cvtColor(image, cv2.COLOR_YUV2BGR_YUYV, dst=seed_bgr)
+            return seed.detect(seed_bgr)
+    else:
+        seed_detect = seed.detect
     ours_tracking: list[int] = []
     ours_other: list[int] = []
     ours_all: list[int] = []
@@ -56,15 +70,15 @@ def time_pipelines(frames: Sequence[BenchFrame], calibration: Calibration, table
     agree = compared = 0
     clock = time.perf_counter_ns
     for _ in range(repeats):
-        tracker = BallTracker(detector_cfg, filter_cfg, calibration, table)
+        tracker = BallTracker(detector_cfg, filter_cfg, calibration, table, pixel_format)
         tracker.process(frames[0].image, frames[0].capture_time_ns)  # warm caches
-        tracker = BallTracker(detector_cfg, filter_cfg, calibration, table)
+        tracker = BallTracker(detector_cfg, filter_cfg, calibration, table, pixel_format)
         gc.collect()
         for frame in frames:
             t0 = clock()
             result = tracker.process(frame.image, frame.capture_time_ns)
             t1 = clock()
-            reference = seed.detect(frame.image)
+            reference = seed_detect(frame.image)
             t2 = clock()
             ours_all.append(t1 - t0)
             seed_all.append(t2 - t1)
@@ -79,6 +93,7 @@ def time_pipelines(frames: Sequence[BenchFrame], calibration: Calibration, table
     tracking, everything, reference = _stats(ours_tracking), _stats(ours_all), _stats(seed_all)
     return {
         "frame_size": list(calibration.image_size),
+        "pixel_format": pixel_format,
         "frames_per_pass": len(frames),
         "passes": repeats,
         "opencv": cv2.__version__,
@@ -95,8 +110,26 @@ def time_pipelines(frames: Sequence[BenchFrame], calibration: Calibration, table
     }
 
 
+class _Frame:
+    __slots__ = ("capture_time_ns", "image")
+
+    def __init__(self, image: np.ndarray, capture_time_ns: int):
+        self.image = image
+        self.capture_time_ns = capture_time_ns
+
+
+def to_yuyv(bgr: np.ndarray) -> np.ndarray:
+    """BGR -> packed YUYV 4:2:2 (the U and V of each pixel pair from its left pixel)."""
+    yuv = cv2.cvtColor(bgr, cv2.COLOR_BGR2YUV)
+    out = np.empty((bgr.shape[0], bgr.shape[1], 2), np.uint8)
+    out[:, :, 0] = yuv[:, :, 0]
+    out[:, 0::2, 1] = yuv[:, 0::2, 1]
+    out[:, 1::2, 1] = yuv[:, 0::2, 2]
+    return out
+
+
 def run_bench(frames: int = 600, repeats: int = 3, seed: int = 1, threads: int = 1,
-              scene: str = "sim") -> dict[str, Any]:
+              scene: str = "sim", pixel_format: str = "bgr") -> dict[str, Any]:
     cv2.setNumThreads(threads)
     if scene == "sim":
         from foosball.vision.sim_source import sim_bench_frames
@@ -106,6 +139,7 @@ def run_bench(frames: int = 600, repeats: int = 3, seed: int = 1, threads: int =
         from foosball.vision.synthetic import synthetic_sequence
 
         bench_frames, calibration = synthetic_sequence(frames, seed)
-    report = time_pipelines(bench_frames, calibration, default_table(), repeats=repeats)
+    report = time_pipelines(bench_frames, calibration, default_table(), repeats=repeats,
+                            pixel_format=pixel_format)
     report["scene"] = scene
     return report

@@ -38,6 +38,8 @@ def register(subparsers: Any) -> None:
     bench.add_argument("--threads", type=int, default=1, help="OpenCV threads (both pipelines)")
     bench.add_argument("--scene", choices=("sim", "synthetic"), default="sim",
                        help="frames from the simulator renderer or the built-in one")
+    bench.add_argument("--pixel-format", choices=("bgr", "yuyv"), default="bgr",
+                       help="yuyv: as a V4L2 camera delivers; the seed-style side converts")
     bench.add_argument("--json", action="store_true")
     bench.set_defaults(func=_bench)
 
@@ -161,7 +163,8 @@ def _bench(args: argparse.Namespace) -> int:
     from foosball.vision.bench import run_bench
 
     report = run_bench(frames=args.frames, repeats=args.repeats, seed=args.seed,
-                       threads=args.threads, scene=args.scene)
+                       threads=args.threads, scene=args.scene,
+                       pixel_format=args.pixel_format)
     _print(report, args.json)
     return 0
 
