@@ -1,0 +1,37 @@
+SUMMARY = "U-Boot script choosing the RAUC slot (A/B) with boot counting"
+DESCRIPTION = "Compiled to boot.scr and placed in the boot partition. The slot \
+names come from foosball-partitions.inc, the kernel file from KERNEL_IMAGETYPE."
+LICENSE = "MIT"
+LIC_FILES_CHKSUM = "file://${COMMON_LICENSE_DIR}/MIT;md5=0835ade698e0bcf8506ecda2f7b4f302"
+
+SRC_URI = "file://boot.cmd.in"
+S = "${WORKDIR}"
+
+DEPENDS = "u-boot-mkimage-native"
+INHIBIT_DEFAULT_DEPS = "1"
+PACKAGE_ARCH = "${MACHINE_ARCH}"
+
+inherit deploy nopackages
+
+FOOSBALL_KERNEL_ARGS ?= "rootwait ro rootfstype=ext4 console=${KERNEL_CONSOLE}"
+KERNEL_CONSOLE ?= "${@d.getVar('SERIAL_CONSOLES').split()[0].split(';')[1]},${@d.getVar('SERIAL_CONSOLES').split()[0].split(';')[0]}"
+# A fitImage carries its device tree; other images load the first KERNEL_DEVICETREE.
+FOOSBALL_FDT = "${@os.path.basename(d.getVar('KERNEL_DEVICETREE').split()[0]) if d.getVar('KERNEL_DEVICETREE') else ''}"
+FOOSBALL_LOAD_FDT = "${@'' if d.getVar('KERNEL_IMAGETYPE') == 'fitImage' else 'load ${devtype} ${devnum}:${rauc_partnum} ${fdt_addr_r} /boot/' + d.getVar('FOOSBALL_FDT')}"
+FOOSBALL_BOOT_CMD = "${@ {'fitImage': 'bootm ${kernel_addr_r}', 'zImage': 'bootz ${kernel_addr_r} - ${fdt_addr_r}', 'uImage': 'bootm ${kernel_addr_r} - ${fdt_addr_r}'}.get(d.getVar('KERNEL_IMAGETYPE'), 'booti ${kernel_addr_r} - ${fdt_addr_r}')}"
+
+do_compile() {
+    sed -e 's|@@PART_ROOTFS_A@@|${FOOSBALL_PART_ROOTFS_A}|' \
+        -e 's|@@PART_ROOTFS_B@@|${FOOSBALL_PART_ROOTFS_B}|' \
+        -e 's|@@KERNEL_ARGS@@|${FOOSBALL_KERNEL_ARGS}|' \
+        -e 's|@@KERNEL_IMAGETYPE@@|${KERNEL_IMAGETYPE}|' \
+        -e 's|@@LOAD_FDT@@|${FOOSBALL_LOAD_FDT}|' \
+        -e 's|@@BOOT_CMD@@|${FOOSBALL_BOOT_CMD}|' \
+        ${S}/boot.cmd.in > ${B}/boot.cmd
+    mkimage -A ${UBOOT_ARCH} -T script -C none -n "foosball RAUC boot" -d ${B}/boot.cmd ${B}/boot.scr
+}
+
+do_deploy() {
+    install -m 0644 ${B}/boot.scr ${DEPLOYDIR}/boot.scr
+}
+addtask deploy after do_compile before do_build

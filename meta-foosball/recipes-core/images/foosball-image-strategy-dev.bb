@@ -1,0 +1,3 @@
+require foosball-image-strategy.bb
+require foosball-image-dev.inc
+SUMMARY:append = " (development: debug tools, password-less root)"

@@ -1,0 +1,223 @@
+"""Checks of the Yocto layers and kas files that run without any upstream layer.
+
+oelint-adv over both layers (config: .oelint.cfg at the repository root), every
+kas file against kas's own schema, and the rules that keep the per-board files
+consistent (partition names written once, board.toml naming the board's agents).
+The real bitbake parse needs the upstream layers; see docs/notes/issue-7.md.
+"""
+
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+import sys
+import tomllib
+from pathlib import Path
+
+import jsonschema
+import pytest
+import yaml
+from kas.configschema import CONFIGSCHEMA
+
+REPO = Path(__file__).resolve().parents[2]
+LAYERS = (REPO / "meta-foosball", REPO / "recipes")
+BOARDS = ("pole", "vision", "strategy")
+KAS_FILES = [REPO / "kas.yml"] + [
+    REPO / "image-config" / board / "kas.yml" for board in BOARDS
+]
+AGENTS_OF_BOARD = {
+    "pole": {"motor_driver", "pole_driver", "supervisory_panel"},
+    "vision": {"ball_tracker"},
+    "strategy": {"strategy", "game_panel"},
+}
+NON_AGENT_SECTIONS = {"wire", "table"}
+PARTITIONS_INC = REPO / "meta-foosball/conf/distro/include/foosball-partitions.inc"
+
+
+def layer_files() -> list[Path]:
+    suffixes = (".bb", ".bbappend", ".bbclass", ".inc", ".conf")
+    return sorted(
+        path
+        for layer in LAYERS
+        for path in layer.rglob("*")
+        if path.suffix in suffixes and "files" not in path.relative_to(layer).parts
+    )
+
+
+def oelint_command() -> list[str]:
+    beside_python = Path(sys.executable).with_name("oelint-adv")
+    found = str(beside_python) if beside_python.exists() else shutil.which("oelint-adv")
+    if found is None:
+        pytest.fail("oelint-adv is not installed (pip install oelint-adv)")
+    return [found]
+
+
+def run_oelint(files: list[Path]) -> subprocess.CompletedProcess[str]:
+    # Warnings and infos are advice; CI fails on errors only (exit status 1).
+    return subprocess.run(
+        [
+            *oelint_command(),
+            "--quiet",
+            "--relpaths",
+            "--hide",
+            "info",
+            "--hide",
+            "warning",
+            *map(str, files),
+        ],
+        check=False,
+        cwd=REPO,  # oelint-adv reads .oelint.cfg from the working directory
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+
+
+def test_oelint_reports_no_error_in_either_layer() -> None:
+    files = layer_files()
+    assert len(files) > 20, "the layer walk found too few files to be the real layers"
+    result = run_oelint(files)
+    assert result.returncode == 0, result.stderr
+    assert ":error:" not in result.stderr
+
+
+def test_oelint_run_fails_on_a_recipe_without_licence(tmp_path: Path) -> None:
+    broken = tmp_path / "broken_1.0.bb"
+    broken.write_text(
+        'SUMMARY = "no licence"\nDESCRIPTION = "x"\nSRC_URI = "file://x"\n'
+    )
+    result = run_oelint([broken])
+    assert result.returncode != 0
+    assert "oelint.var.mandatoryvar.LICENSE" in result.stderr
+
+
+def test_oelint_config_pins_the_release() -> None:
+    config = (REPO / ".oelint.cfg").read_text()
+    assert re.search(r"^release\s*=\s*scarthgap$", config, re.MULTILINE)
+
+
+@pytest.mark.parametrize("kas_file", KAS_FILES, ids=lambda p: str(p.relative_to(REPO)))
+def test_kas_file_is_valid_for_kas_schema(kas_file: Path) -> None:
+    jsonschema.validate(yaml.safe_load(kas_file.read_text()), CONFIGSCHEMA)
+
+
+@pytest.mark.parametrize("kas_file", KAS_FILES, ids=lambda p: str(p.relative_to(REPO)))
+def test_every_upstream_repo_is_pinned_by_full_commit(kas_file: Path) -> None:
+    repos = yaml.safe_load(kas_file.read_text()).get("repos", {})
+    for name, repo in repos.items():
+        if repo and repo.get("url"):
+            assert re.fullmatch(r"[0-9a-f]{40}", repo.get("commit", "")), (
+                f"{name} is not pinned"
+            )
+
+
+def test_schema_check_catches_a_misspelt_key() -> None:
+    config = yaml.safe_load((REPO / "image-config/pole/kas.yml").read_text())
+    config["machin"] = config.pop("machine")
+    with pytest.raises(jsonschema.ValidationError):
+        jsonschema.validate(config, CONFIGSCHEMA)
+
+
+@pytest.mark.parametrize("board", BOARDS)
+def test_board_kas_file_names_its_board_and_image(board: str) -> None:
+    config = yaml.safe_load((REPO / "image-config" / board / "kas.yml").read_text())
+    assert "kas.yml" in config["header"]["includes"]
+    assert f"foosball-image-{board}" in config["target"]
+    local_conf = "\n".join(config["local_conf_header"].values())
+    assert re.search(rf'^FOOSBALL_BOARD = "{board}"$', local_conf, re.MULTILINE)
+
+
+@pytest.mark.parametrize("board", BOARDS)
+def test_board_has_every_file_its_recipes_fetch(board: str) -> None:
+    folder = REPO / "image-config" / board
+    needed = {
+        "kas.yml",
+        "board.toml",
+        "system.conf",
+        f"foosball-{board}.wks.in",
+        "10-lan0.link",
+        "20-lan0.network",
+    }
+    if board == "pole":
+        needed |= {"10-ecat0.link", "20-ecat0.network"}
+    missing = needed - {path.name for path in folder.iterdir()}
+    assert not missing
+
+
+@pytest.mark.parametrize("board", BOARDS)
+def test_board_toml_runs_exactly_the_boards_agents(board: str) -> None:
+    config = tomllib.loads((REPO / "image-config" / board / "board.toml").read_text())
+    wire = config["wire"]
+    assert (wire["transport"], wire["iface"], wire["ethertype"]) == (
+        "raw",
+        "lan0",
+        0x88B5,
+    )
+    assert wire["key_file"].startswith("/data/")
+    assert config["table"]["geometry"] == "/etc/foosball/table.json"
+    assert set(config) - NON_AGENT_SECTIONS == AGENTS_OF_BOARD[board]
+
+
+def test_every_agent_is_packaged_in_its_boards_role_package() -> None:
+    recipe = (
+        REPO / "meta-foosball/recipes-foosball/python3-foosball/python3-foosball.bb"
+    ).read_text()
+    for board, agents in AGENTS_OF_BOARD.items():
+        line = re.search(rf"^FILES:\$\{{PN\}}-{board} = (.*)$", recipe, re.MULTILINE)
+        assert line, f"no role package for {board}"
+        for agent in agents:
+            assert f"agents/{agent}" in line.group(1), (
+                f"{agent} not in python3-foosball-{board}"
+            )
+
+
+def partition_names() -> dict[str, str]:
+    text = PARTITIONS_INC.read_text()
+    return dict(re.findall(r'^(FOOSBALL_PART_\w+) = "(\w+)"$', text, re.MULTILINE))
+
+
+def test_partition_names_are_written_only_in_the_partitions_include() -> None:
+    names = partition_names()
+    assert set(names) == {
+        "FOOSBALL_PART_BOOT",
+        "FOOSBALL_PART_ROOTFS_A",
+        "FOOSBALL_PART_ROOTFS_B",
+        "FOOSBALL_PART_DATA",
+    }
+    literals = {names["FOOSBALL_PART_ROOTFS_A"], names["FOOSBALL_PART_ROOTFS_B"]}
+    for folder in (REPO / "meta-foosball", REPO / "image-config"):
+        for path in folder.rglob("*"):
+            if path.is_file() and path != PARTITIONS_INC:
+                found = literals & set(re.findall(r"\w+", path.read_text()))
+                assert not found, f"{path.relative_to(REPO)} spells out {found}"
+
+
+@pytest.mark.parametrize("board", BOARDS)
+def test_wks_lays_out_boot_two_slots_and_data_from_the_variables(board: str) -> None:
+    wks = (REPO / "image-config" / board / f"foosball-{board}.wks.in").read_text()
+    for variable in partition_names():
+        assert f"--part-name ${{{variable}}}" in wks
+    assert "bootloader --ptable gpt" in wks
+
+
+@pytest.mark.parametrize("board", BOARDS)
+def test_rauc_system_conf_is_filled_at_build_time(board: str) -> None:
+    conf = (REPO / "image-config" / board / "system.conf").read_text()
+    assert "compatible=@@MACHINE@@" in conf
+    assert "bootloader=uboot" in conf
+    assert "bundle-formats=-plain" in conf
+    for slot in ("@@PART_ROOTFS_A@@", "@@PART_ROOTFS_B@@"):
+        assert f"device=/dev/disk/by-partlabel/{slot}" in conf
+
+
+def test_layer_confs_follow_the_recipe_pattern_and_series() -> None:
+    for layer in LAYERS:
+        conf = (layer / "conf/layer.conf").read_text()
+        assert 'BBFILES += "${LAYERDIR}/recipes*/*/*.bb*"' in conf
+        assert re.search(
+            r'^LAYERSERIES_COMPAT_\S+ = "scarthgap wrynose"$', conf, re.MULTILINE
+        )
+        assert re.search(r"^LAYERDEPENDS_\S+ = ", conf, re.MULTILINE)
+        for recipe in layer.glob("recipes*/*/*.bb"):
+            assert recipe.parent.parent.name.startswith("recipes")
