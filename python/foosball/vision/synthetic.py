@@ -79,15 +79,18 @@ def render_with_truth(camera: SynthCamera, ball: tuple[float, float] | None,
                       noise: float = 2.0, seed: int = 0,
                       occluder: tuple[float, float, float, float] | None = None,
                       extra_blobs: list[tuple[int, int, int, tuple[int, int, int]]] = (),
+                      blur: tuple[float, float] = (0.0, 0.0),
                       ) -> tuple[np.ndarray, float]:
-    """The frame and the fraction of the ball's image that the occluder leaves visible."""
+    """The frame and the fraction of the ball's image that the occluder leaves visible.
+    `blur` is the ball's travel (m, x and y) during the exposure, centred on `ball`."""
     image = background(camera, layout).copy()
     for u, v, r, colour in extra_blobs:
         cv2.circle(image, (u, v), r, colour, -1, cv2.LINE_AA)
     visible = 0.0
     ball_cover = None
     if ball is not None:
-        ball_cover = _draw_sphere(image, camera, np.array([ball[0], ball[1], radius]), radius)
+        ball_cover = _draw_sphere(image, camera, np.array([ball[0], ball[1], radius]), radius,
+                                  blur=blur)
         visible = 1.0
     if occluder is not None:
         x0, y0, x1, y1 = occluder
@@ -166,9 +169,32 @@ def background(camera: SynthCamera, layout: MarkerLayout, oversample: int = 4) -
 
 
 def _draw_sphere(image: np.ndarray, camera: SynthCamera, centre: np.ndarray, radius: float,
-                 samples: int = 4) -> tuple[np.ndarray, tuple[int, int]]:
-    u, v = camera.project(centre[None])[0]
-    reach = int(camera.focal * radius / 0.8) + 3
+                 samples: int = 4, blur: tuple[float, float] = (0.0, 0.0),
+                 ) -> tuple[np.ndarray, tuple[int, int]]:
+    """Coverage of the sphere's image, averaged over the exposure when it moves."""
+    travel = math.hypot(*blur)
+    steps = 1 if travel < 1e-4 else min(9, 1 + int(travel / 0.002))
+    coverage = None
+    for k in range(steps):
+        f = 0.0 if steps == 1 else k / (steps - 1) - 0.5
+        at = centre + np.array([blur[0] * f, blur[1] * f, 0.0])
+        one, corner = _sphere_coverage(camera, centre, at, radius, samples, travel)
+        coverage = one if coverage is None else coverage + one
+    assert coverage is not None
+    coverage = coverage / steps
+    v0, u0 = corner
+    v1, u1 = v0 + coverage.shape[0], u0 + coverage.shape[1]
+    patch = image[v0:v1, u0:u1].astype(np.float32)
+    image[v0:v1, u0:u1] = (patch * (1 - coverage) + np.array(BALL_BGR) * coverage).astype(
+        np.uint8)
+    return coverage[..., 0], (v0, u0)
+
+
+def _sphere_coverage(camera: SynthCamera, middle: np.ndarray, centre: np.ndarray,
+                     radius: float, samples: int, travel: float,
+                     ) -> tuple[np.ndarray, tuple[int, int]]:
+    u, v = camera.project(middle[None])[0]
+    reach = int(camera.focal * (radius + travel / 2) / 0.8) + 3
     u0, v0 = max(0, int(u) - reach), max(0, int(v) - reach)
     u1, v1 = min(camera.width, int(u) + reach + 1), min(camera.height, int(v) + reach + 1)
     offsets = (np.arange(samples) + 0.5) / samples - 0.5
@@ -183,11 +209,7 @@ def _draw_sphere(image: np.ndarray, camera: SynthCamera, centre: np.ndarray, rad
     b = 2 * np.einsum("...i,i", rays, oc)
     c = oc @ oc - radius * radius
     hit = (b * b - 4 * a * c) >= 0
-    coverage = hit.mean(axis=(2, 3))[..., None]
-    patch = image[v0:v1, u0:u1].astype(np.float32)
-    image[v0:v1, u0:u1] = (patch * (1 - coverage) + np.array(BALL_BGR) * coverage).astype(
-        np.uint8)
-    return coverage[..., 0], (v0, u0)
+    return hit.mean(axis=(2, 3))[..., None], (v0, u0)
 
 
 def ball_pixel(camera: SynthCamera, x: float, y: float, radius: float = 0.0173) -> tuple[
@@ -230,8 +252,10 @@ def synthetic_sequence(count: int, seed: int = 1) -> tuple[list[Any], Any]:
             hidden -= 1
             cover = rng.uniform(-0.02, 0.01)  # from 'a sliver hidden' to 'wholly hidden'
             occluder = (x - 0.03, y - 0.05, x + cover, y + 0.05)
+        exposure = 0.001  # s; the ball is drawn smeared over it, centred on the truth
         image, visible = render_with_truth(camera, (x, y) if on_table else None,
-                                           occluder=occluder, seed=i)
+                                           occluder=occluder, seed=i,
+                                           blur=(vx * exposure, vy * exposure))
         frames.append(EvalFrame(image, i * period_ns, (x, y) if on_table else None, visible,
                                 (vx, vy) if on_table else None))
         x, y = x + vx * dt, y + vy * dt
