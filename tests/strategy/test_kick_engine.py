@@ -6,7 +6,9 @@ import pytest
 from foosball.strategy.kick import KickEngine, KickProfile, KickRequest, Phase
 from foosball.strategy.params import KickEngineParams
 
-PROFILE = KickProfile.from_params(KickEngineParams())
+PROFILE = KickProfile.from_params(
+    KickEngineParams(windup_angle_deg=-60.0, strike_angle_deg=45.0, follow_through_time=0.03)
+)
 
 
 def test_phases_in_order_driven_by_the_measured_angle():
@@ -32,8 +34,9 @@ def test_a_stuck_rod_times_out_of_each_phase():
     engine = KickEngine(PROFILE)
     engine.start(0.0, KickRequest(power=100.0), rotation=0.0)
     nominal = abs(PROFILE.windup_angle) / PROFILE.windup_speed
-    assert engine.step(nominal * 2.9, 0.0).phase is Phase.WIND_UP
-    assert engine.step(nominal * 3.1, 0.0).phase is Phase.STRIKE
+    limit = nominal * 3 + PROFILE.phase_timeout_margin
+    assert engine.step(limit - 0.001, 0.0).phase is Phase.WIND_UP
+    assert engine.step(limit + 0.001, 0.0).phase is Phase.STRIKE
 
 
 def test_without_measurements_the_phases_are_purely_timed():

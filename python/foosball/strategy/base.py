@@ -78,7 +78,7 @@ def to_target(rod_id: RodId, rod: Rod, setpoint: RodSetpoint) -> RodTarget:
     return RodTarget(
         rod=rod_id,
         translation=rod.clamp(setpoint.translation),
-        rotation=max(-math.pi, min(math.pi, setpoint.rotation)),
+        rotation=max(-2 * math.pi, min(2 * math.pi, setpoint.rotation)),
         translation_speed=max(0.0, min(20.0, setpoint.translation_speed)),
         rotation_speed=max(0.0, min(1000.0, setpoint.rotation_speed)),
     )

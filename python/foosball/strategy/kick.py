@@ -7,8 +7,9 @@ power; optionally translate the rod sideways during the strike, the direction), 
 (hold the strike angle so the foot stays on the ball), RETURN (feet down again).
 
 A phase ends when the measured rod angle has arrived (within a tolerance) or, if the rod is
-slower than asked or no measurement comes, after `phase_timeout_factor` times its nominal
-duration; FOLLOW_THROUGH is purely timed. The seed paper's kick (-90 -> +50 -> 0 deg, all at
+stuck, after `phase_timeout_factor` times its nominal duration plus a margin (the drives are
+jerk-limited, so a short move takes longer than distance / speed); without measurements, and
+for FOLLOW_THROUGH, the phases are purely timed. The seed paper's kick (-90 -> +50 -> 0 deg, all at
 the kick power) is this engine with those angles and no follow-through.
 """
 
@@ -41,6 +42,7 @@ class KickProfile:
     settle_tolerance: float  # rad
     phase_timeout_factor: float
     strike_translation_speed: float  # m/s
+    phase_timeout_margin: float = 0.15  # s added to every phase's time-out (jerk-limited drives)
 
     @classmethod
     def from_params(cls, p: KickEngineParams) -> KickProfile:
@@ -153,7 +155,9 @@ class KickEngine:
                 done = elapsed >= nominal
             else:
                 arrived = abs(measured_rotation - target) <= self.profile.settle_tolerance
-                done = arrived or elapsed >= nominal * self.profile.phase_timeout_factor
+                p = self.profile
+                limit = nominal * p.phase_timeout_factor + p.phase_timeout_margin
+                done = arrived or elapsed >= limit
             if not done:
                 break
             here = measured_rotation if measured_rotation is not None else target

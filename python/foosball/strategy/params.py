@@ -58,14 +58,23 @@ class PredictionParams:
 
 @dataclass(frozen=True, slots=True)
 class KickEngineParams:
-    windup_angle_deg: float = -60.0
-    strike_angle_deg: float = 45.0
+    """The improved strategy's kick. The simulated drives are jerk-limited (36,650 rad/s^3),
+    so the foot only gets fast over a long swing: wind up far back (feet nearly up behind)
+    and strike towards a target a whole turn on, so the drive is still accelerating at the
+    ball (`foosball strategy kick-eval` measured these)."""
+
+    windup_angle_deg: float = -172.0
+    strike_angle_deg: float = 344.0
     windup_speed: float = 80.0  # rad/s
-    follow_through_time: float = 0.03  # s
+    follow_through_time: float = 0.0  # s
     return_speed: float = 40.0  # rad/s
     settle_tolerance_deg: float = 6.0
     phase_timeout_factor: float = 3.0
     strike_translation_speed: float = 1.5  # m/s
+    # direction calibration: |offset| of the ball from the striking man's centre along the rod
+    # (m) -> |angle| of the shot (deg), measured by `foosball strategy kick-eval`
+    aim_offsets: tuple[float, ...] = (0.0, 0.012, 0.015, 0.02, 0.025)
+    aim_angles_deg: tuple[float, ...] = (0.0, 0.0, 4.0, 21.7, 43.8)
 
 
 @dataclass(frozen=True, slots=True)
@@ -76,6 +85,7 @@ class ImprovedParams:
     clear_power: float = 80.0  # rad/s
     block_margin: float = 0.004  # m
     translation_speed: float = 4.0  # m/s
+    kick_time_to_contact: float = 0.24  # s from kick start to the foot at the ball (kick-eval)
 
 
 @dataclass(frozen=True, slots=True)
@@ -103,7 +113,13 @@ def _section(cls: type, data: Any, where: str) -> Any:
         if key not in known:
             raise ParameterError(f"[{where}].{key}: unknown key; known: {sorted(known)}")
         wanted = known[key].type
-        if wanted == "int":
+        if wanted.startswith("tuple"):
+            if not isinstance(value, list) or not all(
+                isinstance(v, int | float) and not isinstance(v, bool) for v in value
+            ):
+                raise ParameterError(f"[{where}].{key}: expected a list of numbers")
+            value = tuple(float(v) for v in value)
+        elif wanted == "int":
             if isinstance(value, bool) or not isinstance(value, int):
                 raise ParameterError(f"[{where}].{key}: expected an integer, got {value!r}")
         else:

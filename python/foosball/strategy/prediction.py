@@ -54,7 +54,8 @@ class SpeedModel:
     def __init__(self, drag_rate: float, rolling_deceleration: float) -> None:
         if drag_rate < 0 or rolling_deceleration < 0:
             raise ValueError("drag_rate and rolling_deceleration must be >= 0")
-        self.c = drag_rate
+        # below 1e-6 1/s the closed form cancels catastrophically; the drag-free form is exact
+        self.c = drag_rate if drag_rate > 1e-6 else 0.0
         self.a = rolling_deceleration if rolling_deceleration > 1e-9 else 0.0  # avoid denormals
 
     def stop_time(self, s0: float) -> float:

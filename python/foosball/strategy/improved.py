@@ -1,0 +1,303 @@
+"""The improved strategy: the seed's per-rod structure, with a team plan on top.
+
+What it adds to the seed rules (docs/notes/issue-6.md measures each against them):
+- PREDICT: the ball state is run forward by its age plus the actuation latency with the
+  fitted friction model and wall bounces (`prediction`), and every rod works from where the
+  ball will cross its line, not from a straight line.
+- COVER: goalkeeper and defence stand so that their shadows, seen from the ball, together
+  with the midfield's and attack's, leave no part of our goal mouth open (`cover`); when a
+  shot is on its way each goes to the predicted crossing instead.
+- CONTROL: a slow ball within reach in front of a rod is stopped (the foot gives way
+  backwards as the ball arrives, which absorbs the rebound), then shot.
+- AIM: the shot goes to the middle of the widest part of the opponent's goal that the
+  opponent's rods leave open (their rods as the table reports them, `observe_opponents`);
+  the kick engine's direction calibration turns the angle into the ball's offset from the
+  striking man's centre.
+- TIMING: a ball rolling towards a rod is struck when its predicted time to the rod line
+  equals the kick's time to contact (plus latency), from the predicted intersection.
+- PASSTHROUGH: rods with the ball behind them lift their feet, so our own shots pass.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from foosball.geometry import Rod, Table
+from foosball.strategy.base import BallView, RodStrategy, RodView
+from foosball.strategy.cover import Interval, open_intervals, plan_cover, rod_shadows, shadow
+from foosball.strategy.kick import KickEngine, KickProfile, KickRequest, Phase
+from foosball.strategy.params import StrategyParams
+from foosball.strategy.prediction import BallPoint, BallPredictor
+from foosball.strategy.rods import reach
+from foosball.strategy.setpoint import RodSetpoint
+from foosball.wire.catalogue import RodId, RodStatus
+
+LIFT = -1.5  # rad: feet back and up, the ball passes underneath
+IDLE_PLAN = "idle"
+
+
+@dataclass(slots=True)
+class RodPlan:
+    """What the team plan asks of one rod this step."""
+
+    mode: str  # "block" | "cover" | "lift" | "control" | "strike" | "idle"
+    y: float = 0.0  # where a man should be (block) or the translation (cover)
+    translation: float | None = None  # exact translation wanted (cover, control)
+    rotation: float = 0.0
+    rotation_speed: float = 0.0
+    kick: KickRequest | None = None
+
+
+class ImprovedStrategy(RodStrategy):
+    name = "improved"
+
+    def __init__(self, table: Table | None = None, params: StrategyParams | None = None) -> None:
+        super().__init__(table, params)
+        p = self.params
+        self.predictor = BallPredictor(self.table, p.prediction)
+        self.profile = KickProfile.from_params(p.kick_engine)
+        self.kicks = [KickEngine(self.profile) for _ in self.rods]
+        self.kick_base = [0.0 for _ in self.rods]  # translation held while a kick runs
+        self.opponents: RodStatus | None = None
+        self.plans: list[RodPlan] = [RodPlan(IDLE_PLAN) for _ in self.rods]
+        self.last: list[RodSetpoint | None] = [None for _ in self.rods]
+        self.last_ball: BallPoint | None = None
+        man = self.table.man
+        r = self.table.ball.radius
+        self.radius = r
+        self.block_half = man.foot_width / 2 + r
+        self.contact_ahead = man.foot_thickness / 2 + r  # ball centre touching an upright foot
+        self.reach_ahead = man.contact_reach
+        self.lever = man.rod_height - r
+        half_goal = self.table.field.goal_width / 2
+        self.our_goal_x = -self.table.field.half_length
+        self.their_goal_x = self.table.field.half_length
+        self.mouth = Interval(-half_goal, half_goal)
+        self.aim_mouth = Interval(-half_goal + r, half_goal - r)
+        self.behaviours = []  # plan + act replace the per-rod behaviours (see step_rods)
+        self.their_rods = self.table.human_rods
+        self.time_to_contact = self._time_to_contact()
+
+    # --- simulator extras ----------------------------------------------------------------
+
+    def observe_opponents(self, rods: RodStatus) -> None:
+        """The opponent's rods in our frame (the match runner calls this before `step`)."""
+        self.opponents = rods
+
+    # --- the controller interface --------------------------------------------------------
+
+    def step(self, ball, rods, now_ns):  # type: ignore[no-untyped-def]
+        from foosball.strategy.base import rod_views, to_target
+        from foosball.wire.catalogue import RodCommand
+
+        now = now_ns * 1e-9
+        view = self.ball_view(ball, now_ns)
+        views = rod_views(rods, self.rods)
+        setpoints = self.decide(now, view, [views[RodId(i)] for i in range(len(self.rods))])
+        targets = tuple(
+            to_target(RodId(i), rod, sp) for i, (rod, sp) in enumerate(zip(self.rods, setpoints,
+                                                                          strict=True))
+        )
+        return RodCommand(ball_capture_time=ball.capture_time if ball else 0, rods=targets)
+
+    # --- the team plan ---------------------------------------------------------------------
+
+    def decide(self, now: float, ball: BallView | None, here: list[RodView]) -> list[RodSetpoint]:
+        if ball is not None:
+            self.last_ball = self.predictor.compensate(ball.x, ball.y, ball.vx, ball.vy, ball.age)
+        b = self.last_ball
+        out: list[RodSetpoint] = []
+        plans = self.plan_rods(now, b, here) if b is not None else None
+        for i, rod in enumerate(self.rods):
+            plan = plans[i] if plans is not None else RodPlan(IDLE_PLAN)
+            out.append(self.act(i, rod, now, plan, here[i]))
+        return out
+
+    def plan_rods(self, now: float, b: BallPoint, here: list[RodView]) -> list[RodPlan]:
+        plans = [RodPlan(IDLE_PLAN) for _ in self.rods]
+        keeper, defence = self.rods[0], self.rods[1]
+        # 1. who plays the ball: a rod with the ball slow (or rolling in) within its reach
+        owner = None
+        for i, rod in enumerate(self.rods):
+            plan = self.play_ball(i, rod, now, b, here[i])
+            if plan is not None:
+                plans[i] = plan
+                owner = i
+                break
+        # 2. rods with the ball behind them lift their feet (our shots pass)
+        for i, rod in enumerate(self.rods):
+            if i == owner:
+                continue
+            if b.x < rod.x - self.radius:
+                plans[i] = RodPlan("lift", rotation=LIFT)
+        # 3. a shot on its way: every rod it will cross goes to the crossing
+        incoming = b.vx < -0.3
+        for i, rod in enumerate(self.rods):
+            if i == owner or plans[i].mode == "lift":
+                continue
+            if incoming and b.x > rod.x:
+                hit = self.predictor.crossing(b.x, b.y, b.vx, b.vy, rod.x)
+                if hit is not None:
+                    plans[i] = RodPlan("block", y=hit.y)
+                    continue
+            if i >= 2:
+                # midfield and attack: stand on the line from the ball to our goal centre
+                y = b.y + (0.0 - b.y) * (rod.x - b.x) / (self.our_goal_x - b.x)
+                plans[i] = RodPlan("block", y=y)
+        # 4. goalkeeper and defence cover the mouth together (unless busy)
+        free_keeper = plans[0].mode == IDLE_PLAN
+        free_defence = plans[1].mode == IDLE_PLAN
+        if free_keeper or free_defence:
+            fixed = []
+            for i in (2, 3):
+                if plans[i].mode == "block" and self.rods[i].x < b.x:
+                    t = reach(self.rods[i], plans[i].y, here[i].translation).translation
+                    fixed += rod_shadows(self.rods[i], t, b.x, b.y, self.block_half,
+                                         self.our_goal_x)
+            if not free_defence:
+                t_def = self.kick_base[1] if self.kicks[1].active else here[1].translation
+                if plans[1].mode != "lift":
+                    fixed += rod_shadows(defence, t_def, b.x, b.y, self.block_half,
+                                         self.our_goal_x)
+            cover = plan_cover(b.x, b.y, keeper, defence, self.our_goal_x, self.mouth,
+                               self.block_half, here[0].translation, here[1].translation, fixed)
+            if free_keeper:
+                plans[0] = RodPlan("cover", translation=cover.goalkeeper_translation)
+            if free_defence:
+                plans[1] = RodPlan("cover", translation=cover.defence_translation)
+        return plans
+
+    # --- playing the ball ----------------------------------------------------------------
+
+    def _time_to_contact(self) -> float:
+        """Time from the start of a kick to the foot at the ball: the jerk-limited drive makes
+        it far longer than angle / speed, so it is measured (kick-eval) and a parameter."""
+        return self.params.improved.kick_time_to_contact
+
+    def play_ball(self, i: int, rod: Rod, now: float, b: BallPoint,
+                  here: RodView) -> RodPlan | None:
+        """A plan if this rod should play the ball: control it, shoot it, or strike it on the
+        way; None otherwise."""
+        p = self.params.improved
+        ahead = b.x - rod.x
+        speed = b.speed
+        if self.kicks[i].active:
+            return RodPlan("strike")
+        if not any(lo - self.block_half <= b.y <= hi + self.block_half
+                   for lo, hi in rod.reachable_y()):
+            return None
+        if 0.0 < ahead < self.reach_ahead and speed < p.control_speed:
+            # where will the ball be when the foot arrives?
+            at_contact = self.predictor.state_at(b.x, b.y, b.vx, b.vy, self.time_to_contact)
+            still_in_reach = self.contact_ahead * 0.9 < at_contact.x - rod.x < self.reach_ahead
+            if speed < p.shoot_speed and still_in_reach:
+                return self.shoot(i, rod, at_contact, here)
+            if b.vx < 0:
+                return self.stop_ball(i, rod, b)
+            if still_in_reach:
+                return self.shoot(i, rod, at_contact, here)
+            return None
+        # a ball rolling in from the front: strike it when it is due at the rod line
+        if ahead > 0 and -4.0 < b.vx < -p.shoot_speed:
+            hit = self.predictor.crossing(b.x, b.y, b.vx, b.vy, rod.x + self.contact_ahead)
+            if hit is None:
+                return None
+            due = hit.t - self.params.prediction.actuation_latency
+            if abs(b.vx) < p.control_speed and i >= 2:
+                return None  # slow enough to be stopped first (control), handled above
+            if due <= self.time_to_contact and i >= 2:
+                return self.shoot(i, rod, hit, here)
+        return None
+
+    def stop_ball(self, i: int, rod: Rod, b: BallPoint) -> RodPlan:
+        """Put a man in the ball's path and let the foot give way as it arrives: moving back
+        at e/(1+e) of the ball's speed the foot sends it back at about zero speed."""
+        e = 0.5
+        give = e / (1 + e) * abs(b.vx) / self.lever
+        arriving = (b.x - rod.x - self.contact_ahead) / max(abs(b.vx), 1e-3)
+        rotation = -0.35 if arriving < 0.03 else 0.0
+        return RodPlan("control", y=b.y, rotation=rotation, rotation_speed=max(give, 0.5))
+
+    def aim_angle(self, origin_x: float, origin_y: float) -> float:
+        """Direction (rad, 0 = straight down the table) to the middle of the widest part of
+        the opponent's goal mouth their rods leave open, seen from the ball."""
+        shadows: list[Interval] = []
+        if self.opponents is not None:
+            for position in self.opponents.rods:
+                rod = self.their_rods[int(position.rod)]
+                for y in rod.men_y(position.translation):
+                    s = shadow(origin_x, origin_y, rod.x, y, self.block_half, self.their_goal_x)
+                    if s is not None:
+                        shadows.append(s)
+        gaps = open_intervals(self.aim_mouth, shadows)
+        if gaps:
+            target = max(gaps, key=lambda g: g.width)
+            goal_y = (target.low + target.high) / 2
+        else:
+            goal_y = 0.0
+        return math.atan2(goal_y - origin_y, self.their_goal_x - origin_x)
+
+    def offset_for(self, angle: float) -> float:
+        """Ball offset from the man's centre for a shot at `angle` (the kick calibration)."""
+        k = self.params.kick_engine
+        degrees = min(abs(math.degrees(angle)), max(k.aim_angles_deg))
+        if degrees < 2.0:
+            return 0.0
+        magnitude = float(np.interp(degrees, k.aim_angles_deg[1:], k.aim_offsets[1:]))
+        return math.copysign(magnitude, angle)
+
+    def shoot(self, i: int, rod: Rod, at: BallPoint, here: RodView) -> RodPlan:
+        angle = self.aim_angle(at.x, at.y)
+        offset = self.offset_for(angle)
+        # put a man so that the ball is `offset` from his centre; choose the man who can
+        man_y = at.y - offset
+        best = reach(rod, man_y, here.translation)
+        if best.error > 0.004 and offset != 0.0:
+            best = reach(rod, at.y, here.translation)  # cannot angle it: straight
+        aligned = abs(here.translation - best.translation) < 0.003
+        power = self.params.improved.strike_power if i >= 2 else self.params.improved.clear_power
+        kick = KickRequest(power=power) if aligned else None
+        return RodPlan("control", translation=best.translation, kick=kick)
+
+    # --- from plan to setpoint --------------------------------------------------------
+
+    def act(self, i: int, rod: Rod, now: float, plan: RodPlan, here: RodView) -> RodSetpoint:
+        p = self.params.improved
+        engine = self.kicks[i]
+        if plan.kick is not None and not engine.active:
+            engine.start(now, plan.kick, here.rotation)
+            self.kick_base[i] = plan.translation if plan.translation is not None else (
+                here.translation)
+        kick = engine.step(now, here.rotation)
+        if kick is not None:
+            translation = self.kick_base[i] + kick.translation_offset
+            if kick.phase is Phase.RETURN and plan.mode in ("block", "cover"):
+                translation = self._translation(rod, plan, here)
+            setpoint = RodSetpoint(translation, kick.rotation, kick.translation_speed,
+                                   kick.rotation_speed)
+        elif plan.mode == IDLE_PLAN:
+            setpoint = self.last[i] or RodSetpoint(here.translation, 0.0, p.translation_speed, 0.0)
+        else:
+            rotation = self._unwound(plan.rotation, here.rotation)
+            setpoint = RodSetpoint(self._translation(rod, plan, here), rotation,
+                                   p.translation_speed, plan.rotation_speed)
+        self.last[i] = setpoint
+        return setpoint
+
+    def _translation(self, rod: Rod, plan: RodPlan, here: RodView) -> float:
+        if plan.translation is not None:
+            return plan.translation
+        if plan.mode == "lift":
+            return here.translation
+        return reach(rod, plan.y, here.translation).translation
+
+    @staticmethod
+    def _unwound(rotation: float, measured: float) -> float:
+        """The rotation target nearest the rod's present angle that shows the same pose, so a
+        rod left a turn on by a kick does not swing back through the field."""
+        turns = round((measured - rotation) / (2 * math.pi))
+        target = rotation + turns * 2 * math.pi
+        return max(-2 * math.pi + 0.1, min(2 * math.pi - 0.1, target))
