@@ -23,7 +23,7 @@ import math
 from foosball.sim.params import AxisLimits
 
 # candidate jerks, as fractions of +J towards the target, in order of preference
-_MOVING = (1.0, 0.0, -1.0)
+_MOVING = (1.0, 0.25, 0.0, -1.0)
 _FROM_REST = (1.0, 0.25, 1 / 16, 1 / 64, 0.0, -1.0)
 
 
@@ -137,8 +137,8 @@ class AxisBank:
         inv_sqrt_jerk = 1.0 / math.sqrt(jmax)
         h2, h6 = dt * dt / 2, dt * dt * dt / 6
         push = direction * jmax
-        # from rest, a full tick of maximum jerk may be too much for a short move: then try
-        # gentler pushes before deciding to stay; the speed cap clips at the end
+        # a full tick of maximum jerk may be too much (a short move from rest, the top of a
+        # ramp into the speed cap): then try gentler pushes before holding
         at_rest = v == 0.0 and a == 0.0
         candidates = _FROM_REST if at_rest else _MOVING
         chosen = None
@@ -158,6 +158,8 @@ class AxisBank:
                 break
             ramp = abs(a_new) / jmax
             toward = direction * (v_new + a_new * ramp / 2)
+            if toward > cap:
+                continue
             left = direction * (target - (p_new + v_new * ramp + a_new * ramp * ramp / 3))
             if toward <= 0:
                 stop = -toward * dt
@@ -178,7 +180,11 @@ class AxisBank:
             a_new = 0.0
         # a remainder smaller than one tick of jerk cannot be moved any finer: snap to it
         tolerance = min(0.01, max(1e-5, 2 * jmax * dt**3))
-        if abs(target - p_new) < tolerance and abs(v_new) < max(jmax * dt * dt, 0.05 * amax * dt):
+        if (
+            abs(target - p_new) < tolerance
+            and abs(v_new) < max(jmax * dt * dt, 0.05 * amax * dt)
+            and abs(a_new) <= jmax * dt
+        ):
             self.position[i], self.velocity[i], self.accel[i] = target, 0.0, 0.0
             return True
         self.position[i] = min(self.high[i], max(self.low[i], p_new))
