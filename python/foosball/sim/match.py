@@ -165,7 +165,9 @@ class Match:
             self._account(contacts, state)
             self._kick_off_rule(state, now)
             state = world.state()
-            fraction = visible_fraction(self.table, state, world.man.reach)
+            fraction = visible_fraction(
+                self.table, state, world.man.reach, self.params.camera_height
+            )
             ball = self.tracker.observe(state, fraction)
             self._deliveries.append((now + delivery_delay, ball))
             while self._deliveries and self._deliveries[0][0] <= now + 1e-9:

@@ -60,6 +60,7 @@ class SimParams:
     robot_rotation_jerk: float = ROBOT_ROTATION.max_jerk
     # perception and actuation delays (s)
     camera_fps: float = 200.0
+    camera_height: float = 1.05  # m above the field: parallax of rods and men over the ball
     exposure: float = 0.001
     tracker_latency: float = 0.008  # frame end -> BallState leaves the vision board
     command_latency: float = 0.005  # RodCommand sent -> drives start following it

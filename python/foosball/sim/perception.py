@@ -62,30 +62,42 @@ def _disc_samples(count_rings: int = 4) -> np.ndarray:
 _DISC = _disc_samples()
 
 
-def visible_fraction(table: Table, state: WorldState, reach: float | None = None) -> float:
-    """Fraction of the ball's top view not hidden by rods and men (orthographic)."""
+def visible_fraction(
+    table: Table, state: WorldState, reach: float | None = None, camera_height: float = 1.05
+) -> float:
+    """Fraction of the ball's top view not hidden by rods and men, seen from a camera
+    `camera_height` above the field centre (parallax: what is higher looks further out)."""
     if not state.ball_in_play:
         return 0.0
     r = table.ball.radius
-    reach = reach if reach is not None else table.man.foot_reach
+    man = table.man
+    reach = reach if reach is not None else man.foot_reach
+    # scale from a height z to the ball's centre plane, as the camera sees it
+    rod_scale = (camera_height - r) / (camera_height - man.rod_height)
+    man_scale = (camera_height - r) / (camera_height - (man.rod_height - 0.02))
     bx, by = state.ball_x, state.ball_y
     xs = bx + _DISC[:, 0] * r
     ys = by + _DISC[:, 1] * r
-    hidden = np.zeros(len(_DISC), dtype=bool)
+    hidden = None
     for i, rod in enumerate(table.rods):
-        dx = bx - rod.x
-        if abs(dx) > r + reach + MAN_HALF_THICKNESS:
+        if abs(bx - rod.x * man_scale) > r + (reach + MAN_HALF_THICKNESS) * man_scale:
             continue
-        if abs(dx) < r + ROD_RADIUS:
-            hidden |= np.abs(xs - rod.x) < ROD_RADIUS
+        if hidden is None:
+            hidden = np.zeros(len(_DISC), dtype=bool)
+        rod_x = rod.x * rod_scale
+        if abs(bx - rod_x) < r + ROD_RADIUS * rod_scale:
+            hidden |= np.abs(xs - rod_x) < ROD_RADIUS * rod_scale
         lo, hi = man_x_extent(state.rotations[i], reach)
-        if not rod.x + lo - r < bx < rod.x + hi + r:
+        lo, hi = (rod.x + lo) * man_scale, (rod.x + hi) * man_scale
+        if not lo - r < bx < hi + r:
             continue
-        in_x = (xs > rod.x + lo) & (xs < rod.x + hi)
+        in_x = (xs > lo) & (xs < hi)
+        half_width = MAN_HALF_WIDTH * man_scale
         for y_man in rod.men_y(state.translations[i]):
-            if abs(by - y_man) < r + MAN_HALF_WIDTH:
-                hidden |= in_x & (np.abs(ys - y_man) < MAN_HALF_WIDTH)
-    return float(1.0 - hidden.mean())
+            y_seen = y_man * man_scale
+            if abs(by - y_seen) < r + half_width:
+                hidden |= in_x & (np.abs(ys - y_seen) < half_width)
+    return 1.0 if hidden is None else float(1.0 - hidden.mean())
 
 
 class TrackerModel:
