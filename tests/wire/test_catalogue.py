@@ -1,0 +1,107 @@
+import math
+
+import pytest
+from foosball.wire import catalogue
+from foosball.wire.catalogue import (
+    BallState,
+    BallStatus,
+    MotorStatus,
+    SchemaError,
+    from_body,
+    from_json,
+    specs,
+    to_body,
+    to_json,
+)
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+
+def value_strategy(spec: catalogue.Spec) -> st.SearchStrategy:
+    finite = {"allow_nan": False, "allow_infinity": False}
+    if spec.kind == "float":
+        return st.floats(spec.low, spec.high, **finite)
+    if spec.kind == "int":
+        return st.integers(int(max(spec.low, -(2**63))), int(min(spec.high, 2**63 - 1)))
+    if spec.kind == "bool":
+        return st.booleans()
+    if spec.kind == "str":
+        return st.text(max_size=min(spec.max_len, 40))
+    if spec.kind == "bytes":
+        return st.binary(max_size=min(spec.max_len, 64))
+    if spec.kind == "enum":
+        return st.sampled_from(list(spec.enum))
+    if spec.kind == "floats":
+        return st.tuples(*[st.floats(spec.low, spec.high, **finite)] * spec.max_len)
+    if spec.kind == "records":
+        return st.lists(message_strategy(spec.record), min_size=1, max_size=spec.max_len).map(
+            tuple
+        )
+    raise AssertionError(spec.kind)
+
+
+def message_strategy(cls: type) -> st.SearchStrategy:
+    return st.builds(cls, **{name: value_strategy(spec) for name, spec in specs(cls)})
+
+
+any_message = st.sampled_from(catalogue.MESSAGE_TYPES).flatmap(message_strategy)
+
+
+@settings(max_examples=300, deadline=None)
+@given(any_message)
+def test_every_valid_message_survives_body_and_json_round_trips(message):
+    cls = type(message)
+    assert from_body(cls, to_body(message)) == message
+    assert from_json(cls, to_json(message)) == message
+
+
+def test_catalogue_has_every_message_the_design_names():
+    names = set(catalogue.BY_NAME)
+    assert {
+        "BallState", "RodCommand", "MotorCommand", "MotorStatus", "EtherCatStatus", "Heartbeat",
+        "Alarm", "GameControl", "GameState", "VisionConfig", "VisionPreview", "OtaCommand",
+        "OtaStatus",
+    } <= names
+
+
+def ball(**changes):
+    fields = {"capture_time": 1, "frame": 0, "x": 0.0, "y": 0.0, "vx": 0.0, "vy": 0.0,
+              "covariance": (0.0, 0.0, 0.0, 0.0), "status": BallStatus.DETECTED}
+    fields.update(changes)
+    return BallState(**fields)
+
+
+@pytest.mark.parametrize(
+    ("changes", "complaint"),
+    [
+        ({"x": 5.0}, "outside"),
+        ({"vx": math.nan}, "outside"),
+        ({"frame": -1}, "outside"),
+        ({"frame": True}, "expected an integer"),
+        ({"x": "0.1"}, "expected a number"),
+        ({"status": 7}, "not a BallStatus"),
+        ({"covariance": (0.0, 0.0)}, "expected 4 numbers"),
+    ],
+)
+def test_out_of_range_or_mistyped_fields_are_refused_both_ways(changes, complaint):
+    with pytest.raises(SchemaError, match=complaint):
+        to_body(ball(**changes))
+    body = to_body(ball())
+    body.update({spec.key: changes[name] for name, spec in specs(BallState) if name in changes})
+    with pytest.raises(SchemaError, match=complaint):
+        from_body(BallState, body)
+
+
+def test_missing_and_extra_keys_are_refused():
+    body = to_body(ball())
+    with pytest.raises(SchemaError):
+        from_body(BallState, {k: v for k, v in body.items() if k != 3})
+    with pytest.raises(SchemaError):
+        from_body(BallState, {**body, 99: 1})
+
+
+def test_nested_records_are_validated():
+    with pytest.raises(SchemaError, match="expected 1..8 entries"):
+        from_body(MotorStatus, {1: []})
+    with pytest.raises(SchemaError):
+        from_body(MotorStatus, {1: [{1: 9, 2: 0, 3: 0.0, 4: 0.0, 5: 0.0, 6: 0}]})

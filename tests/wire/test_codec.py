@@ -1,0 +1,98 @@
+from pathlib import Path
+
+import cbor2
+import pytest
+from foosball.wire.catalogue import Agent, GameCommand, GameControl, VisionPreview
+from foosball.wire.codec import FrameTooLarge, WireCodec, load_key, mac_structure
+from pycose.algorithms import HMAC256
+from pycose.headers import KID, Algorithm
+from pycose.keys import SymmetricKey
+from pycose.messages import Mac0Message
+
+KEY = bytes(range(32))
+
+
+def codec(sender: Agent, clock, key: bytes = KEY) -> WireCodec:
+    return WireCodec(key, sender, clock=clock, max_age_s=0.5)
+
+
+START = GameControl(command=GameCommand.START)
+
+
+def test_mac_structure_is_the_rfc_9052_cbor_array():
+    assert mac_structure(b"\xa1\x01\x05", b"p" * 300) == cbor2.dumps(
+        ["MAC0", b"\xa1\x01\x05", b"", b"p" * 300]
+    )
+
+
+def test_pycose_verifies_a_frame_we_made(clock):
+    frame = codec(Agent.GAME_PANEL, clock).encode(START)
+    message = Mac0Message.decode(frame[2:])
+    message.key = SymmetricKey(k=KEY)
+    assert message.verify_tag()
+    assert message.phdr[Algorithm] is HMAC256
+    assert message.uhdr[KID] == b"game_panel"
+
+
+def test_we_accept_a_frame_pycose_made(clock):
+    payload = cbor2.dumps({1: 9, 2: int(Agent.TOOL), 3: 42, 4: 1, 5: clock.now, 6: {1: 2}})
+    message = Mac0Message(phdr={Algorithm: HMAC256}, uhdr={KID: b"tool"}, payload=payload)
+    message.key = SymmetricKey(k=KEY)
+    cose = message.encode()
+    frame = len(cose).to_bytes(2, "big") + cose
+    received = codec(Agent.STRATEGY, clock).decode(frame)
+    assert received.message == GameControl(command=GameCommand.PAUSE)
+    assert received.sender == Agent.TOOL and received.seq == 1
+
+
+def test_replayed_frame_is_dropped_as_replay(clock):
+    sender, receiver = codec(Agent.GAME_PANEL, clock), codec(Agent.STRATEGY, clock)
+    first, second = sender.encode(START), sender.encode(START)
+    assert receiver.decode(second).seq == 2
+    assert receiver.decode(first).reason == "replay"
+    assert receiver.decode(second).reason == "replay"
+    assert receiver.drops == {"replay": 2}
+
+
+def test_a_reboot_starts_a_new_sequence(clock):
+    receiver = codec(Agent.STRATEGY, clock)
+    assert receiver.decode(codec(Agent.GAME_PANEL, clock).encode(START)).seq == 1
+    assert receiver.decode(codec(Agent.GAME_PANEL, clock).encode(START)).seq == 1
+
+
+def test_old_and_future_frames_are_stale(clock):
+    sender, receiver = codec(Agent.GAME_PANEL, clock), codec(Agent.STRATEGY, clock)
+    old = sender.encode(START)
+    clock.advance(0.6)
+    assert receiver.decode(old).reason == "stale"
+    future = sender.encode(START)
+    clock.advance(-1.2)
+    assert receiver.decode(future).reason == "stale"
+
+
+def test_wrong_key_is_a_mac_drop(clock):
+    frame = codec(Agent.GAME_PANEL, clock, key=b"\x01" * 32).encode(START)
+    assert codec(Agent.STRATEGY, clock).decode(frame).reason == "mac"
+
+
+def test_a_message_that_does_not_fit_one_frame_is_refused_clearly(clock):
+    big = VisionPreview(frame=1, part=0, parts=1, width=640, height=480, mask=b"\xff" * 1024)
+    assert len(codec(Agent.BALL_TRACKER, clock).encode(big)) <= 1500
+    sender = codec(Agent.BALL_TRACKER, clock)
+    sender._unprotected_cbor = cbor2.dumps({4: b"x" * 600})  # a header that pushes it over
+    with pytest.raises(FrameTooLarge, match="one Ethernet frame carries at most 1500"):
+        sender.encode(big)
+
+
+def test_key_file_must_hold_32_hex_bytes(tmp_path: Path):
+    good = tmp_path / "good.key"
+    good.write_text(KEY.hex() + "\n")
+    assert load_key(good) == KEY
+    short = tmp_path / "short.key"
+    short.write_text("abcd")
+    with pytest.raises(ValueError, match="32 bytes"):
+        load_key(short)
+    junk = tmp_path / "junk.key"
+    junk.write_text("not hex at all")
+    with pytest.raises(ValueError, match="hex"):
+        load_key(junk)
