@@ -155,7 +155,14 @@ def write_video(frames: list[np.ndarray], path: str | Path, fps: float, scale: f
         )
         return
     if path.suffix.lower() == ".png":
-        cv2.imwrite(str(path), np.concatenate(frames, axis=1))
+        # a contact sheet: rows of up to three frames, read left to right, top to bottom
+        columns = min(3, len(frames))
+        blank = np.zeros_like(frames[0])
+        padded = frames + [blank] * (-len(frames) % columns)
+        rows = [
+            np.concatenate(padded[i : i + columns], axis=1) for i in range(0, len(padded), columns)
+        ]
+        cv2.imwrite(str(path), np.concatenate(rows, axis=0))
         return
     fourcc = cv2.VideoWriter.fourcc(*("mp4v" if path.suffix.lower() == ".mp4" else "MJPG"))
     height, width = frames[0].shape[:2]
@@ -173,6 +180,7 @@ def replay_frames(
     every: int = 1,
     seed: int = 0,
     sensor_effects: bool = False,
+    annotate: bool = True,
 ) -> list[np.ndarray]:
     """Render the recorded states between `start` and `end` (s), every `every`-th one;
     without sensor noise and lighting flicker unless asked (they bloat GIFs)."""
@@ -187,4 +195,22 @@ def replay_frames(
         for s in recording.states
         if s.time_ns * 1e-9 >= start and (end is None or s.time_ns * 1e-9 <= end)
     ][:: max(1, every)]
-    return [renderer.render(s).image for s in chosen]
+    frames = []
+    for s in chosen:
+        image = renderer.render(s).image
+        if annotate:
+            import cv2
+
+            text = f"t {s.time_ns * 1e-9:6.2f} s   robot {s.score_robot} - {s.score_human} human"
+            cv2.putText(
+                image,
+                text,
+                (150, 22),
+                cv2.FONT_HERSHEY_SIMPLEX,
+                0.6,
+                (255, 255, 255),
+                1,
+                cv2.LINE_AA,
+            )
+        frames.append(image)
+    return frames
