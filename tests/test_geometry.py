@@ -1,6 +1,7 @@
 import json
 
 import pytest
+
 from foosball.geometry import (
     GeometryError,
     default_table,

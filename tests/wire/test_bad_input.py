@@ -4,6 +4,9 @@ import random
 from collections import Counter
 
 import cbor2
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
 from foosball.wire.catalogue import (
     Agent,
     BallState,
@@ -18,8 +21,6 @@ from foosball.wire.codec import (
     WireCodec,
     mac_structure,
 )
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
 
 KEY = bytes(range(32))
 OTHER_KEY = bytes(range(1, 33))
@@ -73,7 +74,8 @@ def recipes_from(seed: int) -> list[tuple[str, object]]:
             params = (rng.choice([rng.randint(0, 31), rng.randint(34, 80)]), rng.randrange(8))
         elif kind == "schema":
             body = rng.choice([
-                {rng.randrange(21): rng.randrange(-(2**40), 2**40) for _ in range(rng.randrange(9))},
+                {rng.randrange(21): rng.randrange(-(2**40), 2**40)
+                 for _ in range(rng.randrange(9))},
                 {1: NOW, 2: 1, 3: 9.0, 4: 0.0, 5: 0.0, 6: 0.0, 7: [0.0] * 4, 8: 0},
             ])
             params = (body, rng.choice([3, rng.randint(100, 1000)]))

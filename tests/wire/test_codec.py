@@ -2,12 +2,13 @@ from pathlib import Path
 
 import cbor2
 import pytest
-from foosball.wire.catalogue import Agent, GameCommand, GameControl, VisionPreview
-from foosball.wire.codec import FrameTooLarge, WireCodec, load_key, mac_structure
 from pycose.algorithms import HMAC256
 from pycose.headers import KID, Algorithm
 from pycose.keys import SymmetricKey
 from pycose.messages import Mac0Message
+
+from foosball.wire.catalogue import Agent, GameCommand, GameControl, VisionPreview
+from foosball.wire.codec import FrameTooLarge, WireCodec, load_key, mac_structure
 
 KEY = bytes(range(32))
 

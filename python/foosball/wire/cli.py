@@ -41,6 +41,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     send.add_argument("--json", dest="json_fields", help="all fields as one JSON object")
     send.add_argument("--sender", default="TOOL", choices=[a.name for a in Agent])
     send.add_argument("--repeat", type=int, default=1, help="send this many times")
+    send.add_argument("--interval", type=float, default=0.0, help="seconds between repeats")
     _add_link_options(send)
     send.set_defaults(func=_send)
 
@@ -127,7 +128,9 @@ def _send(args: argparse.Namespace) -> int:
         print(f"error: {exc}", file=sys.stderr)
         return 1
     with transport:
-        for _ in range(args.repeat):
+        for i in range(args.repeat):
+            if i and args.interval:
+                time.sleep(args.interval)
             transport.send(codec.encode(message))
     return 0
 
