@@ -70,7 +70,7 @@ def operational(core: MotorDriverCore) -> bool:
 
 def measure(cycle_ms: float, seconds: float, fifo: bool) -> dict[str, object]:
     ns = Namespace()
-    emulator = EmulatorProcess(ns, 8, ("--rt-priority", "80") if fifo else ())
+    emulator = EmulatorProcess(ns, 8, rt_priority=80 if fifo else 0)
     try:
         realtime = prepare_realtime() if fifo else {"sched_fifo": False}
         with inside(ns):

@@ -68,10 +68,11 @@ def inside(ns: Namespace) -> Iterator[None]:
 class EmulatorProcess:
     """`foosball ethercat emulate` on ecat1, driven through its stdin line protocol."""
 
-    def __init__(self, ns: Namespace, drives: int = 8, extra: tuple[str, ...] = ()) -> None:
+    def __init__(self, ns: Namespace, drives: int = 8, extra: tuple[str, ...] = (),
+                 rt_priority: int = 70) -> None:
         args = [*ns.exec_args(), sys.executable, "-m", "foosball.cli", "ethercat", "emulate",
                 "--iface", "ecat1", "--drives", str(drives), "--start-fraction", "0.15",
-                "--alignment-time", "0.1", *extra]
+                "--alignment-time", "0.1", "--rt-priority", str(rt_priority), *extra]
         self.process = subprocess.Popen(args, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                         stderr=subprocess.PIPE, text=True, bufsize=1)
         ready = self._line(timeout=20.0)

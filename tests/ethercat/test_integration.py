@@ -8,10 +8,13 @@ the figures come from benchmarks/ethercat_cycle.py.
 
 from __future__ import annotations
 
+import contextlib
 import json
+import os
 import secrets
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -31,6 +34,7 @@ from foosball.wire.catalogue import (
     AlarmCode,
     AxisTarget,
     DriveState,
+    EtherCatStatus,
     GameCommand,
     GameControl,
     MotorCommand,
@@ -45,8 +49,20 @@ pytestmark = needs_netns
 TRANSLATION_AXES = (0, 2, 4, 6)
 
 
+@contextlib.contextmanager
+def realtime_thread(priority: int = 80) -> Iterator[None]:
+    """The cycling thread under SCHED_FIFO, as on the board, so a loaded CI machine does not
+    turn into working-counter alarms."""
+    with contextlib.suppress(OSError):  # refused: the test runs with the normal policy
+        os.sched_setscheduler(0, os.SCHED_FIFO, os.sched_param(priority))
+    yield
+
+
 @dataclass
 class Rig:
+    """The MDA cycling continuously in its own thread (as on the board: the drives'
+    watchdog trips if the master pauses), the emulator, and a panel on the agent LAN."""
+
     ns: Namespace
     emulator: EmulatorProcess
     bus: object
@@ -54,24 +70,32 @@ class Rig:
     runner: MotorDriverRunner
     panel: Endpoint  # stands for the game panel / pole driver on the agent LAN
     heard: list[object] = field(default_factory=list)
+    thread: threading.Thread | None = None
 
-    def run_until(self, done: Callable[[], bool], timeout_s: float) -> bool:
-        """Cycle the master at 5 ms until `done()` or the timeout; collect what the panel hears."""
-        deadline = time.monotonic() + timeout_s
-        result = False
-
-        def check(runner: MotorDriverRunner) -> None:
-            nonlocal result
-            self.heard.extend(r.message for r in self.panel.receive(0))
-            if done():
-                result = True
-                runner.stop()
-            elif time.monotonic() > deadline:
-                runner.stop()
+    def start_cycling(self) -> None:
+        def cycle() -> None:
+            with realtime_thread():
+                self.runner.run()
 
         self.runner.running = True
-        self.runner.run(on_cycle=check)
-        return result
+        self.thread = threading.Thread(target=cycle, name="mda-cycle", daemon=True)
+        self.thread.start()
+
+    def stop_cycling(self) -> None:
+        self.runner.stop()
+        if self.thread is not None:
+            self.thread.join(timeout=5)
+            self.thread = None
+
+    def run_until(self, done: Callable[[], bool], timeout_s: float) -> bool:
+        """Wait until `done()` or the timeout; collect what the panel hears meanwhile."""
+        deadline = time.monotonic() + timeout_s
+        while True:
+            self.heard.extend(r.message for r in self.panel.receive(0.005))
+            if done():
+                return True
+            if time.monotonic() > deadline:
+                return False
 
     def states(self) -> list[DriveState]:
         return self.core.drive_states()
@@ -88,26 +112,34 @@ def rig() -> Iterator[Rig]:
     ns = Namespace()
     emulator = None
     bus = None
+    rig = None
+    switch_interval = sys.getswitchinterval()
+    sys.setswitchinterval(0.0005)  # the cycle thread gets the GIL back quickly
     try:
         emulator = EmulatorProcess(ns, 8)
         key = secrets.token_bytes(32)
         with inside(ns):
             bus = open_bus(BusConfig(backend="pysoem", iface="ecat0", drives=8))
-            bus.start()
             mda_wire = Endpoint(open_transport("raw", iface="lan0"),
                                 WireCodec(key, Agent.MOTOR_DRIVER))
             panel = Endpoint(open_transport("raw", iface="lan1"),
                              WireCodec(key, Agent.GAME_PANEL))
         core = MotorDriverCore(MotorDriverConfig(cycle_s=0.005))
-        core.expected_wkc = bus.expected_working_counter
         runner = MotorDriverRunner(bus, core, mda_wire)
-        yield Rig(ns, emulator, bus, core, runner, panel)
+        rig = Rig(ns, emulator, bus, core, runner, panel)
+        bus.start()
+        core.expected_wkc = bus.expected_working_counter
+        rig.start_cycling()
+        yield rig
     finally:
+        if rig is not None:
+            rig.stop_cycling()
         if bus is not None:
             bus.close()
         if emulator is not None:
             emulator.stop()
         ns.delete()
+        sys.setswitchinterval(switch_interval)
 
 
 def test_bus_reaches_op_with_expected_identity_count_and_working_counter(rig: Rig) -> None:
@@ -115,11 +147,12 @@ def test_bus_reaches_op_with_expected_identity_count_and_working_counter(rig: Ri
     assert all(s.identity == L.EXPECTED_IDENTITY for s in rig.bus.slaves)
     assert [s.name for s in rig.bus.slaves] == [L.DEVICE_NAME] * 8
     assert rig.bus.expected_working_counter == 24
-    assert all(state == (int(L.AlState.OP), 0) for state in rig.bus.al_states())
     assert all(s["al_state"] == int(L.AlState.OP) for s in rig.emulator.slaves())
-    exchange = rig.bus.exchange([L.RxPdo(controlword=0)] * 8)
-    assert exchange.working_counter == 24
-    assert all(tx.state is L.Cia402State.SWITCH_ON_DISABLED for tx in exchange.inputs)
+    assert rig.run_until(lambda: any(isinstance(m, EtherCatStatus) for m in rig.heard), 1.0)
+    status = next(m for m in rig.heard if isinstance(m, EtherCatStatus))
+    assert status.link_up and (status.slaves, status.expected_slaves) == (8, 8)
+    assert status.working_counter == status.expected_working_counter == 24
+    assert status.al_state == int(L.AlState.OP)
 
 
 def test_enable_alignment_and_homing_set_zero_at_the_switch(rig: Rig) -> None:
@@ -135,8 +168,9 @@ def test_enable_alignment_and_homing_set_zero_at_the_switch(rig: Rig) -> None:
     assert all(s["cia402_state"] == "operation enabled" and s["aligned"] for s in slaves)
     for axis in TRANSLATION_AXES:
         zero = rig.core.axes[axis].zero
-        # the zero is the switch's edge, found while leaving it at 2 rad/s in 5 ms cycles
-        assert abs(zero - slaves[axis]["switch_position"]) < 0.02
+        # the zero is the switch's edge, found while leaving it at 1 rad/s in 5 ms cycles
+        # (0.005 rad nominal; the margin covers late cycles on a loaded machine)
+        assert abs(zero - slaves[axis]["switch_position"]) < 0.03
         assert not slaves[axis]["switch_active"]
         assert abs(rig.core.position(axis)) < 0.05
 
@@ -228,7 +262,9 @@ def test_status_messages_reach_the_panels(rig: Rig) -> None:
 
 
 def test_syncmanager_watchdog_trips_when_the_master_goes_silent(rig: Rig) -> None:
+    assert rig.run_until(rig.operational, 10.0)
     assert all(s["al_state"] == int(L.AlState.OP) for s in rig.emulator.slaves())
+    rig.stop_cycling()
     time.sleep(0.3)  # the master sends nothing; the drives' watchdog is 50 ms
     slaves = rig.emulator.slaves()
     assert all(s["al_state"] == int(L.AlState.SAFEOP) | L.AL_ERROR_FLAG for s in slaves)

@@ -95,7 +95,7 @@ class MotorDriverConfig:
     alignment_timeout_s: float = 3.0
     homing_timeout_s: float = 20.0
     homing_speed: float = 20.0  # rad/s towards the switch
-    homing_leave_speed: float = 2.0  # rad/s off the switch: the release edge is zero
+    homing_leave_speed: float = 1.0  # rad/s off the switch: the release edge is zero
     working_counter_tolerance: int = 3  # consecutive bad cycles before the alarm
     link_loss_cycles: int = 3  # consecutive cycles without a returned frame
     status_period_s: float = 0.05

@@ -102,8 +102,8 @@ class PysoemBus(EtherCatBus):
     def _mapped_sizes(self) -> list[MappedSizes]:
         sizes = []
         for n, slave in enumerate(self.master.slaves):
-            sm2 = struct.unpack("<HH", slave._fprd(REG_SM2, 4))[1]
-            sm3 = struct.unpack("<HH", slave._fprd(REG_SM3, 4))[1]
+            sm2 = struct.unpack("<HH", _read_register(slave, REG_SM2, 4))[1]
+            sm3 = struct.unpack("<HH", _read_register(slave, REG_SM3, 4))[1]
             sizes.append(MappedSizes(n + 1, len(slave.output), len(slave.input), sm2, sm3))
         return sizes
 
@@ -167,3 +167,15 @@ class PysoemBus(EtherCatBus):
             finally:
                 self.master.close()
                 self._opened = False
+
+
+def _read_register(slave: pysoem.CdefSlave, address: int, size: int, attempts: int = 5) -> bytes:
+    """FPRD with retries: a frame lost on a loaded machine is not a wrong configuration."""
+    for attempt in range(attempts):
+        try:
+            return bytes(slave._fprd(address, size, timeout_us=20_000))
+        except pysoem.WkcError:
+            if attempt == attempts - 1:
+                raise BusConfigurationError(
+                    f"slave {slave.name!r}: register 0x{address:04x} unreadable") from None
+    raise AssertionError("unreachable")
