@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+
 from foosball.agents.ball_tracker import BallTrackerCore, Health, TrackerInput, run
 from foosball.geometry import default_table
 from foosball.vision.calibration import Calibration, calibrate

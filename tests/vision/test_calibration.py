@@ -6,6 +6,7 @@ import os
 
 import numpy as np
 import pytest
+
 from foosball.vision.calibration import (
     BallProjector,
     Calibration,
@@ -100,12 +101,12 @@ def test_a_failed_write_keeps_the_old_file(calibration: Calibration, tmp_path, m
 
 
 def test_missing_markers_and_bad_files(camera: SynthCamera, tmp_path):
-    three = MarkerLayout(LAYOUT.markers[:3] + (Marker.square(7, 0.0, 0.0, 0.08),))
+    three = MarkerLayout((*LAYOUT.markers[:3], Marker.square(7, 0.0, 0.0, 0.08)))
     with pytest.raises(CalibrationError, match="need at least 4"):
         calibrate(render(camera, None), three, RADIUS, focal_px=camera.focal)
     bad = tmp_path / "bad.json"
     bad.write_text(json.dumps({"version": 1, "plane_from_pixel": [[1, 0], [0, 1]]}))
-    with pytest.raises(CalibrationError, match="bad.json"):
+    with pytest.raises(CalibrationError, match=r"bad\.json"):
         load_calibration(bad)
     with pytest.raises(CalibrationError, match="markers"):
         MarkerLayout.from_json({"markers": [{"id": 0, "x": 0}]})

@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+
 from foosball.vision.config import FilterConfig
 from foosball.vision.kalman import BallFilter, Walls
 

@@ -4,6 +4,7 @@ import math
 
 import numpy as np
 import pytest
+
 from foosball.geometry import default_table
 from foosball.vision.calibration import Calibration, calibrate
 from foosball.vision.config import DetectorConfig, FilterConfig
@@ -103,11 +104,12 @@ def test_a_collision_the_model_missed_restarts_the_velocity(calibration):
     t = tracker(calibration)
     truth = rolling(-0.3, 0.0, 3.0, 0.0, 12) + rolling(-0.12, 0.0, -3.0, 2.0, 20)[1:]
     restarts = []
-    for i, (x, y, vx, vy) in enumerate(truth):
+    for i, (x, y, _, _) in enumerate(truth):
         result = t.process(render(CAMERA, (x, y), seed=i), i * PERIOD_NS)
         restarts.append(result.restarted)
     assert any(restarts[11:14])
     assert result.status is TrackStatus.DETECTED
+    _, _, vx, vy = truth[-1]
     assert math.hypot(result.vx - vx, result.vy - vy) < 0.3
 
 

@@ -4,6 +4,7 @@ import json
 
 import cv2
 import pytest
+
 from foosball.cli import main
 from foosball.geometry import default_table
 from foosball.vision.calibration import load_calibration
@@ -67,4 +68,4 @@ def test_bench_times_both_pipelines(capsys):
 def test_default_settings_round_trip(capsys):
     assert main(["vision", "settings"]) == 0
     settings = parse_settings(json.loads(capsys.readouterr().out))
-    assert settings.detector.hue_low == 5 and settings.filter.max_speed == 25.0
+    assert settings.detector.hue_low == 7 and settings.filter.max_speed == 25.0

@@ -129,12 +129,12 @@ def to_yuyv(bgr: np.ndarray) -> np.ndarray:
 
 
 def run_bench(frames: int = 600, repeats: int = 3, seed: int = 1, threads: int = 1,
-              scene: str = "sim", pixel_format: str = "bgr") -> dict[str, Any]:
+              scene: str = "match", pixel_format: str = "bgr") -> dict[str, Any]:
     cv2.setNumThreads(threads)
-    if scene == "sim":
+    if scene in ("match", "shots"):
         from foosball.vision.sim_source import sim_bench_frames
 
-        bench_frames, calibration = sim_bench_frames(frames, seed)
+        bench_frames, calibration = sim_bench_frames(frames, seed, scene)
     else:
         from foosball.vision.synthetic import synthetic_sequence
 

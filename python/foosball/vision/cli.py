@@ -8,6 +8,10 @@ import sys
 from pathlib import Path
 from typing import Any
 
+SCENES = ("match", "shots", "synthetic")
+SCENE_HELP = ("match: a simulated match (simulator renderer); shots: 3-15 m/s shots among "
+              "moving men (simulator renderer); synthetic: the built-in renderer")
+
 
 def register(subparsers: Any) -> None:
     vision = subparsers.add_parser("vision", help="ball tracker: calibration, detection, bench")
@@ -36,8 +40,7 @@ def register(subparsers: Any) -> None:
     bench.add_argument("--repeats", type=int, default=3, help="passes over the frames")
     bench.add_argument("--seed", type=int, default=1)
     bench.add_argument("--threads", type=int, default=1, help="OpenCV threads (both pipelines)")
-    bench.add_argument("--scene", choices=("sim", "synthetic"), default="sim",
-                       help="frames from the simulator renderer or the built-in one")
+    bench.add_argument("--scene", choices=SCENES, default="match", help=SCENE_HELP)
     bench.add_argument("--pixel-format", choices=("bgr", "yuyv"), default="bgr",
                        help="yuyv: as a V4L2 camera delivers; the seed-style side converts")
     bench.add_argument("--json", action="store_true")
@@ -46,7 +49,7 @@ def register(subparsers: Any) -> None:
     ev = sub.add_parser("evaluate", help="accuracy on simulator frames with ground truth")
     ev.add_argument("--frames", type=int, default=4000)
     ev.add_argument("--seed", type=int, default=1)
-    ev.add_argument("--scene", choices=("sim", "synthetic"), default="sim")
+    ev.add_argument("--scene", choices=SCENES, default="match", help=SCENE_HELP)
     ev.add_argument("--json", action="store_true")
     ev.set_defaults(func=_evaluate)
 

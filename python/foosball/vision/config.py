@@ -26,11 +26,11 @@ class DetectorConfig:
     pixels; the filters also apply to partly hidden balls, so the lower limits must let a
     half ball through."""
 
-    hue_low: int = 5
+    hue_low: int = 7
     hue_high: int = 22
-    sat_low: int = 140
+    sat_low: int = 190
     sat_high: int = 255
-    val_low: int = 110
+    val_low: int = 60
     val_high: int = 255
     min_area: float = 40.0
     max_area: float = 1200.0
@@ -46,10 +46,15 @@ class DetectorConfig:
     # Re-acquisition searches the whole frame decimated by this factor, then refines in a
     # full-resolution window around the best candidate.
     reacquire_decimation: int = 4
-    # Below this fraction of the expected ball area the blob is taken as partly hidden and
-    # its centre is the centre of the smallest enclosing circle (the visible arc of a ball
-    # more than half visible spans over 180 degrees, so that circle is the ball's outline).
-    partial_area_fraction: float = 0.85
+    # A blob filling less than this share of its smallest enclosing circle (a digital
+    # disc of that radius) is a partly hidden ball: its centre then comes from a circle
+    # fitted to its own arc (the visible arc of a ball more than half visible spans over
+    # 180 degrees). Whole balls fill 0.9-1.03, 80 %-visible ones about 0.87.
+    whole_fill: float = 0.90
+    # ... and whose centroid is off that circle's centre by more than this share of its
+    # radius (whole balls: under 0.05, up to 0.1 drawn as ellipses far off-axis; 80 %-
+    # visible balls about 0.14).
+    whole_offset: float = 0.06
 
     def validate(self) -> DetectorConfig:
         for name, high in (("hue_low", 179), ("hue_high", 179), ("sat_low", 255),
@@ -72,8 +77,10 @@ class DetectorConfig:
                 "detector.roi_min_half/roi_max_half: need 4 <= min <= max <= 256")
         if self.reacquire_decimation not in (1, 2, 4, 8):
             raise VisionConfigError("detector.reacquire_decimation: one of 1, 2, 4, 8")
-        if not 0.0 < self.partial_area_fraction <= 1.0:
-            raise VisionConfigError("detector.partial_area_fraction: must be in (0, 1]")
+        if not 0.0 < self.whole_fill <= 1.0:
+            raise VisionConfigError("detector.whole_fill: must be in (0, 1]")
+        if not 0.0 <= self.whole_offset <= 1.0:
+            raise VisionConfigError("detector.whole_offset: must be in [0, 1]")
         return self
 
     @property
@@ -100,7 +107,7 @@ class FilterConfig:
     """Kalman filter on [x, y, vx, vy] in the table frame (metres, seconds)."""
 
     measurement_sigma: float = 0.0006  # m, a fully visible ball
-    partial_measurement_sigma: float = 0.003  # m, a partly hidden ball
+    partial_measurement_sigma: float = 0.0015  # m, a partly hidden ball
     acceleration_sigma: float = 8.0  # m/s^2, white-noise acceleration (spin, bumps, rolling)
     gate: float = 25.0  # normalised innovation squared beyond which a detection is a surprise
     max_speed: float = 25.0  # m/s; a surprise farther than this could travel is rejected

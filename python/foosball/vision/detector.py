@@ -190,14 +190,20 @@ class BallDetector:
             return None
         if self.radius_at is None:
             return Detection(best.u, best.v, best.area, False)
-        radius = self.radius_at(best.u, best.v)
-        # Measured on rendered balls: a whole ball's outline polygon covers about 0.95 of
-        # pi r^2 (the polygon runs through boundary pixel centres, the threshold edge sits
-        # a little outside the half-coverage line).
-        expected_area = math.pi * radius * radius
-        if best.area >= cfg.partial_area_fraction * expected_area:
+        # A whole ball's outline fills its smallest enclosing circle, but for the
+        # staircase of the boundary pixels (measured: pi r^2 - 2.6 r), and its centroid is
+        # that circle's centre. A ball partly hidden by a man, or cut in two by a foot,
+        # fills it less and its centroid moves away from the hidden side. (A whole ball
+        # far off the optical axis is drawn as an ellipse: it fills less, but stays
+        # centred.)
+        (eu, ev), enclosing = cv2.minEnclosingCircle(contours[best_index])
+        digital_disc = math.pi * enclosing * enclosing - 2.6 * enclosing
+        fill = best.area / digital_disc if digital_disc > 0 else 0.0
+        offset = math.hypot(best.u - x0 - eu, best.v - y0 - ev)
+        if fill >= cfg.whole_fill or offset <= cfg.whole_offset * enclosing:
             return Detection(best.u, best.v, best.area, False)
-        return self._partial(contours, best_index, best, x0, y0, radius)
+        return self._partial(contours, best_index, best, x0, y0,
+                             self.radius_at(best.u, best.v))
 
     def _partial(self, contours, best_index: int, best: BlobStats, x0: int, y0: int,
                  radius: float) -> Detection:

@@ -34,6 +34,10 @@ GOALS = {
 }
 
 
+SPEED_BINS = (("0-2 m/s", 0.0, 2.0), ("2-5 m/s", 2.0, 5.0), ("5-10 m/s", 5.0, 10.0),
+              ("10-15 m/s", 10.0, 15.0001))
+
+
 @dataclass(frozen=True, slots=True)
 class EvalFrame:
     image: np.ndarray
@@ -63,6 +67,7 @@ def evaluate(frames: Iterable[EvalFrame], calibration: Calibration, table: Table
     empty_frames = empty_not_lost = 0
     position_errors: list[float] = []
     velocity_settled: list[float] = []
+    settled_by_speed: dict[str, list[float]] = {name: [] for name, _, _ in SPEED_BINS}
     velocity_all: list[float] = []
     since_restart = since_change = 10**9
     previous_velocity: tuple[float, float] | None = None
@@ -102,6 +107,10 @@ def evaluate(frames: Iterable[EvalFrame], calibration: Calibration, table: Table
         velocity_all.append(error)
         if since_restart >= settle_frames and since_change >= settle_frames:
             velocity_settled.append(error)
+            speed = math.hypot(*velocity)
+            for name, low, high in SPEED_BINS:
+                if low <= speed < high:
+                    settled_by_speed[name].append(error)
     del previous
     rate = detected_visible / visible_frames if visible_frames else 1.0
     position = _percentiles(position_errors, 1e3, "mm")
@@ -116,6 +125,8 @@ def evaluate(frames: Iterable[EvalFrame], calibration: Calibration, table: Table
         "of_those_not_lost": empty_not_lost,
         "position_error": position,
         "velocity_error_settled": settled,
+        "velocity_error_settled_by_speed": {
+            name: _percentiles(errors, 1.0, "mps") for name, errors in settled_by_speed.items()},
         "velocity_error_all_detected": _percentiles(velocity_all, 1.0, "mps"),
         "settle_frames": settle_frames,
         "goals": GOALS,
@@ -141,11 +152,12 @@ def _velocity_from_positions(frames: list[EvalFrame], i: int) -> tuple[float, fl
     return ((b.ball_xy[0] - a.ball_xy[0]) / dt, (b.ball_xy[1] - a.ball_xy[1]) / dt)
 
 
-def run_evaluation(frames: int = 4000, seed: int = 1, scene: str = "sim") -> dict[str, Any]:
-    if scene == "sim":
+def run_evaluation(frames: int = 4000, seed: int = 1, scene: str = "match") -> dict[str, Any]:
+    """`scene`: "match" or "shots" (simulator renderer), "synthetic" (built-in renderer)."""
+    if scene in ("match", "shots"):
         from foosball.vision.sim_source import sim_eval_frames
 
-        eval_frames, calibration = sim_eval_frames(frames, seed)
+        eval_frames, calibration = sim_eval_frames(frames, seed, scene)
     else:
         from foosball.vision.synthetic import synthetic_sequence
 
