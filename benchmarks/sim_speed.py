@@ -24,6 +24,7 @@ import time
 
 import cv2
 import numpy as np
+
 from foosball.geometry import default_table
 from foosball.sim.match import Match
 from foosball.sim.params import SimParams
@@ -60,7 +61,7 @@ def physics_match_load(seconds: float, seed: int) -> tuple[dict, list[WorldState
         "physics_x_real_time_wall": round(seconds / spent[1], 1),
         "match_loop_x_real_time_cpu": round(seconds / loop_cpu, 1),
         "match_loop_x_real_time_wall": round(seconds / loop_wall, 1),
-        "contacts_shots": len(result.shots),
+        "shots": len(result.shots),
         "goals": [result.goals_robot, result.goals_human],
     }, states
 
@@ -143,9 +144,7 @@ def main() -> None:
         f"match loop          : {m['match_loop_x_real_time_cpu']}x real time (CPU), "
         f"{m['match_loop_x_real_time_wall']}x (wall)"
     )
-    print(
-        f"renderer 640x480    : {r['fps_cpu']} frames/s (CPU), {r['fps_wall']} (wall)"
-    )
+    print(f"renderer 640x480    : {r['fps_cpu']} frames/s (CPU), {r['fps_wall']} (wall)")
 
 
 if __name__ == "__main__":

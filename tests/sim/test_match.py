@@ -8,6 +8,7 @@ import math
 
 import numpy as np
 import pytest
+
 from foosball.cli import main as foosball_main
 from foosball.geometry import default_table
 from foosball.sim.controllers import CONTROLLERS, Hold
@@ -48,11 +49,7 @@ def test_registry_has_hold_and_the_three_levels() -> None:
 
 def test_a_match_is_deterministic_from_its_seed() -> None:
     def play(seed: int) -> dict:
-        result = (
-            Match("club", "pro", seed=seed, duration=8.0, randomise=True)
-            .run()
-            .summary()
-        )
+        result = Match("club", "pro", seed=seed, duration=8.0, randomise=True).run().summary()
         result.pop("speed_vs_real_time")
         return result
 
@@ -61,9 +58,7 @@ def test_a_match_is_deterministic_from_its_seed() -> None:
 
 
 def test_randomised_parameters_stay_in_their_ranges_and_are_reported() -> None:
-    result = (
-        Match("hold", "rookie", seed=11, duration=0.5, randomise=True).run().summary()
-    )
+    result = Match("hold", "rookie", seed=11, duration=0.5, randomise=True).run().summary()
     for name, (low, high) in RANGES.items():
         assert low <= result["params"][name] <= high
     plain = Match("hold", "rookie", seed=11, duration=0.5).run().summary()
@@ -106,9 +101,7 @@ def test_controllers_see_the_tracker_delay_and_commands_wait_for_the_latency() -
     match = Match(robot, "hold", seed=1, duration=0.3, params=params)
     keeper = match.world.rod_index("robot_goalkeeper")
     moved_at = []
-    match.on_frame = lambda s: (
-        moved_at.append(s.time_ns) if s.translations[keeper] else None
-    )
+    match.on_frame = lambda s: moved_at.append(s.time_ns) if s.translations[keeper] else None
     match.run()
     first_ball, _, first_now = robot.calls[0]
     assert (first_now - first_ball.capture_time) * 1e-9 >= 0.0125 - 1e-9
@@ -123,9 +116,7 @@ def test_the_tracker_reports_predicted_then_lost_when_the_ball_is_hidden() -> No
     tracker = TrackerModel(TABLE, params, np.random.default_rng(0))
 
     def at(t: float, x: float) -> WorldState:
-        return WorldState(
-            round(t * 1e9), x, 0.1, 1.0, 0.0, True, (0.0,) * 8, (0.0,) * 8
-        )
+        return WorldState(round(t * 1e9), x, 0.1, 1.0, 0.0, True, (0.0,) * 8, (0.0,) * 8)
 
     seen = tracker.observe(at(0.0, 0.0), 1.0)
     assert seen.status == BallStatus.DETECTED and abs(seen.x) < 0.005
@@ -152,9 +143,7 @@ def test_geometric_visibility_agrees_with_the_renderer() -> None:
             tuple(rng.uniform(-0.06, 0.06, 8).tolist()),
             tuple(rng.uniform(-1.5, 1.5, 8).tolist()),
         )
-        agree += (renderer.render(s).visible_fraction >= 0.5) == (
-            visible_fraction(TABLE, s) >= 0.5
-        )
+        agree += (renderer.render(s).visible_fraction >= 0.5) == (visible_fraction(TABLE, s) >= 0.5)
     assert agree >= 88
 
 

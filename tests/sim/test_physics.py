@@ -6,6 +6,7 @@ import math
 
 import numpy as np
 import pytest
+
 from foosball.geometry import default_table
 from foosball.sim.drives import AxisBank
 from foosball.sim.params import ROBOT_ROTATION, ROBOT_TRANSLATION, AxisLimits, SimParams
@@ -111,9 +112,7 @@ def test_mirror_law_bounce_off_a_side_wall_without_friction() -> None:
     assert walls, "no wall contact"
     c = walls[0]
     assert c.vx_after == pytest.approx(2.0, abs=1e-9)  # tangential kept
-    assert c.vy_after == pytest.approx(
-        -0.7 * 3.0, abs=1e-9
-    )  # normal reversed, scaled by e
+    assert c.vy_after == pytest.approx(-0.7 * 3.0, abs=1e-9)  # normal reversed, scaled by e
 
 
 def test_wall_friction_takes_tangential_speed_within_the_coulomb_limit() -> None:
@@ -186,8 +185,7 @@ def test_a_lifted_rod_lets_the_ball_pass_and_a_vertical_one_stops_it() -> None:
 def test_the_feet_reach_the_ball_only_at_angles_where_they_would() -> None:
     w = world()
     lifted = math.acos(
-        (TABLE.man.rod_height - 2 * R - TABLE.man.foot_thickness / 2)
-        / TABLE.man.foot_reach
+        (TABLE.man.rod_height - 2 * R - TABLE.man.foot_thickness / 2) / TABLE.man.foot_reach
     )
     assert w.man_interval(0.0) is not None
     assert w.man_interval(lifted + 0.02) is None  # the tip clears the top of the ball

@@ -7,6 +7,7 @@ import math
 import cv2
 import numpy as np
 import pytest
+
 from foosball.geometry import default_table
 from foosball.sim.physics import WorldState
 from foosball.sim.render import CameraConfig, Renderer, marker_table_positions
@@ -41,9 +42,7 @@ def ball_centroid(
 ) -> tuple[float, float]:
     """Centroid of what the ball changed in the image (weights: colour difference against
     the same scene rendered without the ball; noise-free cameras only)."""
-    empty = WorldState(
-        s.time_ns, s.ball_x, s.ball_y, 0.0, 0.0, False, s.translations, s.rotations
-    )
+    empty = WorldState(s.time_ns, s.ball_x, s.ball_y, 0.0, 0.0, False, s.translations, s.rotations)
     without = renderer.render(empty).image.astype(np.float64)
     diff = np.abs(frame_image.astype(np.float64) - without).sum(axis=2)
     total = diff.sum()
@@ -55,9 +54,7 @@ def ball_centroid(
 @pytest.mark.parametrize(
     ("x", "y"), [(0.0, 0.0), (0.15, 0.1), (-0.45, -0.27), (0.46, 0.3), (0.3, -0.02)]
 )
-def test_the_rendered_ball_centre_projects_to_the_ground_truth(
-    x: float, y: float
-) -> None:
+def test_the_rendered_ball_centre_projects_to_the_ground_truth(x: float, y: float) -> None:
     renderer = Renderer(TABLE, CLEAN)
     s = state(x, y, rotation=0.0)
     frame = renderer.render(s)
@@ -145,18 +142,12 @@ def test_motion_blur_stretches_the_ball_along_its_path() -> None:
 
     def extent(image: np.ndarray, axis: int) -> int:
         base = state(0.0, 0.1, rotation=0.0)
-        empty = WorldState(
-            0, 0.0, 0.0, 0.0, 0.0, False, base.translations, base.rotations
-        )
-        changed = (
-            np.abs(image.astype(int) - renderer.render(empty).image).sum(axis=2) > 30
-        )
+        empty = WorldState(0, 0.0, 0.0, 0.0, 0.0, False, base.translations, base.rotations)
+        changed = np.abs(image.astype(int) - renderer.render(empty).image).sum(axis=2) > 30
         return int(changed.any(axis=axis).sum())
 
     blur_px = 10.0 * 0.002 * camera.fx / camera.position[2]
-    assert extent(moving.image, 0) - extent(still.image, 0) == pytest.approx(
-        blur_px, abs=3
-    )
+    assert extent(moving.image, 0) - extent(still.image, 0) == pytest.approx(blur_px, abs=3)
     assert extent(moving.image, 1) <= extent(still.image, 1)
     # the blurred ball is still centred on the capture-time position
     u, v = ball_centroid(renderer, moving.image, state(0.0, 0.1, vx=10.0, rotation=0.0))
@@ -169,10 +160,6 @@ def test_no_ball_no_ground_truth() -> None:
     s = state(0.0, 0.0)
     gone = WorldState(s.time_ns, 0.0, 0.0, 0.0, 0.0, False, s.translations, s.rotations)
     frame = renderer.render(gone)
-    assert (
-        frame.ball_xy is None
-        and frame.ball_pixel is None
-        and frame.visible_fraction == 0.0
-    )
+    assert frame.ball_xy is None and frame.ball_pixel is None and frame.visible_fraction == 0.0
     assert frame.capture_time_ns == s.time_ns
     assert frame.image.shape == (480, 640, 3) and frame.image.dtype == np.uint8

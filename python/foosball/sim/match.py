@@ -186,21 +186,17 @@ class Match:
 
     def _run_controllers(self, ball: BallState, now: float) -> None:
         now_ns = round(now * 1e9)
-        poses = [self.world.rod_pose(i) for i in range(len(self.table.rods))]
+        poses = {
+            team: [self.world.rod_pose(i) for i in rods] for team, rods in self.team_rods.items()
+        }
         for team, controller in self.controllers.items():
-            own = rod_status([poses[i] for i in self.team_rods[team]], team)
-            other_team = "human" if team == "robot" else "robot"
+            other = "human" if team == "robot" else "robot"
             observe = getattr(controller, "observe_opponents", None)
             if observe is not None:
-                # the other team's rods, expressed in this team's frame
-                sign = -1.0 if team == "human" else 1.0
-                others = [
-                    (sign * t, sign * r, sign * vt, sign * vr)
-                    for t, r, vt, vr in (poses[i] for i in self.team_rods[other_team])
-                ]
-                observe(rod_status(others, "robot"))
+                # the other team's rods in this team's frame (mirrored for the human)
+                observe(rod_status(poses[other], team))
             seen = ball if team == "robot" else mirror_ball(ball)
-            command = controller.step(seen, own, now_ns)
+            command = controller.step(seen, rod_status(poses[team], team), now_ns)
             if command is not None:
                 self._commands.append((now + self.params.command_latency, team, command))
 

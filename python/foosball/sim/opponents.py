@@ -123,6 +123,7 @@ class _Kick:
     angle: float  # aimed direction of the ball (rad, 0 = straight at the goal line)
     speed: float  # m/s wanted
     man: int
+    offset: float  # ball centre minus man centre (y) at contact
     one_timer: bool = False
 
 
@@ -257,8 +258,11 @@ class ScriptedOpponent:
             angle = math.atan2(target_y - y, half_l - x)
             angle += float(rng.normal(0.0, skill.aim_error))
         angle = max(-1.2, min(1.2, angle))
-        man = self._man_for(rod, y - self._contact_offset(angle))
-        kick = _Kick("align" if not one_timer else "windup", now, angle, speed, man, one_timer)
+        offset = self._contact_offset(angle)
+        man = self._man_for(rod, y - offset)
+        kick = _Kick(
+            "align" if not one_timer else "windup", now, angle, speed, man, offset, one_timer
+        )
         self._kicks[i] = kick
         return kick
 
@@ -307,7 +311,7 @@ class ScriptedOpponent:
             y_at_rod = y + vy * (-ahead / vx) if ahead < 0 else y
         else:
             y_at_rod = y
-        want = rod.clamp(y_at_rod - self._contact_offset(kick.angle) - man_offset)
+        want = rod.clamp(y_at_rod - kick.offset - man_offset)
         if now - kick.started > 1.0:
             return None  # gave up: the ball went elsewhere
         if kick.phase == "align":
