@@ -45,7 +45,7 @@ def core(calibration: Calibration, **kwargs) -> BallTrackerCore:
 
 def panel(**changes) -> VisionConfig:
     values = {"hue_low": 5, "hue_high": 22, "sat_low": 140, "sat_high": 255, "val_low": 110,
-                  "val_high": 255, "min_area": 40.0, "max_area": 1200.0, "min_density": 0.45,
+                  "val_high": 255, "min_area": 40.0, "max_area": 1200.0, "min_density": 0.3,
                   "max_eccentricity": 0.93, "preview": False}
     return VisionConfig(**(values | changes))
 
@@ -64,8 +64,8 @@ def test_one_ball_state_per_frame_with_the_capture_time(calibration, frames):
         assert state.capture_time == frame.capture_time_ns
         assert state.frame == frame.index
         states.append(state)
-    assert states[0].status is BallStatus.LOST
-    assert all(s.status is BallStatus.DETECTED for s in states[1:])
+    assert all(s.status is BallStatus.DETECTED for s in states)
+    assert states[0].covariance[2] > 10.0  # one sighting: the velocity is not known yet
     assert states[-1].x == pytest.approx(-0.2 + 0.07, abs=0.002)
     assert states[-1].vx == pytest.approx(2.0, abs=0.2)  # 10 mm per 5 ms
 

@@ -36,7 +36,8 @@ class DetectorConfig:
     max_area: float = 1200.0
     min_perimeter: float = 20.0
     max_perimeter: float = 160.0
-    min_density: float = 0.45  # polygon area / bounding box area; a disc gives pi/4
+    min_density: float = 0.3  # polygon area / bounding box area; a disc gives pi/4, a ball
+    # hidden on two sides by a man (an L-shaped remainder) about 0.35
     max_eccentricity: float = 0.93  # of the blob's moment ellipse; a half disc gives 0.85
     # Search windows. The tracking window is centred on the filter's prediction; its half
     # size grows with the prediction's uncertainty up to roi_max_half.
@@ -111,7 +112,9 @@ class FilterConfig:
     acceleration_sigma: float = 8.0  # m/s^2, white-noise acceleration (spin, bumps, rolling)
     gate: float = 25.0  # normalised innovation squared beyond which a detection is a surprise
     max_speed: float = 25.0  # m/s; a surprise farther than this could travel is rejected
-    restart_velocity_sigma: float = 3.0  # m/s, after a collision the filter did not foresee
+    # m/s: velocity uncertainty of a track started from one sighting (a new ball, or after
+    # a collision the filter did not foresee); the next sighting then sets the velocity
+    restart_velocity_sigma: float = 10.0
     wall_restitution: float = 0.5  # predicted bounce off the side and end walls
     max_prediction_s: float = 0.1  # predict through occlusions this long, then LOST
     max_position_sigma: float = 0.05  # m; beyond this the prediction is not worth publishing

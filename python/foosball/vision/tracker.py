@@ -62,6 +62,7 @@ class BallTracker:
         self.tracking = False
         self._confirmations = 0
         self._candidate: tuple[float, float, int] | None = None  # x, y, time_ns
+        self._fresh = False  # the track has one sighting since it (re)started
         self._last_detection_ns = 0
         self._lost_variance = (f.half_length ** 2, f.half_width ** 2, 100.0, 100.0)
         self._last_xy = (0.0, 0.0)
@@ -95,12 +96,18 @@ class BallTracker:
         if detection is not None:
             zx, zy = self.projector.to_table(detection.u, detection.v)
             sigma = cfg.partial_measurement_sigma if detection.partial else cfg.measurement_sigma
-            if flt.normalised_innovation(zx, zy, sigma) <= cfg.gate:
+            if self._fresh and self._reachable(zx, zy, now):
+                # Second sighting of a (re)started track: with the velocity variance that
+                # large the update is the two-point velocity; no gate can judge it yet.
+                flt.update(zx, zy, sigma)
+                self._fresh = False
+            elif flt.normalised_innovation(zx, zy, sigma) <= cfg.gate:
                 flt.update(zx, zy, sigma)
             elif self._reachable(zx, zy, now):
                 # A collision the model did not foresee (a man, a post): the position is
                 # trusted, the velocity is not known any more.
                 flt.start(zx, zy, 0.0, 0.0, now, sigma, cfg.restart_velocity_sigma)
+                self._fresh = True
                 restarted = True
             elif self._confirms_candidate(zx, zy, now):
                 # Twice in a row a ball where ours cannot be, consistent with itself: the
@@ -110,6 +117,7 @@ class BallTracker:
                 flt.start(zx, zy, (zx - cx) / dt, (zy - cy) / dt, now, sigma,
                           math.sqrt(2.0) * sigma / dt)
                 self._candidate = None
+                self._fresh = False
                 restarted = True
             else:
                 self._candidate = (zx, zy, now)
@@ -142,24 +150,17 @@ class BallTracker:
     # --- without a track ------------------------------------------------------------------
 
     def _acquire(self, image: np.ndarray, now: int) -> TrackResult:
+        """The ball anywhere in the frame starts a track at once (the blob filter is the
+        guard against false balls); its velocity comes with the second sighting."""
         cfg = self.cfg
         detection = self.detector.search_frame(image)
+        self._candidate = None
         if detection is None:
-            self._candidate = None
             return self._lost(Search.FRAME)
         zx, zy = self.projector.to_table(detection.u, detection.v)
-        candidate = self._candidate
-        self._candidate = (zx, zy, now)
-        if candidate is None:
-            return self._lost(Search.FRAME)
-        cx, cy, then = candidate
-        dt = (now - then) * 1e-9
-        if not (0 < dt <= 0.05 and math.hypot(zx - cx, zy - cy) <= cfg.max_speed * dt + 0.01):
-            return self._lost(Search.FRAME)
-        # Two detections in reach of each other: a track, velocity from their difference.
         sigma = cfg.partial_measurement_sigma if detection.partial else cfg.measurement_sigma
-        self.filter.start(zx, zy, (zx - cx) / dt, (zy - cy) / dt, now, sigma,
-                          math.sqrt(2.0) * sigma / dt)
+        self.filter.start(zx, zy, 0.0, 0.0, now, sigma, cfg.restart_velocity_sigma)
+        self._fresh = True
         self.tracking = True
         self._last_detection_ns = now
         self._last_xy = (zx, zy)
