@@ -3,6 +3,7 @@
 API (stable; the ball tracker consumes it)::
 
     camera = CameraConfig()                    # intrinsics, pose, resolution, exposure, fps
+    camera = CameraConfig.for_match(params)    # fps, exposure, height as a match's SimParams
     renderer = Renderer(table, camera, seed=0) # static background drawn once here
     frame = renderer.render(world_state)       # Frame
     frame.image            # BGR uint8, (height, width, 3)
@@ -31,11 +32,13 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+from typing import Any
 
 import cv2
 import numpy as np
 
 from foosball.geometry import Table
+from foosball.sim.params import SimParams
 from foosball.sim.physics import WorldState
 
 BALL_BGR = np.array([20.0, 110.0, 250.0])  # orange
@@ -76,6 +79,19 @@ class CameraConfig:
         (0.655, -0.40),
         (-0.655, -0.40),
     )
+
+    @classmethod
+    def for_match(cls, params: SimParams, **overrides: Any) -> CameraConfig:
+        """The camera of a match: frame rate, exposure and height from its parameters, so
+        the renderer and the tracker model agree."""
+        x, y, _ = cls().position
+        values = {
+            "fps": params.camera_fps,
+            "exposure": params.exposure,
+            "position": (x, y, params.camera_height),
+        }
+        values.update(overrides)
+        return cls(**values)
 
     def camera_matrix(self) -> np.ndarray:
         return np.array([[self.fx, 0.0, self.cx], [0.0, self.fy, self.cy], [0.0, 0.0, 1.0]])
