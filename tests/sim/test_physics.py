@@ -298,3 +298,61 @@ def test_a_rod_can_be_driven_by_external_positions() -> None:
     w.command_rod(i, translation=0.0, rotation=0.0)  # back to setpoints
     run(w, 1.0)
     assert w.rod_pose(i)[:2] == (0.0, 0.0)
+
+
+def ball_inside_a_man(w: World) -> bool:
+    for i, rod in enumerate(w.rods):
+        translation, rotation, _, _ = w.rod_pose(i)
+        interval = w.man_interval(rotation)
+        if interval is None:
+            continue
+        lo, hi = interval
+        if rod.x + lo + 1e-4 < w.ball.x < rod.x + hi - 1e-4:
+            for y in rod.men_y(translation):
+                if abs(w.ball.y - y) < TABLE.man.foot_width / 2 - 1e-4:
+                    return True
+    return False
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_random_play_never_puts_the_ball_through_men_or_walls(seed: int) -> None:
+    rng = np.random.default_rng(seed)
+    w = world()
+    limit_y = TABLE.field.half_width - R + 1e-9
+    for k in range(2000):
+        if k % 10 == 0:  # every rod gets a new target, some of them kicks
+            for i, rod in enumerate(w.rods):
+                w.command_rod(
+                    i,
+                    float(rng.uniform(rod.travel_min, rod.travel_max)),
+                    float(rng.uniform(-2.5, 2.5)),
+                )
+        if not w.ball.in_play or math.hypot(w.ball.vx, w.ball.vy) < 0.5:
+            speed, angle = float(rng.uniform(5, 22)), float(rng.uniform(0, 2 * math.pi))
+            w.place_ball(
+                0.0, float(rng.uniform(-0.3, 0.3)), speed * math.cos(angle), speed * math.sin(angle)
+            )
+        w.step(DT)
+        if w.ball.in_play:
+            assert abs(w.ball.y) <= limit_y
+            assert math.isfinite(w.ball.x) and math.isfinite(w.ball.vx)
+            assert not ball_inside_a_man(w)
+
+
+@pytest.mark.parametrize("phase", [0.0, 0.3, 0.6, 0.9])
+def test_a_foot_sweeping_through_the_ball_within_one_step_still_strikes_it(phase: float) -> None:
+    # 600 rad/s (beyond any drive) turns the rod 3 rad per 5 ms step: the feet can pass the
+    # whole ball-height band (about +-0.9 rad) between two steps; the sliced ray casts must
+    # still see the contact
+    w = world()
+    lift_all(w)
+    i = w.rod_index("robot_attack")
+    rod = w.rods[i]
+    w.set_rod_limits(i, ROBOT_TRANSLATION, AxisLimits(600.0, 1e7, 1e12))
+    w.set_rod_pose(i, 0.0, -2.0 - phase)
+    w.place_ball(rod.x + 0.025, 0.0, 0.0, 0.0)
+    w.command_rod(i, rotation=12.0)
+    contacts = run(w, 0.05)
+    kicks = [c for c in contacts if c.kind == "man"]
+    assert kicks, "the foot went through the ball"
+    assert kicks[0].vx_after > 15.0
