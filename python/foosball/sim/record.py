@@ -184,11 +184,13 @@ def replay_frames(
 ) -> list[np.ndarray]:
     """Render the recorded states between `start` and `end` (s), every `every`-th one;
     without sensor noise and lighting flicker unless asked (they bloat GIFs)."""
+    from foosball.sim.params import SimParams
     from foosball.sim.render import CameraConfig, Renderer
 
-    camera = (
-        CameraConfig() if sensor_effects else CameraConfig(noise_sigma=0.0, lighting_variation=0.0)
-    )
+    known = {f.name for f in dataclasses.fields(SimParams)}
+    params = SimParams(**{k: v for k, v in recording.params.items() if k in known})
+    quiet = {} if sensor_effects else {"noise_sigma": 0.0, "lighting_variation": 0.0}
+    camera = CameraConfig.for_match(params, **quiet)
     renderer = Renderer(recording.table, camera, seed=seed)
     chosen = [
         s
