@@ -3,6 +3,7 @@ from __future__ import annotations
 import math
 
 import pytest
+
 from foosball.strategy.kick import KickEngine, KickProfile, KickRequest, Phase
 from foosball.strategy.params import KickEngineParams
 

@@ -3,11 +3,12 @@ from __future__ import annotations
 import math
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
 from foosball.geometry import default_table
 from foosball.strategy.params import PredictionParams
 from foosball.strategy.prediction import BallPredictor, SpeedModel
-from hypothesis import given, settings
-from hypothesis import strategies as st
 
 TABLE = default_table()
 WALL = TABLE.field.half_width - TABLE.ball.radius
@@ -63,7 +64,8 @@ def test_crossing_a_rod_line_straight():
 
 
 def test_side_wall_bounce_reflects_with_restitution():
-    p = predictor(drag_rate=0.0, rolling_deceleration=0.0, wall_restitution=0.5)
+    p = predictor(drag_rate=0.0, rolling_deceleration=0.0, wall_restitution=0.5,
+                  wall_friction=0.0)
     # from y = WALL - 0.1 going up at 45 deg, x decreasing: hits the wall after 0.1 in x
     hit = p.crossing(0.3, WALL - 0.1, -1.0, 1.0, 0.0)
     assert hit is not None
@@ -95,3 +97,31 @@ def test_compensation_advances_by_age_plus_latency():
     p = predictor(drag_rate=0.0, rolling_deceleration=0.0, actuation_latency=0.01)
     now = p.compensate(0.0, 0.0, 1.0, 0.0, age=0.02)
     assert now.x == pytest.approx(0.03)
+
+
+def test_wall_friction_slows_the_tangential_speed():
+    p = predictor(drag_rate=0.0, rolling_deceleration=0.0, wall_restitution=0.5,
+                  wall_friction=0.1)
+    after = p.state_at(0.3, WALL - 0.01, -2.0, 1.0, 0.05)
+    assert after.vy == pytest.approx(-0.5)
+    assert after.vx == pytest.approx(-2.0 + 0.1 * 1.5 * 1.0)
+
+
+def test_fitted_model_predicts_the_simulated_ball():
+    """The prediction with the default (fitted) parameters against the simulator's ball."""
+    import math as m
+
+    from foosball.sim.physics import World
+
+    world = World(TABLE)
+    for i in range(len(TABLE.rods)):
+        world.set_rod_pose(i, 0.0, -m.pi / 2)
+    world.place_ball(-0.3, 0.0, 2.0, 1.5)
+    for _ in range(60):  # 0.3 s, one side-wall bounce
+        world.step(0.005)
+    state = world.state()
+    expected = BallPredictor(TABLE, PredictionParams()).state_at(-0.3, 0.0, 2.0, 1.5, 0.3)
+    assert expected.x == pytest.approx(state.ball_x, abs=0.002)
+    assert expected.y == pytest.approx(state.ball_y, abs=0.002)
+    assert expected.vx == pytest.approx(state.ball_vx, abs=0.01)
+    assert expected.vy == pytest.approx(state.ball_vy, abs=0.01)

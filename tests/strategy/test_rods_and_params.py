@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import pytest
+
 from foosball.geometry import default_table
 from foosball.strategy import rods
 from foosball.strategy.params import (
@@ -49,7 +50,7 @@ def test_default_parameter_file_equals_the_documented_defaults():
 
 
 def test_unknown_or_mistyped_keys_are_errors():
-    with pytest.raises(ParameterError, match="seed].kik_power"):
+    with pytest.raises(ParameterError, match=r"seed\]\.kik_power"):
         parse_params({"seed": {"kik_power": 3}})
     with pytest.raises(ParameterError, match="expected a number"):
         parse_params({"seed": {"kick_power": "fast"}})

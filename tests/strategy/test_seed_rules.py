@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 
 import pytest
+
 from foosball.geometry import default_table
 from foosball.strategy.base import BallView, RodView
 from foosball.strategy.kick import Phase

@@ -27,7 +27,7 @@ import numpy as np
 
 from foosball.geometry import Rod, Table
 from foosball.strategy.base import BallView, RodStrategy, RodView
-from foosball.strategy.cover import Interval, open_intervals, plan_cover, rod_shadows, shadow
+from foosball.strategy.cover import Interval, plan_cover, rod_shadows
 from foosball.strategy.kick import KickEngine, KickProfile, KickRequest, Phase
 from foosball.strategy.params import StrategyParams
 from foosball.strategy.prediction import BallPoint, BallPredictor
@@ -80,6 +80,7 @@ class ImprovedStrategy(RodStrategy):
         self.behaviours = []  # plan + act replace the per-rod behaviours (see step_rods)
         self.their_rods = self.table.human_rods
         self.time_to_contact = self._time_to_contact()
+        self.log: list | None = None  # (time, rod, ball, mode) of every kick, when set
 
     # --- simulator extras ----------------------------------------------------------------
 
@@ -128,47 +129,74 @@ class ImprovedStrategy(RodStrategy):
                 owner = i
                 break
         # 2. rods with the ball behind them lift their feet (our shots pass)
+        # (only a ball coming through; the feet swing away from a ball within their reach,
+        # since lifting them towards it would knock it back towards our goal)
         for i, rod in enumerate(self.rods):
             if i == owner:
                 continue
-            if b.x < rod.x - self.radius:
-                plans[i] = RodPlan("lift", rotation=LIFT)
-        # 3. a shot on its way: every rod it will cross goes to the crossing
-        incoming = b.vx < -0.3
+            if b.x < rod.x - self.radius and b.vx > 0.3:
+                close = b.x > rod.x - self.reach_ahead - 0.01
+                lifted_back = here[i].rotation < -1.0
+                plans[i] = RodPlan("lift", rotation=-LIFT if close and not lifted_back else LIFT)
+        # 3. a ball that will reach a rod before any opponent can touch it: go to its crossing;
+        #    otherwise block the shot the opponent can take where he next meets the ball
+        origin_x, origin_y = self.threat_origin(b)
         for i, rod in enumerate(self.rods):
             if i == owner or plans[i].mode == "lift":
                 continue
-            if incoming and b.x > rod.x:
+            unhindered = not any(rod.x < h.x < b.x for h in self.their_rods)
+            if b.vx < -0.3 and unhindered and b.x > rod.x:
                 hit = self.predictor.crossing(b.x, b.y, b.vx, b.vy, rod.x)
                 if hit is not None:
                     plans[i] = RodPlan("block", y=hit.y)
                     continue
-            if i >= 2:
-                # midfield and attack: stand on the line from the ball to our goal centre
-                y = b.y + (0.0 - b.y) * (rod.x - b.x) / (self.our_goal_x - b.x)
+            if i >= 2 and rod.x < origin_x:
+                # midfield and attack: stand on the line from the shot's origin to our goal
+                y = origin_y + (0.0 - origin_y) * (rod.x - origin_x) / (self.our_goal_x - origin_x)
                 plans[i] = RodPlan("block", y=y)
         # 4. goalkeeper and defence cover the mouth together (unless busy)
         free_keeper = plans[0].mode == IDLE_PLAN
         free_defence = plans[1].mode == IDLE_PLAN
         if free_keeper or free_defence:
+            block = self.block_half - self.params.improved.block_margin
             fixed = []
+            # shadows of midfield and attack count where those rods stand now, feet down and
+            # settled on their plan; a kicking or lifted defence hides nothing
             for i in (2, 3):
-                if plans[i].mode == "block" and self.rods[i].x < b.x:
+                if plans[i].mode == "block" and self.rods[i].x < origin_x:
                     t = reach(self.rods[i], plans[i].y, here[i].translation).translation
-                    fixed += rod_shadows(self.rods[i], t, b.x, b.y, self.block_half,
-                                         self.our_goal_x)
-            if not free_defence:
-                t_def = self.kick_base[1] if self.kicks[1].active else here[1].translation
-                if plans[1].mode != "lift":
-                    fixed += rod_shadows(defence, t_def, b.x, b.y, self.block_half,
-                                         self.our_goal_x)
-            cover = plan_cover(b.x, b.y, keeper, defence, self.our_goal_x, self.mouth,
-                               self.block_half, here[0].translation, here[1].translation, fixed)
+                    settled = abs(t - here[i].translation) < 0.004
+                    if settled and abs(here[i].rotation) < 0.2 and not self.kicks[i].active:
+                        fixed += rod_shadows(self.rods[i], here[i].translation, origin_x,
+                                             origin_y, block, self.our_goal_x)
+            if not free_defence and not self.kicks[1].active and abs(here[1].rotation) < 0.2:
+                fixed += rod_shadows(defence, here[1].translation, origin_x, origin_y, block,
+                                     self.our_goal_x)
+            cover = plan_cover(origin_x, origin_y, keeper, defence, self.our_goal_x, self.mouth,
+                               block, here[0].translation, here[1].translation, fixed)
             if free_keeper:
                 plans[0] = RodPlan("cover", translation=cover.goalkeeper_translation)
             if free_defence:
                 plans[1] = RodPlan("cover", translation=cover.defence_translation)
         return plans
+
+    def threat_origin(self, b: BallPoint) -> tuple[float, float]:
+        """Where the opponent can next shoot from: the ball itself when it is slow, else the
+        predicted point where it crosses the first opponent rod line on its way (just in
+        front of that rod, from where his feet strike)."""
+        if b.speed < 0.3:
+            return b.x, b.y
+        ahead = sorted(
+            (h for h in self.their_rods if (h.x - b.x) * b.vx > 0),
+            key=lambda h: abs(h.x - b.x),
+        )
+        for h in ahead:
+            hit = self.predictor.crossing(b.x, b.y, b.vx, b.vy, h.x)
+            if hit is not None:
+                return h.x - self.contact_ahead, hit.y
+            break
+        rest = self.predictor.state_at(b.x, b.y, b.vx, b.vy, self.params.prediction.horizon)
+        return rest.x, rest.y
 
     # --- playing the ball ----------------------------------------------------------------
 
@@ -206,10 +234,14 @@ class ImprovedStrategy(RodStrategy):
             if hit is None:
                 return None
             due = hit.t - self.params.prediction.actuation_latency
-            if abs(b.vx) < p.control_speed and i >= 2:
-                return None  # slow enough to be stopped first (control), handled above
-            if due <= self.time_to_contact and i >= 2:
+            if abs(b.vx) < p.control_speed or i < 2:
+                return None  # slow enough to be stopped first; goalkeeper/defence block
+            window = self.time_to_contact - 0.03 <= due <= self.time_to_contact + 0.005
+            if window and abs(reach(rod, hit.y, here.translation).translation
+                              - here.translation) < 0.006:
                 return self.shoot(i, rod, hit, here)
+            if due > self.time_to_contact:
+                return RodPlan("block", y=hit.y)  # get the man there in time
         return None
 
     def stop_ball(self, i: int, rod: Rod, b: BallPoint) -> RodPlan:
@@ -222,23 +254,34 @@ class ImprovedStrategy(RodStrategy):
         return RodPlan("control", y=b.y, rotation=rotation, rotation_speed=max(give, 0.5))
 
     def aim_angle(self, origin_x: float, origin_y: float) -> float:
-        """Direction (rad, 0 = straight down the table) to the middle of the widest part of
-        the opponent's goal mouth their rods leave open, seen from the ball."""
-        shadows: list[Interval] = []
+        """Direction of the shot (rad, 0 = straight down the table), among the angles the kick
+        can make: the one whose path (folded at the side walls) ends in the opponent's goal
+        mouth and passes farthest from every opponent man standing in the way; if none
+        reaches the goal in the open, the one that passes farthest from them (a clear that
+        does not bounce straight back). The opponent's men are where the table reports them
+        (feet lifted men hide nothing)."""
+        blockers: list[tuple[float, tuple[float, ...]]] = []
         if self.opponents is not None:
             for position in self.opponents.rods:
                 rod = self.their_rods[int(position.rod)]
-                for y in rod.men_y(position.translation):
-                    s = shadow(origin_x, origin_y, rod.x, y, self.block_half, self.their_goal_x)
-                    if s is not None:
-                        shadows.append(s)
-        gaps = open_intervals(self.aim_mouth, shadows)
-        if gaps:
-            target = max(gaps, key=lambda g: g.width)
-            goal_y = (target.low + target.high) / 2
-        else:
-            goal_y = 0.0
-        return math.atan2(goal_y - origin_y, self.their_goal_x - origin_x)
+                if origin_x < rod.x and abs(math.remainder(position.rotation, 2 * math.pi)) < 1.2:
+                    blockers.append((rod.x, rod.men_y(position.translation)))
+        wall = self.table.field.half_width - self.radius
+        limit = math.radians(max(self.params.kick_engine.aim_angles_deg))
+        best_angle, best_score = 0.0, -math.inf
+        for angle in np.linspace(-limit, limit, 25):
+            slope = math.tan(angle)
+            clearance = 1.0
+            for x, men in blockers:
+                y = _fold(origin_y + slope * (x - origin_x), wall)
+                clearance = min(clearance, min(abs(y - m) for m in men))
+            goal_y = _fold(origin_y + slope * (self.their_goal_x - origin_x), wall)
+            on_goal = self.aim_mouth.low < goal_y < self.aim_mouth.high
+            score = (10.0 if on_goal and clearance > self.block_half else 0.0)
+            score += min(clearance, 0.06) * 50 - abs(angle) * 0.5
+            if score > best_score:
+                best_angle, best_score = float(angle), score
+        return best_angle
 
     def offset_for(self, angle: float) -> float:
         """Ball offset from the man's centre for a shot at `angle` (the kick calibration)."""
@@ -269,6 +312,8 @@ class ImprovedStrategy(RodStrategy):
         engine = self.kicks[i]
         if plan.kick is not None and not engine.active:
             engine.start(now, plan.kick, here.rotation)
+            if self.log is not None:
+                self.log.append((now, i, self.last_ball, plan.mode))
             self.kick_base[i] = plan.translation if plan.translation is not None else (
                 here.translation)
         kick = engine.step(now, here.rotation)
@@ -301,3 +346,10 @@ class ImprovedStrategy(RodStrategy):
         turns = round((measured - rotation) / (2 * math.pi))
         target = rotation + turns * 2 * math.pi
         return max(-2 * math.pi + 0.1, min(2 * math.pi - 0.1, target))
+
+
+def _fold(y: float, wall: float) -> float:
+    """Reflect y into [-wall, wall] as a ball bouncing off both side walls would be."""
+    period = 4 * wall
+    y = (y + wall) % period
+    return (y if y <= 2 * wall else period - y) - wall

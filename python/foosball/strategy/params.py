@@ -51,6 +51,7 @@ class PredictionParams:
     drag_rate: float = 0.1  # 1/s: k/m in FC Portugal's v(t) = v0 exp(-k t / m); fitted
     rolling_deceleration: float = 0.05  # m/s^2
     wall_restitution: float = 0.5
+    wall_friction: float = 0.1  # Coulomb coefficient of the ball on a wall
     max_bounces: int = 3
     horizon: float = 2.0  # s
     actuation_latency: float = 0.010  # s

@@ -6,7 +6,8 @@ ball also rolls, so we add a constant rolling deceleration ``a``: ``ds/dt = -c s
 ``c = k / m``. Both are fitted to the simulator's ball (``foosball strategy fit-ball``).
 
 Between bounces the ball runs straight; a side wall (or an end wall outside the goal mouth)
-reflects the normal velocity times the restitution and keeps the tangential one. Frame: any
+reflects the normal velocity times the restitution and Coulomb friction takes up to
+``mu (1 + e) |v_n|`` off the tangential one. Frame: any
 frame whose origin is the field centre (the robot frame of a controller, or the table frame).
 """
 
@@ -148,13 +149,15 @@ class BallPredictor:
             s1 = self.model.speed(speed, dt)
             vx, vy = ux * s1, uy * s1
             t += dt
-            e = self.params.wall_restitution
-            if hit == "y":
-                vy = -e * vy
-            else:
-                if abs(y) <= self.goal_half:
-                    break  # into the goal: nothing more to predict
-                vx = -e * vx
+            e, mu = self.params.wall_restitution, self.params.wall_friction
+            if hit == "x" and abs(y) <= self.goal_half:
+                break  # into the goal: nothing more to predict
+            normal, tangent = (vy, vx) if hit == "y" else (vx, vy)
+            # Coulomb friction takes up to mu (1 + e) |v_n| off the tangential speed
+            slowed = max(0.0, abs(tangent) - mu * (1 + e) * abs(normal))
+            tangent = math.copysign(slowed, tangent)
+            normal = -e * normal
+            vx, vy = (tangent, normal) if hit == "y" else (normal, tangent)
         return out
 
     def state_at(self, x: float, y: float, vx: float, vy: float, t: float) -> BallPoint:
