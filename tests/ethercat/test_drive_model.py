@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+
 from foosball.ethercat import layout as L
 from foosball.ethercat.drive import Cia402Drive, FaultKind, MotorParameters
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import struct
 
 import pytest
+
 from foosball.ethercat import layout as L
 from foosball.ethercat.emulator import DriveEmulator, EmulatorConfig
 from foosball.ethercat.esc import (
@@ -225,3 +226,22 @@ def test_motion_listeners_see_every_axis_after_each_step() -> None:
     emu.advance(1.0)
     emu.advance(1.002)
     assert seen == [(1.0, 8), (1.002, 8)]
+
+
+def test_rod_coupling_turns_motor_radians_into_table_poses() -> None:
+    from foosball.ethercat.coupling import RodCoupling
+    from foosball.geometry import default_table
+
+    table = default_table()
+    poses: dict[str, tuple[float, ...]] = {}
+    emu = DriveEmulator(EmulatorConfig(drives=8))
+    coupling = RodCoupling(table, emu.drives, lambda name, *pose: poses.__setitem__(name, pose))
+    emu.listeners.append(coupling)
+    goalkeeper = table.robot_rods[0]
+    emu.drives[0].position = emu.drives[0].switch_position + 10.0  # 10 motor rad off the switch
+    emu.drives[1].position = 0.5
+    emu.advance(0.0)
+    translation, rotation, _, _ = poses[goalkeeper.name]
+    assert translation == pytest.approx(goalkeeper.zero_offset + 10.0 * 0.02 / 5.0)
+    assert rotation == pytest.approx(0.5)
+    assert len(poses) == 4

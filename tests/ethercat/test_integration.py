@@ -21,6 +21,8 @@ from dataclasses import dataclass, field
 
 import pytest
 from conftest import needs_netns
+from netns import EmulatorProcess, Namespace, inside
+
 from foosball.agents.motor_driver import (
     MotorDriverConfig,
     MotorDriverCore,
@@ -43,9 +45,8 @@ from foosball.wire.catalogue import (
 from foosball.wire.codec import WireCodec
 from foosball.wire.endpoint import Endpoint
 from foosball.wire.transports import open_transport
-from netns import EmulatorProcess, Namespace, inside
 
-pytestmark = needs_netns
+pytestmark = [needs_netns, pytest.mark.netns]
 TRANSLATION_AXES = (0, 2, 4, 6)
 
 

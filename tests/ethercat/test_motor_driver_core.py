@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import math
+import os
 from collections.abc import Callable
 from types import SimpleNamespace
 
 import pytest
+
 from foosball.agents.motor_driver import (
     AxisSetup,
     MdaInputs,
@@ -14,6 +16,7 @@ from foosball.agents.motor_driver import (
     MotorDriverCore,
     MotorDriverRunner,
     default_axes,
+    set_fifo,
 )
 from foosball.ethercat import layout as L
 from foosball.ethercat.bus import (
@@ -264,3 +267,16 @@ def test_unknown_backend_is_a_clear_error() -> None:
     with pytest.raises(BusConfigurationError, match="unknown EtherCAT backend 'canopen'"):
         open_bus(BusConfig(backend="canopen"))
     assert isinstance(open_bus(BusConfig(backend="fake")), FakeBus)
+
+
+def test_refused_scheduler_policy_is_a_logged_fallback(caplog: pytest.LogCaptureFixture) -> None:
+    def refuse(pid: int, policy: int, param: object) -> None:
+        raise PermissionError(1, "Operation not permitted")
+
+    with caplog.at_level("WARNING"):
+        assert set_fifo(setscheduler=refuse) is False
+    assert "SCHED_FIFO refused" in caplog.text
+    calls: list[tuple[int, int]] = []
+    assert set_fifo(7, setscheduler=lambda pid, policy, param: calls.append(
+        (policy, param.sched_priority))) is True
+    assert calls == [(os.SCHED_FIFO, 7)]

@@ -5,6 +5,9 @@ from __future__ import annotations
 import math
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
 from foosball.agents.pole_driver import (
     PdaInputs,
     PoleDriverConfig,
@@ -25,8 +28,6 @@ from foosball.wire.catalogue import (
     RodTarget,
     to_body,
 )
-from hypothesis import given, settings
-from hypothesis import strategies as st
 
 TABLE = default_table()
 RODS = TABLE.robot_rods

@@ -546,27 +546,41 @@ def _bounded(value: float, limit: float, low: float | None = None) -> float:
 MCL_CURRENT, MCL_FUTURE = 1, 2
 
 
-def prepare_realtime(priority: int | None = None) -> dict[str, bool]:
-    """mlockall, SCHED_FIFO at the top priority for the calling thread, no GC pauses.
-
-    Each step that the system refuses is logged and skipped: the loop still runs, only
-    with less timing margin (the figures in the note show how much)."""
-    result = {"mlockall": False, "sched_fifo": False, "gc_disabled": True}
+def lock_memory() -> bool:
+    """mlockall: no page faults in the cycle. False (and logged) when refused."""
     libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True)
     if libc.mlockall(MCL_CURRENT | MCL_FUTURE) == 0:
-        result["mlockall"] = True
-    else:
-        log.warning("mlockall refused (errno %d): pages may fault in the cycle",
-                    ctypes.get_errno())
+        return True
+    log.warning("mlockall refused (errno %d): pages may fault in the cycle", ctypes.get_errno())
+    return False
+
+
+def set_fifo(priority: int | None = None,
+             setscheduler: Callable[[int, int, Any], None] = os.sched_setscheduler) -> bool:
+    """SCHED_FIFO (top priority unless given) for the calling thread; False and logged when
+    the system refuses, and the cycle then runs under the default policy."""
     try:
         top = os.sched_get_priority_max(os.SCHED_FIFO) if priority is None else priority
-        os.sched_setscheduler(0, os.SCHED_FIFO, os.sched_param(top))
-        result["sched_fifo"] = True
+        setscheduler(0, os.SCHED_FIFO, os.sched_param(top))
+        return True
     except (PermissionError, OSError) as exc:
         log.warning("SCHED_FIFO refused (%s): the cycle runs with the default policy", exc)
+        return False
+
+
+def quiet_garbage_collector() -> None:
+    """No collector pauses in the loop: what exists now is frozen, automatic collection off.
+    The loop allocates no reference cycles, so reference counting frees everything."""
     gc.collect()
-    gc.freeze()  # what exists now is never scanned again
-    gc.disable()  # the loop allocates no reference cycles; no collector pauses in it
+    gc.freeze()
+    gc.disable()
+
+
+def prepare_realtime(priority: int | None = None) -> dict[str, bool]:
+    """mlockall, SCHED_FIFO at the top priority for the calling thread, no GC pauses."""
+    result = {"mlockall": lock_memory(), "sched_fifo": set_fifo(priority)}
+    quiet_garbage_collector()
+    result["gc_disabled"] = True
     sys.setswitchinterval(0.0005)  # if another thread holds the GIL, hand it back quickly
     return result
 

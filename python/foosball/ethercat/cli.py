@@ -25,6 +25,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
                          help="give slave POSITION (1-based) another identity (tests)")
     emulate.add_argument("--control-socket", help="also take control commands on this UNIX socket")
     emulate.add_argument("--rt-priority", type=int, default=0, help="SCHED_FIFO priority (0: off)")
+    emulate.add_argument("--rod-poses", metavar="HOST:PORT",
+                         help="send the robot rods' poses (JSON over UDP) to a simulator")
     emulate.set_defaults(func=_emulate)
 
     scan = sub.add_parser("scan", help="list the slaves found on an interface")
@@ -58,8 +60,18 @@ def _emulate(args: argparse.Namespace) -> int:
     table = load_table(args.geometry) if args.geometry else default_table()
     config = emulator_config_from_table(table, args.drives, args.start_fraction,
                                         args.alignment_time, tuple(args.foreign))
+    make_listeners = None
+    if args.rod_poses:
+        from foosball.ethercat.coupling import RodPosePublisher
+
+        host, _, port = args.rod_poses.rpartition(":")
+        address = (host or "127.0.0.1", int(port))
+
+        def make_listeners(drives):  # type: ignore[no-untyped-def]
+            return [RodPosePublisher(table, drives, address)]
+
     return serve(args.iface, config, control_socket=args.control_socket,  # type: ignore[arg-type]
-                 rt_priority=args.rt_priority)
+                 rt_priority=args.rt_priority, make_listeners=make_listeners)
 
 
 def _scan(args: argparse.Namespace) -> int:

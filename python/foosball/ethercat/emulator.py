@@ -175,8 +175,11 @@ def set_realtime(priority: int) -> bool:
 
 def serve(iface: str, config: EmulatorConfig, control_socket: str | None = None,
           rt_priority: int = 0, out=sys.stdout, control_in=sys.stdin,
-          listeners: Sequence[MotionListener] = ()) -> int:
-    emulator = DriveEmulator(config, listeners)
+          make_listeners: Callable[[list[Cia402Drive]], Sequence[MotionListener]]
+          | None = None) -> int:
+    emulator = DriveEmulator(config)
+    if make_listeners is not None:  # listeners that need the drives (simulator coupling)
+        emulator.listeners.extend(make_listeners(emulator.drives))
     raw = socket.socket(socket.AF_PACKET, socket.SOCK_RAW, socket.htons(ETHERTYPE_ETHERCAT))
     raw.bind((iface, ETHERTYPE_ETHERCAT))
     raw.setblocking(False)
