@@ -214,3 +214,16 @@ def test_cli_match_prints_json(capsys: pytest.CaptureFixture[str]) -> None:
     assert set(result["goals"]) == {"robot", "human"}
     assert result["params"]["rolling_decel"] == SimParams().rolling_decel
     assert foosball_main(["sim", "match", "--robot", "nobody", "--duration", "1"]) == 2
+
+
+def test_command_latency_is_exact_not_rounded_to_frames() -> None:
+    def keeper_after(latency: float) -> float:
+        target = RodTarget(RodId.GOALKEEPER, 0.1, 0.0, 0.0, 0.0)
+        params = SimParams(command_latency=latency)
+        match = Match(Spy(RodCommand(0, (target,))), "hold", seed=1, duration=0.1, params=params)
+        match.run()
+        return match.world.rod_pose(match.world.rod_index("robot_goalkeeper"))[0]
+
+    # both latencies end inside the same 5 ms frame; rounding would make them equal
+    early, late = keeper_after(0.006), keeper_after(0.009)
+    assert early > late > 0.0

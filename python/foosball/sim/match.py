@@ -1,8 +1,10 @@
 """Match runner: two controllers on the simulated table, headless, faster than real time.
 
 The loop runs at the camera frame period (default 5 ms): step the physics, make the frame's
-BallState (see `perception`), deliver states and apply commands when their delays have
-passed. Delays are honoured at frame granularity (rounded up to the next frame tick).
+BallState (see `perception`), deliver it to the controllers once the perception delay has
+passed, apply their commands after the command latency. The delivery is rounded up to the
+next frame (the controller is told the time it runs at, so it sees the ball's true age); the
+command latency is exact: the physics step is split where a command starts acting.
 
 Kick-off rule (serve). The ball is served from the side at the centre line, as on a real
 table: at x = 0 against one side wall (side drawn from the seed), rolling across the field
@@ -159,7 +161,15 @@ class Match:
         frames = round(self.duration / period)
         world = self.world
         for _ in range(frames):
-            contacts = world.step(period)
+            frame_end = world.time + period
+            contacts: list[Contact] = []
+            # a command whose latency ends inside this frame acts at that exact time
+            while self._commands and self._commands[0][0] < frame_end - 1e-9:
+                due, team, command = self._commands.popleft()
+                if due > world.time + 1e-9:
+                    contacts += world.step(due - world.time)
+                self._apply(team, command)
+            contacts += world.step(frame_end - world.time)
             now = world.time
             state = world.state()
             self._account(contacts, state)
