@@ -28,7 +28,13 @@ import numpy as np
 from foosball.geometry import Rod, Table
 from foosball.strategy.base import BallView, RodStrategy, RodView
 from foosball.strategy.cover import Interval, plan_cover, rod_shadows
-from foosball.strategy.kick import KickEngine, KickProfile, KickRequest, Phase
+from foosball.strategy.kick import (
+    KickEngine,
+    KickProfile,
+    KickRequest,
+    Phase,
+    offset_for_angle,
+)
 from foosball.strategy.params import StrategyParams
 from foosball.strategy.prediction import BallPoint, BallPredictor
 from foosball.strategy.rods import reach
@@ -81,6 +87,7 @@ class ImprovedStrategy(RodStrategy):
         self.their_rods = self.table.human_rods
         self.time_to_contact = self._time_to_contact()
         self.log: list | None = None  # (time, rod, ball, mode) of every kick, when set
+        self.plans_last: list[RodPlan] | None = None  # for tests and diagnostics
 
     # --- simulator extras ----------------------------------------------------------------
 
@@ -112,6 +119,7 @@ class ImprovedStrategy(RodStrategy):
         b = self.last_ball
         out: list[RodSetpoint] = []
         plans = self.plan_rods(now, b, here) if b is not None else None
+        self.plans_last = plans
         for i, rod in enumerate(self.rods):
             plan = plans[i] if plans is not None else RodPlan(IDLE_PLAN)
             out.append(self.act(i, rod, now, plan, here[i]))
@@ -285,12 +293,7 @@ class ImprovedStrategy(RodStrategy):
 
     def offset_for(self, angle: float) -> float:
         """Ball offset from the man's centre for a shot at `angle` (the kick calibration)."""
-        k = self.params.kick_engine
-        degrees = min(abs(math.degrees(angle)), max(k.aim_angles_deg))
-        if degrees < 2.0:
-            return 0.0
-        magnitude = float(np.interp(degrees, k.aim_angles_deg[1:], k.aim_offsets[1:]))
-        return math.copysign(magnitude, angle)
+        return offset_for_angle(self.params.kick_engine, angle)
 
     def shoot(self, i: int, rod: Rod, at: BallPoint, here: RodView) -> RodPlan:
         angle = self.aim_angle(at.x, at.y)

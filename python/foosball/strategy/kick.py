@@ -95,6 +95,23 @@ class KickOutput:
     translation_speed: float
 
 
+def offset_for_angle(params: KickEngineParams, angle: float) -> float:
+    """Ball offset from the striking man's centre (m, along the rod) that sends the ball at
+    `angle` (rad; + towards +y): the measured calibration, interpolated; the ball leaves
+    away from the man's centre, so the offset has the angle's sign."""
+    degrees = min(abs(math.degrees(angle)), max(params.aim_angles_deg))
+    if degrees < 1.0:
+        return 0.0
+    angles = params.aim_angles_deg
+    offsets = params.aim_offsets
+    for k in range(1, len(angles)):
+        if degrees <= angles[k]:
+            lo, hi = angles[k - 1], angles[k]
+            f = 0.0 if hi <= lo else (degrees - lo) / (hi - lo)
+            return math.copysign(offsets[k - 1] + f * (offsets[k] - offsets[k - 1]), angle)
+    return math.copysign(offsets[-1], angle)
+
+
 class KickEngine:
     def __init__(self, profile: KickProfile) -> None:
         self.profile = profile
