@@ -7,7 +7,7 @@ figures are printed alongside.
     .venv/bin/python benchmarks/sim_speed.py [--seconds 60] [--json]
 
 - physics (match load): the time spent in `World.step` during a club-vs-pro match, against
-  the simulated time;
+  the simulated time; again on a randomised table (latencies off the frame grid split steps);
 - physics (stress): all 16 axes given new random targets every 0.1 s while a fast ball is
   served again and again: the worst case we know;
 - match loop: the whole runner (physics, tracker model, both controllers) against the
@@ -36,8 +36,10 @@ def clocks() -> tuple[float, float]:
     return time.process_time(), time.perf_counter()
 
 
-def physics_match_load(seconds: float, seed: int) -> tuple[dict, list[WorldState]]:
-    match = Match("club", "pro", seed=seed, duration=seconds)
+def physics_match_load(
+    seconds: float, seed: int, randomise: bool = False
+) -> tuple[dict, list[WorldState]]:
+    match = Match("club", "pro", seed=seed, duration=seconds, randomise=randomise)
     world = match.world
     spent = [0.0, 0.0]
     step = world.step
@@ -123,8 +125,10 @@ def main() -> None:
     args = parser.parse_args()
     cv2.setNumThreads(1)
     match_figures, states = physics_match_load(args.seconds, args.seed)
+    randomised, _ = physics_match_load(args.seconds, args.seed, randomise=True)
     report = {
         "physics_match_load": match_figures,
+        "physics_match_load_randomised": randomised,
         "physics_stress": physics_stress(args.seconds, args.seed),
         "renderer": renderer_fps(states, args.frames),
     }
