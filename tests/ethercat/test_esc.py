@@ -245,3 +245,25 @@ def test_rod_coupling_turns_motor_radians_into_table_poses() -> None:
     assert translation == pytest.approx(goalkeeper.zero_offset + 10.0 * 0.02 / 5.0)
     assert rotation == pytest.approx(0.5)
     assert len(poses) == 4
+
+
+def test_complete_access_is_refused_unless_the_pitfall_stack_is_emulated() -> None:
+    plain = Master(drives=1)
+    station = plain.addresses()[0]
+    plain.to_preop(station)
+    reply = plain.sdo(station, 0x50, 0x1C00, 0)  # upload request, Complete Access
+    assert struct.unpack_from("<HBHBI", reply, 6)[1] == 0x80  # aborted
+
+    quirky = Master(drives=1)
+    quirky.emu.chain.slaves[0].complete_access_quirk = True
+    station = quirky.addresses()[0]
+    quirky.to_preop(station)
+
+    def complete(index: int) -> bytes:
+        reply = quirky.sdo(station, 0x50, index, 0)
+        _, command, _, _, size = struct.unpack_from("<HBHBI", reply, 6)
+        assert command == 0x41
+        return reply[16:16 + size]
+
+    assert complete(0x1C00) == bytes([4, 1, 2, 3, 4])  # subindex 0 without its padding
+    assert complete(0x1C12) == bytes([1, 0]) + struct.pack("<H", L.RXPDO_INDEX)  # padded

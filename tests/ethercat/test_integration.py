@@ -309,3 +309,28 @@ def test_unexpected_slave_is_named_and_scan_lists_it(namespace: Namespace,
     listing = json.loads(result.stdout)
     assert [s["position"] for s in listing["slaves"]] == list(range(1, 9))
     assert [s["expected"] for s in listing["slaves"]] == [True, True, False] + [True] * 5
+
+
+def test_complete_access_pitfall_is_refused_and_avoided(namespace: Namespace,
+                                                        emulator_factory: Callable) -> None:
+    """A slave stack that answers Complete Access without the subindex-0 padding (facts):
+    mapped through CA its outputs turn into inputs and it still reaches SAFEOP, so only the
+    size check stops the master; with CA off (the default) the same bus maps correctly."""
+    emulator = emulator_factory(8, ("--complete-access-quirk",))
+    with inside(namespace):
+        bus = open_bus(BusConfig(backend="pysoem", iface="ecat0", use_complete_access=True))
+    try:
+        with pytest.raises(BusConfigurationError,
+                           match=r"slave 1: master mapped 0 output / 11 input bytes"):
+            bus.start()
+    finally:
+        bus.close()
+    emulator.stop()
+    emulator_factory(8, ("--complete-access-quirk",))
+    with inside(namespace):
+        bus = open_bus(BusConfig(backend="pysoem", iface="ecat0"))
+    try:
+        bus.start()
+        assert bus.expected_working_counter == 24
+    finally:
+        bus.close()

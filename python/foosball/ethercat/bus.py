@@ -38,6 +38,9 @@ class BusConfig:
     discovery_attempts: int = 30  # config_init retries while the segment comes up
     discovery_pause_s: float = 0.1
     receive_timeout_us: int = 1500
+    # SOEM maps through CoE Complete Access when a slave advertises it; some stacks answer
+    # it wrongly (facts). Off by default; the mapped-size check catches it either way.
+    use_complete_access: bool = False
 
 
 @dataclass(frozen=True)

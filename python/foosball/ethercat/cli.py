@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import logging
 import sys
@@ -23,6 +24,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
     emulate.add_argument("--alignment-time", type=float, default=0.2, help="seconds")
     emulate.add_argument("--foreign", type=int, action="append", default=[],
                          help="give slave POSITION (1-based) another identity (tests)")
+    emulate.add_argument("--complete-access-quirk", action="store_true",
+                         help="advertise Complete Access and answer it like the stack of the "
+                              "facts' mapping pitfall (tests the master's defence)")
     emulate.add_argument("--control-socket", help="also take control commands on this UNIX socket")
     emulate.add_argument("--rt-priority", type=int, default=0, help="SCHED_FIFO priority (0: off)")
     emulate.add_argument("--rod-poses", metavar="HOST:PORT",
@@ -60,6 +64,7 @@ def _emulate(args: argparse.Namespace) -> int:
     table = load_table(args.geometry) if args.geometry else default_table()
     config = emulator_config_from_table(table, args.drives, args.start_fraction,
                                         args.alignment_time, tuple(args.foreign))
+    config = dataclasses.replace(config, complete_access_quirk=args.complete_access_quirk)
     make_listeners = None
     if args.rod_poses:
         from foosball.ethercat.coupling import RodPosePublisher

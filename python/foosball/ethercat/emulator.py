@@ -61,6 +61,7 @@ class EmulatorConfig:
     travel_above_switch: tuple[float, ...] = (62.0, 90.0, 31.0, 60.0)
     alignment_time_s: float = 0.2
     foreign_positions: tuple[int, ...] = ()  # 1-based slave positions with another identity
+    complete_access_quirk: bool = False  # behave like the slave stack of the CA pitfall
 
 
 def make_drive(axis: int, config: EmulatorConfig) -> Cia402Drive:
@@ -86,7 +87,8 @@ class DriveEmulator:
             identity = (FOREIGN_IDENTITY if axis + 1 in config.foreign_positions
                         else L.EXPECTED_IDENTITY)
             slaves.append(EscSlave(drive, identity, serial=axis + 1,
-                                   last_in_line=axis == config.drives - 1))
+                                   last_in_line=axis == config.drives - 1,
+                                   complete_access_quirk=config.complete_access_quirk))
         self.chain = EscChain(slaves)
         self.listeners = list(listeners)
         self.muted = False

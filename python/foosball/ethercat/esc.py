@@ -169,10 +169,16 @@ class _Fmmu:
 
 class EscSlave:
     def __init__(self, drive: Cia402Drive, identity: L.Identity = L.EXPECTED_IDENTITY,
-                 serial: int = 0, last_in_line: bool = False) -> None:
+                 serial: int = 0, last_in_line: bool = False,
+                 complete_access_quirk: bool = False) -> None:
         self.drive = drive
         self.identity = identity
-        self.sii = build_sii(identity, serial=serial)
+        # The quirk reproduces the slave stack of the facts' Complete-Access pitfall: it
+        # advertises Complete Access, answers subindex 0 of 0x1C00 without the 16-bit
+        # padding, and accepts whatever process-data SyncManager set-up it is given.
+        self.complete_access_quirk = complete_access_quirk
+        coe = L.COE_DETAILS | (0x20 if complete_access_quirk else 0)
+        self.sii = build_sii(identity, serial=serial, coe_details=coe)
         self.od = build_object_dictionary(identity, serial, drive)
         self.mem = bytearray(MEMORY_SIZE)
         self.al_state = L.AlState.INIT
@@ -325,6 +331,8 @@ class EscSlave:
                 and bool(out_act & 1) and bool(in_act & 1))
 
     def _process_data_config_error(self) -> int:
+        if self.complete_access_quirk:
+            return 0
         start, size, _, active = self._sm(2)
         if start != L.OUTPUTS_ADDRESS or size != L.RXPDO_SIZE or not active & 1:
             return L.AL_CODE_INVALID_OUTPUT_CONFIG
@@ -398,7 +406,9 @@ class EscSlave:
         specifier = command >> 5
         if specifier == 2:  # upload request
             if command & 0x10:
-                return _abort(index, sub, SDO_ABORT_UNSUPPORTED)  # no Complete Access
+                if not self.complete_access_quirk:
+                    return _abort(index, sub, SDO_ABORT_UNSUPPORTED)  # no Complete Access
+                return self._upload_complete(index, sub)
             return self._upload(index, sub)
         if specifier == 1:  # download request
             expedited, size_given = bool(command & 0x02), bool(command & 0x01)
@@ -420,6 +430,18 @@ class EscSlave:
         if len(data) <= 4:
             command = 0x43 | ((4 - len(data)) << 2)
             return struct.pack("<HBHB", 3 << 12, command, index, sub) + data.ljust(4, b"\x00")
+        return struct.pack("<HBHBI", 3 << 12, 0x41, index, sub, len(data)) + data
+
+    def _upload_complete(self, index: int, sub: int) -> bytes:
+        """Complete Access upload: every subindex of the object in one buffer."""
+        subs = sorted(k for i, k in self.od if i == index and k >= sub)
+        if not subs:
+            return _abort(index, sub, SDO_ABORT_NO_OBJECT)
+        data = b""
+        for k in subs:
+            data += self.od[(index, k)].encode()
+            if k == 0 and not (self.complete_access_quirk and index == 0x1C00):
+                data += b"\x00"  # subindex 0 is padded to 16 bits (the quirk leaves it out)
         return struct.pack("<HBHBI", 3 << 12, 0x41, index, sub, len(data)) + data
 
     def _download(self, index: int, sub: int, data: bytes) -> bytes:

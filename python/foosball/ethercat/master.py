@@ -74,7 +74,7 @@ class PysoemBus(EtherCatBus):
             # Belt and braces against the Complete-Access pitfall (facts): our drives do
             # not advertise it, but a replaced board might.
             disable = getattr(slave, "_disable_complete_access", None)
-            if disable is not None:
+            if disable is not None and not self.config.use_complete_access:
                 disable()
         try:
             self.master.config_map()
