@@ -228,12 +228,28 @@ class BallDetector:
                 area += m["m00"]
         outline = np.concatenate(fragments) if len(fragments) > 1 else fragments[0]
         (cu, cv), enclosing = cv2.minEnclosingCircle(outline)
-        if abs(enclosing + 0.5 - radius) > 0.2 * radius + 1.0:
-            return Detection(best.u, best.v, area, True)  # too little of the ball is left
         # Every boundary pixel of the fragments: the same mask traced without simplifying
         # lists the outlines in the same order.
         dense, _ = cv2.findContours(self._last_mask, cv2.RETR_EXTERNAL, cv2.CHAIN_APPROX_NONE)
         points = np.concatenate([dense[i] for i in indices]).reshape(-1, 2).astype(np.float64)
+        # The outline runs a quarter pixel inside the ball's image edge (measured).
+        edge_radius = radius - 0.25
+        if enclosing < edge_radius - 1.0:
+            # Less than half of the ball shows: the enclosing circle spans the chord the
+            # occluder cut, the centre lies beyond that chord, away from the visible cap.
+            gu, gv = best.u - x0, best.v - y0
+            du, dv = cu - gu, cv - gv
+            norm = math.hypot(du, dv)
+            if norm < 0.1:
+                return Detection(best.u, best.v, area, True)
+            depth = math.sqrt(edge_radius * edge_radius - enclosing * enclosing)
+            start = (cu + du / norm * depth, cv + dv / norm * depth)
+            fitted = _fit_fixed_circle(points, start, edge_radius)
+            if fitted is None:
+                return Detection(best.u, best.v, area, True)
+            return Detection(x0 + fitted[0], y0 + fitted[1], area, True)
+        if abs(enclosing + 0.5 - radius) > 0.2 * radius + 1.0:
+            return Detection(best.u, best.v, area, True)  # not a ball-sized arc
         du = points[:, 0] - cu
         dv = points[:, 1] - cv
         on_edge = np.hypot(du, dv) >= enclosing - 1.5
@@ -329,3 +345,34 @@ def _fit_circle(points: np.ndarray) -> tuple[float, float, float] | None:
     if not r2 > 0:
         return None
     return float(cu), float(cv), float(math.sqrt(r2))
+
+
+def _fit_fixed_circle(points: np.ndarray, start: tuple[float, float], radius: float,
+                      iterations: int = 4) -> tuple[float, float] | None:
+    """Centre of a circle of known radius through the outline points that lie on it (the
+    ball's own edge; an occluder's edge lies inside), by Gauss-Newton from `start`."""
+    cu, cv = start
+    for _ in range(iterations):
+        du = points[:, 0] - cu
+        dv = points[:, 1] - cv
+        distance = np.hypot(du, dv)
+        arc = distance >= radius - 1.5
+        if int(arc.sum()) < 5:
+            return None
+        d = np.maximum(distance[arc], 1e-9)
+        # residual r_i = d_i - R; d r_i / d c = -(p_i - c) / d_i
+        ju, jv = -du[arc] / d, -dv[arc] / d
+        residual = d - radius
+        a11, a12, a22 = float(ju @ ju), float(ju @ jv), float(jv @ jv)
+        b1, b2 = float(ju @ residual), float(jv @ residual)
+        det = a11 * a22 - a12 * a12
+        if det <= 1e-9:
+            return None
+        step_u = -(a22 * b1 - a12 * b2) / det
+        step_v = -(a11 * b2 - a12 * b1) / det
+        cu, cv = cu + step_u, cv + step_v
+        if abs(step_u) + abs(step_v) < 0.01:
+            break
+    if math.hypot(cu - start[0], cv - start[1]) > radius:
+        return None
+    return cu, cv
