@@ -136,3 +136,21 @@ def test_bad_configuration_is_refused():
         DetectorConfig(sat_low=200, sat_high=100).validate()
     with pytest.raises(VisionConfigError, match="hue_high"):
         DetectorConfig(hue_high=180).validate()
+
+
+@pytest.mark.parametrize("cut", [0.002, 0.004])
+def test_less_than_half_visible_centre_from_the_known_radius(projector, cut):
+    """A rod over the ball's -x side past its centre: 30-45 % shows. The cap's own arc and
+    the ball's radius from the calibration put the centre far closer than the centroid."""
+    x, y = -0.15, 0.08
+    image, visible = render_with_truth(CAMERA, (x, y),
+                                       occluder=(x - 0.05, y - 0.05, x + cut, y + 0.05))
+    assert 0.25 < visible < 0.5
+    true_u, true_v = ball_pixel(CAMERA, x, y)
+    found = detector(projector, DetectorConfig(min_area=15, min_perimeter=10)).search_frame(image)
+    assert found is not None and found.partial
+    assert math.hypot(found.u - true_u, found.v - true_v) < 1.5
+    centroid = SeedPipeline(DetectorConfig(min_area=15, min_perimeter=10), (640, 480)).detect(
+        image)
+    assert centroid is not None
+    assert math.hypot(centroid.u - true_u, centroid.v - true_v) > 2.5
