@@ -19,6 +19,8 @@ from types import SimpleNamespace
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "ethercat"))
 
+from netns import EmulatorProcess, Namespace, inside
+
 from foosball.agents.motor_driver import (
     MotorDriverConfig,
     MotorDriverCore,
@@ -26,8 +28,7 @@ from foosball.agents.motor_driver import (
     prepare_realtime,
 )
 from foosball.ethercat.bus import BusConfig, open_bus
-from foosball.wire.catalogue import DriveState, GameCommand, GameControl
-from netns import EmulatorProcess, Namespace, inside
+from foosball.wire.catalogue import Agent, DriveState, GameCommand, GameControl
 
 FAULTS = ("overcurrent", "motor_locked", "emergency_button")
 
@@ -39,7 +40,7 @@ class Inbox:
         self.pending: list[object] = []
 
     def receive(self, timeout: float = 0.0) -> list[SimpleNamespace]:
-        out = [SimpleNamespace(message=m) for m in self.pending]
+        out = [SimpleNamespace(message=m, sender=Agent.GAME_PANEL) for m in self.pending]
         self.pending.clear()
         return out
 

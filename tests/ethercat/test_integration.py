@@ -69,7 +69,8 @@ class Rig:
     bus: object
     core: MotorDriverCore
     runner: MotorDriverRunner
-    panel: Endpoint  # stands for the game panel / pole driver on the agent LAN
+    panel: Endpoint  # stands for the game panel on the agent LAN
+    pole: Endpoint  # stands for the pole driver
     heard: list[object] = field(default_factory=list)
     thread: threading.Thread | None = None
 
@@ -125,9 +126,11 @@ def rig() -> Iterator[Rig]:
                                 WireCodec(key, Agent.MOTOR_DRIVER))
             panel = Endpoint(open_transport("raw", iface="lan1"),
                              WireCodec(key, Agent.GAME_PANEL))
+            pole = Endpoint(open_transport("raw", iface="lan1"),
+                            WireCodec(key, Agent.POLE_DRIVER))
         core = MotorDriverCore(MotorDriverConfig(cycle_s=0.005))
         runner = MotorDriverRunner(bus, core, mda_wire)
-        rig = Rig(ns, emulator, bus, core, runner, panel)
+        rig = Rig(ns, emulator, bus, core, runner, panel, pole)
         bus.start()
         core.expected_wkc = bus.expected_working_counter
         rig.start_cycling()
@@ -180,7 +183,9 @@ def test_position_moves_reach_target_within_tolerance(rig: Rig) -> None:
     targets = {0: 20.0, 1: 3.0, 2: 30.0, 3: -2.0, 4: 10.0, 5: 6.0, 6: 25.0, 7: -1.5}
     command = MotorCommand(axes=tuple(AxisTarget(axis=a, position=p, velocity=150.0)
                                       for a, p in targets.items()))
-    rig.panel.send(command)
+    rig.panel.send(command)  # the game panel may not move motors: refused
+    assert rig.run_until(lambda: rig.runner.refused_messages == 1, 1.0)
+    rig.pole.send(command)
 
     def arrived() -> bool:
         return all(abs(rig.core.position(a) - p) < 0.01 for a, p in targets.items())

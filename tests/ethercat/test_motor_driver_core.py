@@ -42,7 +42,11 @@ from foosball.wire.catalogue import (
     GameControl,
     MotorCommand,
     MotorStatus,
+    SafetyState,
 )
+
+USUAL_SENDER = {MotorCommand: Agent.POLE_DRIVER, GameControl: Agent.GAME_PANEL,
+                Alarm: Agent.POLE_DRIVER}
 
 
 class Inbox:
@@ -51,7 +55,9 @@ class Inbox:
         self.sent: list[object] = []
 
     def receive(self, timeout: float = 0.0) -> list[SimpleNamespace]:
-        out = [SimpleNamespace(message=m) for m in self.pending]
+        out = [m if isinstance(m, SimpleNamespace) else
+               SimpleNamespace(message=m, sender=USUAL_SENDER.get(type(m), Agent.TOOL))
+               for m in self.pending]
         self.pending.clear()
         return out
 
@@ -280,3 +286,24 @@ def test_refused_scheduler_policy_is_a_logged_fallback(caplog: pytest.LogCapture
     assert set_fifo(7, setscheduler=lambda pid, policy, param: calls.append(
         (policy, param.sched_priority))) is True
     assert calls == [(os.SCHED_FIFO, 7)]
+
+
+def test_only_the_pole_driver_moves_motors_and_only_the_panel_restarts(rig: Rig) -> None:
+    move = MotorCommand(axes=(AxisTarget(axis=1, position=2.0, velocity=100.0),))
+    rig.inbox.pending.append(SimpleNamespace(message=move, sender=Agent.STRATEGY))
+    rig.inbox.pending.append(SimpleNamespace(message=GameControl(command=GameCommand.PAUSE),
+                                             sender=Agent.BALL_TRACKER))
+    rig.run_until(lambda: False, 0.2)
+    assert rig.runner.refused_messages == 2
+    assert abs(rig.core.position(1)) < 0.01 and rig.core.accepting
+
+
+def test_safety_state_follows_the_axes() -> None:
+    r = Rig()
+    seen = []
+    r.run_until(lambda: seen.append(r.core.safety_state()) or r.operational(), 5.0)
+    order = list(dict.fromkeys([*seen, r.core.safety_state()]))
+    assert order == [SafetyState.ALIGNING, SafetyState.HOMING, SafetyState.READY]
+    r.bus.drives[0].inject(FaultKind.EMERGENCY_BUTTON)
+    r.run_until(lambda: False, 0.05)
+    assert r.core.safety_state() is SafetyState.FAULT

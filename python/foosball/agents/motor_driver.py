@@ -48,6 +48,7 @@ from foosball.wire.catalogue import (
     GameControl,
     MotorCommand,
     MotorStatus,
+    SafetyState,
 )
 
 log = logging.getLogger(__name__)
@@ -209,6 +210,19 @@ class MotorDriverCore:
     # -- public view ---------------------------------------------------------------------
     def drive_states(self) -> list[DriveState]:
         return [PHASE_STATE[a.phase] for a in self.axes]
+
+    def safety_state(self) -> SafetyState:
+        """The MDA's part of the system safety state (for its Heartbeat)."""
+        if self.latched is not None:
+            return SafetyState.FAULT
+        states = set(self.drive_states())
+        if states & {DriveState.OFF, DriveState.ALIGNING}:
+            return SafetyState.ALIGNING
+        if DriveState.HOMING in states:
+            return SafetyState.HOMING
+        if not self.accepting:
+            return SafetyState.PAUSED
+        return SafetyState.PLAYING if DriveState.RUNNING in states else SafetyState.READY
 
     def position(self, axis: int) -> float:
         a = self.axes[axis]
@@ -607,6 +621,12 @@ class CycleStats:
                 "max": float(data.max())}
 
 
+ACCEPTED_SENDERS: dict[type, tuple[Agent, ...]] = {
+    MotorCommand: (Agent.POLE_DRIVER,),
+    GameControl: (Agent.GAME_PANEL, Agent.TOOL),
+}
+
+
 class MotorDriverRunner:
     """The cyclic loop: wake, exchange process data, step the core, talk on the wire."""
 
@@ -627,6 +647,7 @@ class MotorDriverRunner:
         self.last_outputs: MdaOutputs | None = None
         self._last_recover_s = -math.inf
         self._p99_cache = 0.0
+        self.refused_messages = 0
 
     def stop(self) -> None:
         self.running = False
@@ -651,11 +672,21 @@ class MotorDriverRunner:
             if on_cycle is not None:
                 on_cycle(self)
 
+    def _accepted(self, received: Any) -> bool:
+        """Only the pole driver's limit-checked targets may move a motor; only the game panel
+        (or a person's tool) starts, stops and restarts; anybody may raise an alarm."""
+        allowed = ACCEPTED_SENDERS.get(type(received.message))
+        if allowed is None or received.sender in allowed:
+            return True
+        self.refused_messages += 1
+        return False
+
     def cycle(self, now: float) -> MdaOutputs:
         exchange = self.bus.exchange(self.outputs)
         messages: tuple[Any, ...] = ()
         if self.endpoint is not None:
-            messages = tuple(r.message for r in self.endpoint.receive(0))
+            messages = tuple(r.message for r in self.endpoint.receive(0)
+                             if self._accepted(r))
         if self.stats.count % 200 == 0:
             self._p99_cache = self.stats.percentiles()["p99"]
         out = self.core.step(MdaInputs(
