@@ -5,7 +5,8 @@
 - false balls: frames with no ball visible (none on the table, or wholly hidden) where the
   tracker said DETECTED; and frames with no ball on the table at all that end up other
   than LOST;
-- position error of the published (filtered) state on DETECTED frames, p50/p95/max;
+- position error of the published (filtered) state on every DETECTED frame (also those
+  showing less than half of the ball), p50/p95/max, and on those showing at least half;
 - velocity error on DETECTED frames of balls up to 15 m/s once the filter has settled:
   at least `settle_frames` frames after the filter (re)started and after any change of the
   true velocity the model cannot know (a collision: more than 0.5 m/s from one frame to the
@@ -66,6 +67,7 @@ def evaluate(frames: Iterable[EvalFrame], calibration: Calibration, table: Table
     hidden_frames = false_detections = 0
     empty_frames = empty_not_lost = 0
     position_errors: list[float] = []
+    position_errors_half: list[float] = []
     velocity_settled: list[float] = []
     settled_by_speed: dict[str, list[float]] = {name: [] for name, _, _ in SPEED_BINS}
     velocity_all: list[float] = []
@@ -101,6 +103,8 @@ def evaluate(frames: Iterable[EvalFrame], calibration: Calibration, table: Table
             continue
         x, y = frame.ball_xy
         position_errors.append(math.hypot(result.x - x, result.y - y))
+        if frame.visible_fraction >= 0.5:
+            position_errors_half.append(position_errors[-1])
         if velocity is None or math.hypot(*velocity) > max_speed:
             continue
         error = math.hypot(result.vx - velocity[0], result.vy - velocity[1])
@@ -124,6 +128,8 @@ def evaluate(frames: Iterable[EvalFrame], calibration: Calibration, table: Table
         "frames_without_ball_on_table": empty_frames,
         "of_those_not_lost": empty_not_lost,
         "position_error": position,
+        "position_error_ball_at_least_half_visible": _percentiles(position_errors_half, 1e3,
+                                                                  "mm"),
         "velocity_error_settled": settled,
         "velocity_error_settled_by_speed": {
             name: _percentiles(errors, 1.0, "mps") for name, errors in settled_by_speed.items()},
