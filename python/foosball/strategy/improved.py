@@ -42,6 +42,7 @@ from foosball.strategy.setpoint import RodSetpoint
 from foosball.wire.catalogue import RodId, RodStatus
 
 LIFT = -1.5  # rad: feet back and up, the ball passes underneath
+SHOT_SPEED = 3.0  # m/s: a ball this fast towards our goal is a shot in flight
 IDLE_PLAN = "idle"
 
 
@@ -152,11 +153,16 @@ class ImprovedStrategy(RodStrategy):
         for i, rod in enumerate(self.rods):
             if i == owner or plans[i].mode == "lift":
                 continue
-            unhindered = not any(rod.x < h.x < b.x for h in self.their_rods)
+            # a shot (fast) passes the opponent's rods, which lift for it or miss it
+            unhindered = b.speed > SHOT_SPEED or not any(rod.x < h.x < b.x
+                                                          for h in self.their_rods)
             if b.vx < -0.3 and unhindered and b.x > rod.x:
                 hit = self.predictor.crossing(b.x, b.y, b.vx, b.vy, rod.x)
                 if hit is not None:
-                    plans[i] = RodPlan("block", y=hit.y)
+                    y = hit.y
+                    if i == 0:  # the goalkeeper never leaves the goal mouth for it
+                        y = max(self.mouth.low, min(self.mouth.high, y))
+                    plans[i] = RodPlan("block", y=y)
                     continue
             if i >= 2 and rod.x < origin_x:
                 # midfield and attack: stand on the line from the shot's origin to our goal
@@ -192,8 +198,8 @@ class ImprovedStrategy(RodStrategy):
         """Where the opponent can next shoot from: the ball itself when it is slow, else the
         predicted point where it crosses the first opponent rod line on its way (just in
         front of that rod, from where his feet strike)."""
-        if b.speed < 0.3:
-            return b.x, b.y
+        if b.speed < 0.3 or (b.vx < 0 and b.speed > SHOT_SPEED):
+            return b.x, b.y  # at rest, or a shot already in flight
         ahead = sorted(
             (h for h in self.their_rods if (h.x - b.x) * b.vx > 0),
             key=lambda h: abs(h.x - b.x),
