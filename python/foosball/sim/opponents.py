@@ -6,11 +6,14 @@ the human's rods. A human sees the ball with a reaction delay, so each opponent 
 newest ball state at least `reaction` seconds old, extrapolated to now.
 
 Per rod, every frame:
-- a kick in progress goes on: ALIGN (put the chosen man at the contact offset that sends the
-  ball in the aimed direction: the foot's edge for angled shots), WIND-UP (feet back to
-  -75 deg, which also lets the ball pass), STRIKE (forward at the rotation speed that gives
-  the chosen ball speed, ``omega = v / ((1 + e) (rod_height - r))``), RECOVER (vertical);
-- a slow ball resting just in front of the rod's feet starts a kick;
+- a kick in progress goes on: WIND-UP (feet back to -75 deg, which also lets the ball pass),
+  ALIGN with the feet up (put the chosen man at the contact offset that sends the ball in
+  the aimed direction: the foot's edge for angled shots), STRIKE (forward at the rotation
+  speed that gives the chosen ball speed, ``omega = v / ((1 + e) (rod_height - r))``),
+  RECOVER (vertical);
+- a slow ball resting just in front of the rod's feet starts a kick; club and pro also play
+  a ball lying under or just behind the feet (the man first steps aside so the wind-up does
+  not drag it back);
 - a ball rolling forward towards the rod from behind (a pass or a team-mate's shot): the rod
   lifts its feet so it passes; club and pro then strike it on the way (a one-timer);
 - otherwise the rod blocks: the nearest man goes to where the ball will cross the rod,
@@ -43,6 +46,8 @@ from foosball.wire.catalogue import (
 WIND_UP = -1.3  # rad: feet back
 STRIKE_END = 2.6  # rad: follow through over the top so the foot is still fast at the ball
 LIFT = -1.5  # rad: feet lifted to let a ball pass underneath
+AIM_BELOW = 0.6  # m/s: a ball slower than this is aimed; a faster one is hit straight on
+STRIKE_LEAD = 0.03  # s: the man aims where a rolling ball will be when the foot arrives
 DECISION_PERIOD = 0.01  # s: a human's hands change course at most this often
 ROD_IDS = tuple(RodId)
 
@@ -61,6 +66,7 @@ class Skill:
     bank_probability: float
     aim_at_gaps: bool
     one_timer: bool  # strike a ball that passes under the lifted rod
+    reach_back: bool  # play a ball lying under or just behind the feet (step aside, lift, strike)
     position_error: float  # m, 1 sigma, blocking position
     align_tolerance: float  # m
 
@@ -78,6 +84,7 @@ ROOKIE = Skill(
     bank_probability=0.0,
     aim_at_gaps=False,
     one_timer=False,
+    reach_back=False,
     position_error=0.02,
     align_tolerance=0.006,
 )
@@ -94,6 +101,7 @@ CLUB = Skill(
     bank_probability=0.0,
     aim_at_gaps=False,
     one_timer=True,
+    reach_back=True,
     position_error=0.008,
     align_tolerance=0.004,
 )
@@ -110,6 +118,7 @@ PRO = Skill(
     bank_probability=0.3,
     aim_at_gaps=True,
     one_timer=True,
+    reach_back=True,
     position_error=0.003,
     align_tolerance=0.002,
 )
@@ -125,6 +134,7 @@ class _Kick:
     man: int
     offset: float  # ball centre minus man centre (y) at contact
     one_timer: bool = False
+    behind: bool = False  # the ball lies under or behind the feet: step aside before winding up
 
 
 class ScriptedOpponent:
@@ -212,7 +222,10 @@ class ScriptedOpponent:
         speed = math.hypot(vx, vy)
         if kick is None:
             if 0.008 < ahead < self._reach - 0.01 and speed < 0.8:
-                kick = self._start_kick(i, rod, x, y, now)
+                # a rolling ball is hit straight on; only a (nearly) still one is aimed
+                kick = self._start_kick(i, rod, x, y, now, aim=speed < AIM_BELOW)
+            elif skill.reach_back and -0.03 < ahead <= 0.008 and speed < 0.5:
+                kick = self._start_kick(i, rod, x, y, now, behind=True)
             elif (
                 skill.one_timer
                 and -0.15 < ahead < 0.0
@@ -238,7 +251,15 @@ class ScriptedOpponent:
         return RodTarget(rod_id, self._translation_for(rod, cross_y), 0.0, 0.0, 0.0)
 
     def _start_kick(
-        self, i: int, rod: Rod, x: float, y: float, now: float, one_timer: bool = False
+        self,
+        i: int,
+        rod: Rod,
+        x: float,
+        y: float,
+        now: float,
+        one_timer: bool = False,
+        behind: bool = False,
+        aim: bool = True,
     ) -> _Kick:
         skill = self.skill
         rng = self.rng
@@ -246,6 +267,8 @@ class ScriptedOpponent:
         half_l = self.table.field.half_length
         if not skill.aimed:
             angle = float(rng.uniform(-skill.random_angle, skill.random_angle))
+        elif not aim:
+            angle = 0.0
         elif rod.role == "midfield" and rng.random() < skill.pass_probability:
             # a simple pass: soft, straight on, for the attack rod to take on the way
             angle, speed = 0.0, float(rng.uniform(1.2, 2.2))
@@ -260,9 +283,8 @@ class ScriptedOpponent:
         angle = max(-1.2, min(1.2, angle))
         offset = self._contact_offset(angle)
         man = self._man_for(rod, y - offset)
-        kick = _Kick(
-            "align" if not one_timer else "windup", now, angle, speed, man, offset, one_timer
-        )
+        phase = "sidestep" if behind else "windup"
+        kick = _Kick(phase, now, angle, speed, man, offset, one_timer, behind)
         self._kicks[i] = kick
         return kick
 
@@ -310,22 +332,35 @@ class ScriptedOpponent:
         if kick.one_timer and vx > 0.1:
             y_at_rod = y + vy * (-ahead / vx) if ahead < 0 else y
         else:
-            y_at_rod = y
+            y_at_rod = y + vy * STRIKE_LEAD
         want = rod.clamp(y_at_rod - kick.offset - man_offset)
         if now - kick.started > 1.0:
             return None  # gave up: the ball went elsewhere
-        if kick.phase == "align":
-            if not 0.0 < ahead < self._reach:
-                return None
-            if abs(translation - want) < skill.align_tolerance:
+        if kick.phase == "sidestep":
+            # move the man clear of the ball so winding up does not drag it backwards
+            clear = self._half_foot + self._radius + 0.012
+            aside = rod.clamp(y_at_rod - man_offset + clear)
+            if abs(aside - (y_at_rod - man_offset)) < clear - 1e-3:
+                aside = rod.clamp(y_at_rod - man_offset - clear)
+            if abs(translation - aside) < 0.003:
                 kick.phase = "windup"
-            return RodTarget(rod_id, want, 0.0, 0.0, 0.0)
+            return RodTarget(rod_id, aside, 0.0, 0.0, 0.0)
         if kick.phase == "windup":
             if rotation < WIND_UP + 0.15:
-                if not kick.one_timer or ahead > -vx * 0.012:
+                if not kick.one_timer:
+                    kick.phase = "align"
+                elif ahead > -vx * 0.012:
                     kick.phase = "strike"
             elif kick.one_timer and ahead > 0.04:
                 return None  # the ball got past before the feet were up
+            # stay put while the feet go up next to the ball; a one-timer aims on the way
+            return RodTarget(rod_id, want if kick.one_timer else translation, WIND_UP, 0.0, 0.0)
+        if kick.phase == "align":
+            # with the feet up, over or behind the ball, so moving does not push it
+            if not -0.04 < ahead < self._reach:
+                return None
+            if abs(translation - want) < skill.align_tolerance:
+                kick.phase = "strike"
             return RodTarget(rod_id, want, WIND_UP, 0.0, 0.0)
         if kick.phase == "strike":
             if rotation > 0.9:
