@@ -17,9 +17,7 @@ import time
 from pathlib import Path
 from types import SimpleNamespace
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "ethercat"))
-
-from netns import EmulatorProcess, Namespace, inside
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the repository root
 
 from foosball.agents.motor_driver import (
     MotorDriverConfig,
@@ -29,6 +27,7 @@ from foosball.agents.motor_driver import (
 )
 from foosball.ethercat.bus import BusConfig, open_bus
 from foosball.wire.catalogue import Agent, DriveState, GameCommand, GameControl
+from tests.ethercat.netns import EmulatorProcess, Namespace, inside
 
 FAULTS = ("overcurrent", "motor_locked", "emergency_button")
 

@@ -12,14 +12,34 @@ import ctypes
 import itertools
 import json
 import os
+import secrets
 import select
+import shutil
 import subprocess
 import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
 
+import pytest
+
 CLONE_NEWNET = 0x40000000
+
+
+def _netns_skip_reason() -> str | None:
+    if os.geteuid() != 0:
+        return "needs root to create network namespaces and veth pairs (CI runs as root)"
+    if shutil.which("ip") is None:
+        return "needs iproute2's `ip` to create network namespaces"
+    try:
+        import pysoem  # noqa: F401
+    except ImportError:
+        return "needs pysoem (pip install 'foosball[ethercat]')"
+    return None
+
+
+NETNS_SKIP = _netns_skip_reason()
+needs_netns = pytest.mark.skipif(NETNS_SKIP is not None, reason=NETNS_SKIP or "")
 _counter = itertools.count()
 _libc = ctypes.CDLL("libc.so.6", use_errno=True)
 
@@ -32,7 +52,7 @@ class Namespace:
     """A namespace with an EtherCAT veth pair (ecat0/ecat1) and an agent-LAN pair (lan0/lan1)."""
 
     def __init__(self) -> None:
-        self.name = f"fb-ec-{os.getpid()}-{next(_counter)}"
+        self.name = f"fb-ec-{os.getpid()}-{next(_counter)}-{secrets.token_hex(2)}"
         _ip("netns", "add", self.name)
         try:
             for a, b in (("ecat0", "ecat1"), ("lan0", "lan1")):

@@ -20,8 +20,6 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
 import pytest
-from conftest import needs_netns
-from netns import EmulatorProcess, Namespace, inside
 
 from foosball.agents.motor_driver import (
     MotorDriverConfig,
@@ -45,6 +43,7 @@ from foosball.wire.catalogue import (
 from foosball.wire.codec import WireCodec
 from foosball.wire.endpoint import Endpoint
 from foosball.wire.transports import open_transport
+from tests.ethercat.netns import EmulatorProcess, Namespace, inside, needs_netns
 
 pytestmark = [needs_netns, pytest.mark.netns]
 TRANSLATION_AXES = (0, 2, 4, 6)
