@@ -74,14 +74,14 @@ class AxisBank:
     def drive_externally(self, index: int, position: float, velocity: float) -> None:
         """At the end of the next step this axis is where the caller says."""
         self.external[index] = True
-        self.target[index] = position
-        self._ext_velocity[index] = velocity
+        self.target[index] = float(position)
+        self._ext_velocity[index] = float(velocity)
         self._active.add(index)
 
     def hold(self, index: int, position: float) -> None:
         """Put the axis at rest at `position` (set-up)."""
-        self.position[index] = position
-        self.target[index] = position
+        self.position[index] = float(position)
+        self.target[index] = float(position)
         self.velocity[index] = 0.0
         self.accel[index] = 0.0
         self.external[index] = False

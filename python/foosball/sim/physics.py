@@ -193,7 +193,7 @@ class World:
         self.axes.set_limits(2 * index + 1, rotation)
 
     def place_ball(self, x: float, y: float, vx: float = 0.0, vy: float = 0.0) -> None:
-        self.ball = _Ball(x, y, vx, vy, True)
+        self.ball = _Ball(float(x), float(y), float(vx), float(vy), True)
 
     def remove_ball(self) -> None:
         self.ball = _Ball(self.ball.x, self.ball.y, 0.0, 0.0, False)
