@@ -37,6 +37,7 @@ from foosball.wire.catalogue import (
     EtherCatStatus,
     GameCommand,
     GameControl,
+    Heartbeat,
     MotorCommand,
     MotorStatus,
 )
@@ -264,6 +265,8 @@ def test_status_messages_reach_the_panels(rig: Rig) -> None:
     rig.run_until(lambda: any(isinstance(m, MotorStatus) for m in rig.heard), 1.0)
     status = next(m for m in rig.heard if isinstance(m, MotorStatus))
     assert [a.axis for a in status.axes] == list(range(8))
+    beats = [m for m in rig.heard if isinstance(m, Heartbeat)]
+    assert beats and beats[-1].agent == Agent.MOTOR_DRIVER
 
 
 def test_syncmanager_watchdog_trips_when_the_master_goes_silent(rig: Rig) -> None:

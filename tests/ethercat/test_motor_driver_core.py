@@ -31,6 +31,7 @@ from foosball.ethercat.bus import (
 )
 from foosball.ethercat.drive import FaultKind
 from foosball.ethercat.fake import FakeBus
+from foosball.safety.health import Health
 from foosball.wire.catalogue import (
     Agent,
     Alarm,
@@ -40,6 +41,7 @@ from foosball.wire.catalogue import (
     EtherCatStatus,
     GameCommand,
     GameControl,
+    Heartbeat,
     MotorCommand,
     MotorStatus,
     SafetyState,
@@ -73,7 +75,8 @@ class Rig:
         self.core = MotorDriverCore(config or MotorDriverConfig())
         self.inbox = Inbox()
         self.runner = MotorDriverRunner(self.bus, self.core, self.inbox, clock=lambda: self.t,
-                                        sleep=self._sleep, stats_capacity=1000)
+                                        sleep=self._sleep, stats_capacity=1000,
+                                        health=lambda: Health(12.0, 34.0, 45.0))
 
     def _sleep(self, seconds: float) -> None:
         self.t += seconds
@@ -307,3 +310,12 @@ def test_safety_state_follows_the_axes() -> None:
     r.bus.drives[0].inject(FaultKind.EMERGENCY_BUTTON)
     r.run_until(lambda: False, 0.05)
     assert r.core.safety_state() is SafetyState.FAULT
+
+
+def test_heartbeats_at_100_hz_carry_the_safety_state_and_board_health(rig: Rig) -> None:
+    rig.inbox.sent.clear()
+    rig.run_until(lambda: False, 0.5)
+    beats = [m for m in rig.inbox.sent if isinstance(m, Heartbeat)]
+    assert 45 <= len(beats) <= 55
+    assert beats[-1].agent == Agent.MOTOR_DRIVER and beats[-1].state == SafetyState.READY
+    assert (beats[-1].cpu_load, beats[-1].memory, beats[-1].temperature) == (12.0, 34.0, 45.0)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from types import SimpleNamespace
 
 import pytest
 from hypothesis import given, settings
@@ -13,19 +14,24 @@ from foosball.agents.pole_driver import (
     PoleDriverConfig,
     PoleDriverCore,
     motor_to_translation,
+    run_pole_driver,
     translation_to_motor,
 )
 from foosball.geometry import default_table
+from foosball.safety.health import Health
 from foosball.wire.catalogue import (
+    Agent,
     AlarmCode,
     AxisStatus,
     DriveState,
+    Heartbeat,
     MotorCommand,
     MotorStatus,
     RodCommand,
     RodId,
     RodStatus,
     RodTarget,
+    SafetyState,
     to_body,
 )
 
@@ -176,3 +182,40 @@ def test_a_burst_of_out_of_limit_targets_raises_one_alarm_per_window() -> None:
 def test_bad_policy_is_refused() -> None:
     with pytest.raises(ValueError, match="limit_policy"):
         PoleDriverConfig(limit_policy="ignore")
+
+
+class Wire:
+    """A scripted endpoint: each receive() hands out the next batch."""
+
+    def __init__(self, batches: list[list[SimpleNamespace]]) -> None:
+        self.batches = batches
+        self.sent: list[object] = []
+
+    def receive(self, timeout: float = 0.0) -> list[SimpleNamespace]:
+        return self.batches.pop(0) if self.batches else []
+
+    def send(self, message: object) -> None:
+        self.sent.append(message)
+
+
+def test_runner_takes_targets_only_from_the_strategy_and_sends_heartbeats() -> None:
+    command = RodCommand(ball_capture_time=1, rods=(target(0, 0.0),))
+    wire = Wire([
+        [SimpleNamespace(message=motor_status(DriveState.READY), sender=Agent.MOTOR_DRIVER)],
+        [SimpleNamespace(message=command, sender=Agent.GAME_PANEL)],  # not its job: ignored
+        [SimpleNamespace(message=command, sender=Agent.STRATEGY)],
+    ])
+    ticks = iter(range(6))
+    now = [0.0]
+
+    def running() -> bool:
+        now[0] += 0.01
+        return next(ticks, None) is not None
+
+    core = run_pole_driver(wire, TABLE, clock=lambda: now[0], running=running,
+                           health=lambda: Health(1.0, 2.0, 3.0))
+    assert core.forwarded == 1
+    assert len([m for m in wire.sent if isinstance(m, MotorCommand)]) == 1
+    beats = [m for m in wire.sent if isinstance(m, Heartbeat)]
+    assert len(beats) >= 5 and beats[-1].agent == Agent.POLE_DRIVER
+    assert beats[-1].state == SafetyState.READY

@@ -37,6 +37,8 @@ import numpy as np
 
 from foosball.ethercat import layout as L
 from foosball.ethercat.bus import EtherCatBus, Exchange
+from foosball.safety.health import UNKNOWN_TEMPERATURE, Health, read_board_health
+from foosball.safety.systemd import SystemdNotifier
 from foosball.wire.catalogue import (
     Agent,
     Alarm,
@@ -46,6 +48,7 @@ from foosball.wire.catalogue import (
     EtherCatStatus,
     GameCommand,
     GameControl,
+    Heartbeat,
     MotorCommand,
     MotorStatus,
     SafetyState,
@@ -633,8 +636,18 @@ class MotorDriverRunner:
     def __init__(self, bus: EtherCatBus, core: MotorDriverCore, endpoint: Any = None,
                  clock: Callable[[], float] = time.monotonic,
                  sleep: Callable[[float], None] = time.sleep,
-                 stats_capacity: int = 120_000) -> None:
+                 stats_capacity: int = 120_000,
+                 health: Callable[[], Health] | None = read_board_health,
+                 notifier: SystemdNotifier | None = None,
+                 heartbeat_period_s: float = 0.01) -> None:
         self.bus = bus
+        self.health_reader = health
+        self.notifier = notifier
+        self.heartbeat_period_s = heartbeat_period_s
+        self._health = Health(0.0, 0.0, UNKNOWN_TEMPERATURE)
+        self._last_health_s = -math.inf
+        self._last_heartbeat_s = -math.inf
+        self._last_watchdog_s = -math.inf
         self.core = core
         self.endpoint = endpoint
         self.clock = clock
@@ -709,8 +722,27 @@ class MotorDriverRunner:
         elif not out.recover_bus:
             self.al_state = int(L.AlState.OP) if exchange.working_counter == \
                 self.bus.expected_working_counter else self.al_state
+        self._keepalive(now)
         self.last_outputs = out
         return out
+
+    def _keepalive(self, now: float) -> None:
+        """Heartbeat at 100 Hz on the wire, systemd's watchdog at 10 Hz. Board health is
+        read once a second (it costs about a millisecond)."""
+        slack = 0.5 * self.core.config.cycle_s  # due "this cycle", not a cycle later
+        if self.endpoint is not None and \
+                now - self._last_heartbeat_s >= self.heartbeat_period_s - slack:
+            self._last_heartbeat_s = now
+            if self.health_reader is not None and now - self._last_health_s >= 1.0:
+                self._last_health_s = now
+                self._health = self.health_reader()
+            h = self._health
+            self.endpoint.send(Heartbeat(agent=Agent.MOTOR_DRIVER, state=self.core.safety_state(),
+                                         period_s=self.heartbeat_period_s, cpu_load=h.cpu_load,
+                                         memory=h.memory, temperature=h.temperature))
+        if self.notifier is not None and now - self._last_watchdog_s >= 0.1:
+            self._last_watchdog_s = now
+            self.notifier.watchdog()
 
 
 def run_motor_driver(bus: EtherCatBus, endpoint: Any, config: MotorDriverConfig,
@@ -718,10 +750,12 @@ def run_motor_driver(bus: EtherCatBus, endpoint: Any, config: MotorDriverConfig,
     """Start the bus and run the agent until interrupted (the board's service)."""
     if realtime:  # before OP: the drives' watchdog runs from the moment they reach it
         log.info("real-time setup: %s", prepare_realtime())
+    notifier = SystemdNotifier()
     bus.start()
     core = MotorDriverCore(config)
     core.expected_wkc = bus.expected_working_counter
-    runner = MotorDriverRunner(bus, core, endpoint)
+    runner = MotorDriverRunner(bus, core, endpoint, notifier=notifier)
+    notifier.ready()
     try:
         runner.run()
     except KeyboardInterrupt:

@@ -25,18 +25,21 @@ from dataclasses import dataclass
 from typing import Any
 
 from foosball.geometry import Rod, Table
+from foosball.safety.health import UNKNOWN_TEMPERATURE, Health, read_board_health
 from foosball.wire.catalogue import (
     Agent,
     Alarm,
     AlarmCode,
     AxisTarget,
     DriveState,
+    Heartbeat,
     MotorCommand,
     MotorStatus,
     RodCommand,
     RodId,
     RodPosition,
     RodStatus,
+    SafetyState,
 )
 
 log = logging.getLogger(__name__)
@@ -214,14 +217,40 @@ def _clip(value: float, limit: float) -> float:
     return max(-limit, min(limit, value))
 
 
+ACCEPTED_SENDERS: dict[type, tuple[Agent, ...]] = {
+    RodCommand: (Agent.STRATEGY, Agent.TOOL),
+    MotorStatus: (Agent.MOTOR_DRIVER,),
+}
+
+
+def accepted(received: Any) -> bool:
+    """Rod targets only from the strategy (or a person's tool), motor status only from the
+    motor driver: anything else is not news to the pole driver."""
+    allowed = ACCEPTED_SENDERS.get(type(received.message))
+    return allowed is not None and received.sender in allowed
+
+
 def run_pole_driver(endpoint: Any, table: Table, config: PoleDriverConfig | None = None,
                     clock: Callable[[], float] = time.monotonic,
-                    running: Callable[[], bool] = lambda: True) -> PoleDriverCore:
-    """The thin edge: receive, step, send, until `running()` says stop."""
+                    running: Callable[[], bool] = lambda: True,
+                    health: Callable[[], Health] | None = read_board_health,
+                    heartbeat_period_s: float = 0.01) -> PoleDriverCore:
+    """The thin edge: receive, step, send, heartbeat at 100 Hz, until `running()` is false."""
     core = PoleDriverCore(table, config)
+    last_beat = last_health = -math.inf
+    board = Health(0.0, 0.0, UNKNOWN_TEMPERATURE)
     while running():
-        received = endpoint.receive(0.01)
-        outputs = core.step(PdaInputs(clock(), tuple(r.message for r in received)))
+        received = endpoint.receive(heartbeat_period_s / 2)
+        now = clock()
+        outputs = core.step(PdaInputs(now, tuple(r.message for r in received if accepted(r))))
         for message in outputs.messages:
             endpoint.send(message)
+        if now - last_beat >= heartbeat_period_s:
+            last_beat = now
+            if health is not None and now - last_health >= 1.0:
+                last_health, board = now, health()
+            state = SafetyState.READY if all(core.homed) else SafetyState.HOMING
+            endpoint.send(Heartbeat(agent=Agent.POLE_DRIVER, state=state,
+                                    period_s=heartbeat_period_s, cpu_load=board.cpu_load,
+                                    memory=board.memory, temperature=board.temperature))
     return core
