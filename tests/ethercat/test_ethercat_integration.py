@@ -262,7 +262,8 @@ def test_link_loss_alarms_and_recovers_after_restart(rig: Rig) -> None:
 
 def test_status_messages_reach_the_panels(rig: Rig) -> None:
     rig.heard.clear()
-    rig.run_until(lambda: any(isinstance(m, MotorStatus) for m in rig.heard), 1.0)
+    assert rig.run_until(lambda: any(isinstance(m, MotorStatus) for m in rig.heard)
+                         and any(isinstance(m, Heartbeat) for m in rig.heard), 1.0)
     status = next(m for m in rig.heard if isinstance(m, MotorStatus))
     assert [a.axis for a in status.axes] == list(range(8))
     beats = [m for m in rig.heard if isinstance(m, Heartbeat)]
