@@ -227,3 +227,21 @@ def test_command_latency_is_exact_not_rounded_to_frames() -> None:
     # both latencies end inside the same 5 ms frame; rounding would make them equal
     early, late = keeper_after(0.006), keeper_after(0.009)
     assert early > late > 0.0
+
+
+def test_tracker_velocity_is_filtered_from_positions_and_lags_a_bounce() -> None:
+    params = SimParams()
+    tracker = TrackerModel(TABLE, params, np.random.default_rng(1))
+    period = params.frame_period
+    x, vx = -0.3, 2.0
+    reported = []
+    for k in range(80):
+        if k == 40:
+            vx = -1.0  # a bounce: the true velocity jumps
+        x += vx * period
+        s = WorldState(round((k + 1) * period * 1e9), x, 0.1, vx, 0.0, True, (0.0,) * 8, (0.0,) * 8)
+        reported.append(tracker.observe(s, 1.0).vx)
+    steady = np.array(reported[20:40])
+    assert abs(steady.mean() - 2.0) < 0.03 and steady.std() < 0.08
+    assert reported[41] > 0.5  # a frame after the bounce the filter still says "forward"
+    assert abs(np.mean(reported[60:80]) + 1.0) < 0.05  # settled within 20 frames

@@ -65,8 +65,9 @@ class SimParams:
     tracker_latency: float = 0.008  # frame end -> BallState leaves the vision board
     command_latency: float = 0.005  # RodCommand sent -> drives start following it
     # tracker quality as the strategy sees it
-    position_noise: float = 0.0007  # m, 1 sigma, detected ball
-    velocity_noise: float = 0.05  # m/s, 1 sigma, plus 3 % of the speed
+    position_noise: float = 0.0007  # m, 1 sigma, per detection
+    tracker_alpha: float = 0.5  # alpha-beta (steady-state Kalman) gains of the tracker's
+    tracker_beta: float = 0.15  # filter: velocity noise ~0.025 m/s, settles in ~7 frames
     detect_fraction: float = 0.5  # visible fraction below which the ball is not detected
     lost_after: float = 0.1  # s of non-detection before PREDICTED becomes LOST
 

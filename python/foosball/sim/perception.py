@@ -2,8 +2,9 @@
 
 Per camera frame: the ball's visible fraction from above (the men and rods hide it; a
 geometric top view, the renderer measures the same from pixels), then a BallState as the
-ball tracker would send it: DETECTED with noise when enough of the ball shows, else
-PREDICTED (last detection run forward at constant velocity) and LOST after `lost_after`.
+ball tracker would send it: DETECTED when enough of the ball shows (noisy positions through
+an alpha-beta filter, so velocities lag kicks and bounces), else PREDICTED (last estimate run
+forward at constant velocity) and LOST after `lost_after`.
 Times: `capture_time` is the frame's exposure middle; the runner delivers the state
 `exposure / 2 + tracker_latency` later.
 
@@ -101,7 +102,13 @@ def visible_fraction(
 
 
 class TrackerModel:
-    """Turns ground truth into the BallStates the tracker would send, frame by frame."""
+    """Turns ground truth into the BallStates the tracker would send, frame by frame.
+
+    Like the rig's tracker it measures only positions (ground truth plus Gaussian noise of
+    `position_noise`) and filters them with a constant-velocity alpha-beta filter (the
+    steady state of a Kalman filter; gains `tracker_alpha`, `tracker_beta`): so the reported
+    velocity is noisy and lags a kick or a bounce by a few frames, as a real one does. After
+    a loss the filter starts again from the next two detections."""
 
     def __init__(self, table: Table, params: SimParams, rng: np.random.Generator) -> None:
         self.table = table
@@ -110,35 +117,63 @@ class TrackerModel:
         self.frame = 0
         self._last: BallState | None = None
         self._last_seen_ns = -(10**18)
+        self._estimate: list[float] | None = None  # x, y, vx, vy at _last_seen_ns
+        self._velocity_known = False
+        a, b = params.tracker_alpha, params.tracker_beta
+        sigma2 = params.position_noise**2
+        period = params.frame_period
+        # steady-state variances of an alpha-beta filter under white position noise
+        denominator = a * (4 - 2 * a - b)
+        self._var_position = sigma2 * (2 * a * a + 2 * b - 3 * a * b) / denominator
+        self._var_velocity = sigma2 / period**2 * 2 * b * b / denominator
 
     def observe(self, state: WorldState, fraction: float) -> BallState:
         p = self.params
         self.frame += 1
         t = state.time_ns
+        age = (t - self._last_seen_ns) * 1e-9
         if state.ball_in_play and fraction >= p.detect_fraction:
-            speed = math.hypot(state.ball_vx, state.ball_vy)
-            sigma_v = p.velocity_noise + 0.03 * speed
-            noise = self.rng.normal(0.0, 1.0, 4).tolist()
+            noise = self.rng.normal(0.0, p.position_noise, 2).tolist()
+            zx, zy = state.ball_x + noise[0], state.ball_y + noise[1]
+            estimate = self._estimate
+            if estimate is None or age > p.lost_after:
+                estimate = [zx, zy, 0.0, 0.0]
+                self._velocity_known = False
+            elif not self._velocity_known:
+                estimate = [zx, zy, (zx - estimate[0]) / age, (zy - estimate[1]) / age]
+                self._velocity_known = True
+            else:
+                px, py = estimate[0] + estimate[2] * age, estimate[1] + estimate[3] * age
+                rx, ry = zx - px, zy - py
+                gain_v = p.tracker_beta / age
+                estimate = [
+                    px + p.tracker_alpha * rx,
+                    py + p.tracker_alpha * ry,
+                    estimate[2] + gain_v * rx,
+                    estimate[3] + gain_v * ry,
+                ]
+            self._estimate = estimate
+            self._last_seen_ns = t
+            var_v = self._var_velocity if self._velocity_known else 25.0
             ball = BallState(
                 capture_time=t,
                 frame=self.frame,
-                x=_clip(state.ball_x + noise[0] * p.position_noise),
-                y=_clip(state.ball_y + noise[1] * p.position_noise),
-                vx=max(-50.0, min(50.0, state.ball_vx + noise[2] * sigma_v)),
-                vy=max(-50.0, min(50.0, state.ball_vy + noise[3] * sigma_v)),
-                covariance=(p.position_noise**2, p.position_noise**2, sigma_v**2, sigma_v**2),
+                x=_clip(estimate[0]),
+                y=_clip(estimate[1]),
+                vx=max(-50.0, min(50.0, estimate[2])),
+                vy=max(-50.0, min(50.0, estimate[3])),
+                covariance=(self._var_position, self._var_position, var_v, var_v),
                 status=BallStatus.DETECTED,
             )
             self._last = ball
-            self._last_seen_ns = t
             return ball
         last = self._last
-        age = (t - self._last_seen_ns) * 1e-9
         if last is None or age > p.lost_after or (not state.ball_in_play and age > 0.02):
+            self._estimate = None
             return BallState(
                 t, self.frame, 0.0, 0.0, 0.0, 0.0, (1e6, 1e6, 1e6, 1e6), BallStatus.LOST
             )
-        grow = (p.velocity_noise + 0.5) ** 2 * age * age
+        grow = last.covariance[2] * age * age + (0.5 * age) ** 2
         return BallState(
             capture_time=t,
             frame=self.frame,
@@ -146,7 +181,12 @@ class TrackerModel:
             y=_clip(last.y + last.vy * age),
             vx=last.vx,
             vy=last.vy,
-            covariance=tuple(c + grow for c in last.covariance),  # type: ignore[arg-type]
+            covariance=(
+                last.covariance[0] + grow,
+                last.covariance[1] + grow,
+                last.covariance[2] + 0.25 * age,
+                last.covariance[3] + 0.25 * age,
+            ),
             status=BallStatus.PREDICTED,
         )
 
