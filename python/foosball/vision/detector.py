@@ -335,16 +335,26 @@ class BallDetector:
 
 
 def _fit_circle(points: np.ndarray) -> tuple[float, float, float] | None:
-    """Least-squares circle (Kasa): u^2 + v^2 + a u + b v + c = 0."""
-    u, v = points[:, 0], points[:, 1]
-    design = np.column_stack([u, v, np.ones_like(u)])
-    solution, *_ = np.linalg.lstsq(design, -(u * u + v * v), rcond=None)
-    a, b, c = solution
+    """Least-squares circle (Kasa), u^2 + v^2 + a u + b v + c = 0, from its 3x3 normal
+    equations (centred on the mean for conditioning; lstsq costs several times more)."""
+    mean_u, mean_v = float(points[:, 0].mean()), float(points[:, 1].mean())
+    u = points[:, 0] - mean_u
+    v = points[:, 1] - mean_v
+    z = u * u + v * v
+    suu, svv, suv = float(u @ u), float(v @ v), float(u @ v)
+    suz, svz = float(u @ z), float(v @ z)
+    # With centred coordinates the normal equations for (a, b) decouple from c.
+    det = suu * svv - suv * suv
+    if det <= 1e-9:
+        return None
+    a = -(suz * svv - svz * suv) / det
+    b = -(svz * suu - suz * suv) / det
+    c = -float(z.mean())
     cu, cv = -a / 2, -b / 2
     r2 = cu * cu + cv * cv - c
     if not r2 > 0:
         return None
-    return float(cu), float(cv), float(math.sqrt(r2))
+    return cu + mean_u, cv + mean_v, math.sqrt(r2)
 
 
 def _fit_fixed_circle(points: np.ndarray, start: tuple[float, float], radius: float,
