@@ -5,7 +5,9 @@ the human's goal, metres). Rods are kept in the order of the geometry file.
 
 Ball. A point at height r (the ball's radius) that rolls in straight lines between contacts
 under the FC Portugal free-ball model with a rolling term: dv/dt = -a_roll v/|v| - k v, whose
-speed has the closed form v(t) = (v0 + a/k) e^(-kt) - a/k until it stops. No spin.
+speed has the closed form v(t) = (v0 + a/k) e^(-kt) - a/k until it stops. No spin. Within a
+slice between contacts the ray runs at the slice's mean velocity (the exact distance over the
+exact time), and the speed at its end comes from the closed form.
 
 Collisions, by ray casting (the SSL simulation seed): every obstacle is grown by the ball's
 radius so the ball is a point, and the point's path within a time slice is a ray tested
@@ -23,7 +25,8 @@ Contacts reflect the normal relative velocity with the surface's restitution and
 tangential relative velocity up to the Coulomb limit (spin-free friction). Men are driven
 (their motion is imposed): a struck ball leaves with the foot's velocity at the contact,
 ``omega * (rod_height - contact height)`` along x and the rod's translation speed along y,
-plus restitution.
+plus restitution. At most `_MAX_CONTACTS_PER_STEP` contacts are resolved per step (a ball
+squeezed between a moving man and a wall); the rest of that step the ball waits.
 
 Use without the match runner::
 
