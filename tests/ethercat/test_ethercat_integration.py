@@ -12,12 +12,14 @@ import contextlib
 import json
 import os
 import secrets
+import socket
 import subprocess
 import sys
 import threading
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import pytest
 
@@ -290,8 +292,15 @@ def _start_bus(ns: Namespace) -> object:
 
 
 def test_missing_slave_at_startup_gives_a_clear_error(namespace: Namespace,
-                                                      emulator_factory: Callable) -> None:
-    emulator_factory(7)
+                                                      emulator_factory: Callable,
+                                                      tmp_path: Path) -> None:
+    control = tmp_path / "emulator.sock"
+    emulator_factory(7, ("--control-socket", str(control)))
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as channel:  # the UNIX channel
+        channel.connect(str(control))
+        channel.sendall(b"status\n")
+        reply = json.loads(channel.makefile().readline())
+    assert reply["ok"] and len(reply["slaves"]) == 7
     bus = _start_bus(namespace)
     try:
         with pytest.raises(BusConfigurationError, match=r"missing slave\(s\) at position 8"):
