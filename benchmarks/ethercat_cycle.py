@@ -23,9 +23,9 @@ from foosball.agents.motor_driver import (
     MotorDriverConfig,
     MotorDriverCore,
     MotorDriverRunner,
-    prepare_realtime,
 )
 from foosball.ethercat.bus import BusConfig, open_bus
+from foosball.ethercat.realtime import prepare_realtime
 from foosball.wire.catalogue import Agent, DriveState, GameCommand, GameControl
 from tests.ethercat.netns import EmulatorProcess, Namespace, inside
 

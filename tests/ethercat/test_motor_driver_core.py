@@ -16,7 +16,6 @@ from foosball.agents.motor_driver import (
     MotorDriverCore,
     MotorDriverRunner,
     default_axes,
-    set_fifo,
 )
 from foosball.ethercat import layout as L
 from foosball.ethercat.bus import (
@@ -31,6 +30,7 @@ from foosball.ethercat.bus import (
 )
 from foosball.ethercat.drive import FaultKind
 from foosball.ethercat.fake import FakeBus
+from foosball.ethercat.realtime import set_fifo
 from foosball.safety.health import Health
 from foosball.wire.catalogue import (
     Agent,

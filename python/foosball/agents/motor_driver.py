@@ -20,23 +20,18 @@ re-homes. Anything it is unsure of (an unknown drive state, a timeout) is a faul
 
 from __future__ import annotations
 
-import ctypes
-import ctypes.util
 import enum
 import gc
 import logging
 import math
-import os
-import sys
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-import numpy as np
-
 from foosball.ethercat import layout as L
 from foosball.ethercat.bus import EtherCatBus, Exchange
+from foosball.ethercat.realtime import CycleStats, prepare_realtime
 from foosball.safety.health import UNKNOWN_TEMPERATURE, Health, read_board_health
 from foosball.safety.systemd import SystemdNotifier
 from foosball.wire.catalogue import (
@@ -560,70 +555,6 @@ def _bounded(value: float, limit: float, low: float | None = None) -> float:
 
 
 # --- the real-time edge ---------------------------------------------------------------------
-MCL_CURRENT, MCL_FUTURE = 1, 2
-
-
-def lock_memory() -> bool:
-    """mlockall: no page faults in the cycle. False (and logged) when refused."""
-    libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True)
-    if libc.mlockall(MCL_CURRENT | MCL_FUTURE) == 0:
-        return True
-    log.warning("mlockall refused (errno %d): pages may fault in the cycle", ctypes.get_errno())
-    return False
-
-
-def set_fifo(priority: int | None = None,
-             setscheduler: Callable[[int, int, Any], None] = os.sched_setscheduler) -> bool:
-    """SCHED_FIFO (top priority unless given) for the calling thread; False and logged when
-    the system refuses, and the cycle then runs under the default policy."""
-    try:
-        top = os.sched_get_priority_max(os.SCHED_FIFO) if priority is None else priority
-        setscheduler(0, os.SCHED_FIFO, os.sched_param(top))
-        return True
-    except (PermissionError, OSError) as exc:
-        log.warning("SCHED_FIFO refused (%s): the cycle runs with the default policy", exc)
-        return False
-
-
-def quiet_garbage_collector() -> None:
-    """No collector pauses in the loop: what exists now is frozen, automatic collection off.
-    The loop allocates no reference cycles, so reference counting frees everything."""
-    gc.collect()
-    gc.freeze()
-    gc.disable()
-
-
-def prepare_realtime(priority: int | None = None) -> dict[str, bool]:
-    """mlockall, SCHED_FIFO at the top priority for the calling thread, no GC pauses."""
-    result = {"mlockall": lock_memory(), "sched_fifo": set_fifo(priority)}
-    quiet_garbage_collector()
-    result["gc_disabled"] = True
-    sys.setswitchinterval(0.0005)  # if another thread holds the GIL, hand it back quickly
-    return result
-
-
-class CycleStats:
-    """Wake-up lateness of every cycle, kept in a preallocated ring (no allocation)."""
-
-    def __init__(self, capacity: int) -> None:
-        self.lateness = np.zeros(capacity, dtype=np.float64)
-        self.count = 0
-
-    def add(self, late_s: float) -> None:
-        self.lateness[self.count % len(self.lateness)] = late_s
-        self.count += 1
-
-    def window(self) -> np.ndarray:
-        return self.lateness[:min(self.count, len(self.lateness))]
-
-    def percentiles(self) -> dict[str, float]:
-        data = self.window()
-        if data.size == 0:
-            return {"p50": 0.0, "p99": 0.0, "max": 0.0}
-        return {"p50": float(np.percentile(data, 50)), "p99": float(np.percentile(data, 99)),
-                "max": float(data.max())}
-
-
 ACCEPTED_SENDERS: dict[type, tuple[Agent, ...]] = {
     MotorCommand: (Agent.POLE_DRIVER,),
     GameControl: (Agent.GAME_PANEL, Agent.TOOL),

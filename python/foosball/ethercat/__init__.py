@@ -1,0 +1,1 @@
+"""EtherCAT: the shared drive layout, the drive model and ESC emulator, the bus backends."""
