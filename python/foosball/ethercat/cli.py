@@ -82,12 +82,13 @@ def _emulate(args: argparse.Namespace) -> int:
 def _scan(args: argparse.Namespace) -> int:
     from foosball.ethercat.bus import BusConfig, BusConfigurationError, open_bus
 
-    bus = open_bus(BusConfig(backend="pysoem", iface=args.iface, discovery_attempts=5))
     try:
-        slaves = bus.scan()
+        bus = open_bus(BusConfig(backend="pysoem", iface=args.iface, discovery_attempts=5))
     except BusConfigurationError as exc:
         print(f"foosball ethercat scan: {exc}", file=sys.stderr)
         return 1
+    try:
+        slaves = bus.scan()
     finally:
         bus.close()
     rows = [{"position": s.position, "name": s.name,
