@@ -356,3 +356,20 @@ def test_a_foot_sweeping_through_the_ball_within_one_step_still_strikes_it(phase
     kicks = [c for c in contacts if c.kind == "man"]
     assert kicks, "the foot went through the ball"
     assert kicks[0].vx_after > 15.0
+
+
+def test_robot_translation_limits_come_through_the_rods_gearbox() -> None:
+    from dataclasses import replace
+
+    slow = replace(TABLE, rods=tuple(replace(r, gear_ratio=10.0) for r in TABLE.rods))
+    for table, expected in ((TABLE, 3.48), (slow, 1.74)):
+        w = World(table, SimParams())
+        i = w.rod_index("robot_defence")
+        w.set_rod_pose(i, -0.17, 0.0)
+        w.command_rod(i, translation=0.17)
+        peak = 0.0
+        for _ in range(200):
+            w.step(DT)
+            peak = max(peak, abs(w.rod_pose(i)[2]))
+        assert peak <= expected + 1e-9
+        assert peak > 0.5 * expected

@@ -134,10 +134,10 @@ class Match:
             team: [self.table.rods.index(r) for r in self.table.team_rods(team)]
             for team in ("robot", "human")
         }
-        limits = getattr(self.controllers["human"], "rod_limits", None)
-        robot_limits = self.params.robot_limits()
+        hands = getattr(self.controllers["human"], "rod_limits", None)
         for i in self.team_rods["human"]:
-            self.world.set_rod_limits(i, *(limits or robot_limits))
+            drives = self.params.robot_limits(self.table.rods[i].metres_per_motor_radian())
+            self.world.set_rod_limits(i, *(hands or drives))
         self.tracker = TrackerModel(self.table, self.params, self.rng)
         self.on_frame = on_frame
         self._deliveries: deque[tuple[float, BallState]] = deque()

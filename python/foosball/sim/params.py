@@ -27,9 +27,18 @@ class AxisLimits:
     max_jerk: float
 
 
-# Robot drives: TU Darmstadt's BLDC robot model (facts file). Translation goes through the
-# seed's 5:1 gearbox and 20 mm pulley; these are the figures at the rod.
-ROBOT_TRANSLATION = AxisLimits(max_speed=3.48, max_accel=104.0, max_jerk=406.0)
+# Robot drives. The translation motor turns the pulley through the seed's gearbox, so a rod
+# moves `pulley_radius / gear_ratio` metres per motor radian (both from the geometry file).
+# The motor limits are chosen so that through the seed's 5:1 gearbox and 20 mm pulley the rod
+# gets TU Darmstadt's BLDC figures (facts file): 3.48 m/s, 104 m/s^2, 406 m/s^3 (the motor at
+# 870 rad/s = 8,300 rpm). The rotation motor drives the rod directly.
+SEED_METRES_PER_MOTOR_RADIAN = 0.02 / 5.0
+TRANSLATION_MOTOR = AxisLimits(max_speed=870.0, max_accel=26000.0, max_jerk=101500.0)
+ROBOT_TRANSLATION = AxisLimits(
+    max_speed=TRANSLATION_MOTOR.max_speed * SEED_METRES_PER_MOTOR_RADIAN,
+    max_accel=TRANSLATION_MOTOR.max_accel * SEED_METRES_PER_MOTOR_RADIAN,
+    max_jerk=TRANSLATION_MOTOR.max_jerk * SEED_METRES_PER_MOTOR_RADIAN,
+)
 ROBOT_ROTATION = AxisLimits(max_speed=314.0, max_accel=9425.0, max_jerk=36650.0)
 
 
@@ -51,10 +60,11 @@ class SimParams:
     foot_clearance: float | None = None
     foot_width: float | None = None
     foot_thickness: float | None = None
-    # robot rod limits
-    robot_translation_speed: float = ROBOT_TRANSLATION.max_speed
-    robot_translation_accel: float = ROBOT_TRANSLATION.max_accel
-    robot_translation_jerk: float = ROBOT_TRANSLATION.max_jerk
+    # robot drives: translation at the motor shaft (rad/s, rad/s^2, rad/s^3; the rod gets
+    # them times its pulley_radius / gear_ratio), rotation at the rod (direct drive)
+    translation_motor_speed: float = TRANSLATION_MOTOR.max_speed
+    translation_motor_accel: float = TRANSLATION_MOTOR.max_accel
+    translation_motor_jerk: float = TRANSLATION_MOTOR.max_jerk
     robot_rotation_speed: float = ROBOT_ROTATION.max_speed
     robot_rotation_accel: float = ROBOT_ROTATION.max_accel
     robot_rotation_jerk: float = ROBOT_ROTATION.max_jerk
@@ -78,12 +88,17 @@ class SimParams:
     def frame_period(self) -> float:
         return 1.0 / self.camera_fps
 
-    def robot_limits(self) -> tuple[AxisLimits, AxisLimits]:
+    def robot_limits(
+        self, metres_per_motor_radian: float = SEED_METRES_PER_MOTOR_RADIAN
+    ) -> tuple[AxisLimits, AxisLimits]:
+        """(translation, rotation) limits of a robot rod whose translation drive moves it
+        `metres_per_motor_radian` (`Rod.metres_per_motor_radian()`)."""
+        k = metres_per_motor_radian
         return (
             AxisLimits(
-                self.robot_translation_speed,
-                self.robot_translation_accel,
-                self.robot_translation_jerk,
+                self.translation_motor_speed * k,
+                self.translation_motor_accel * k,
+                self.translation_motor_jerk * k,
             ),
             AxisLimits(
                 self.robot_rotation_speed, self.robot_rotation_accel, self.robot_rotation_jerk
@@ -104,8 +119,8 @@ RANGES: dict[str, tuple[float, float]] = {
     "foot_clearance": (0.005, 0.011),
     "foot_width": (0.0226, 0.030),
     "foot_thickness": (0.0084, 0.012),
-    "robot_translation_speed": (2.5, 3.48),
-    "robot_translation_accel": (70.0, 104.0),
+    "translation_motor_speed": (625.0, 870.0),  # 2.5-3.48 m/s through the seed gearbox
+    "translation_motor_accel": (17500.0, 26000.0),  # 70-104 m/s^2
     "robot_rotation_speed": (200.0, 314.0),
     "robot_rotation_accel": (6000.0, 9425.0),
     "tracker_latency": (0.004, 0.02),

@@ -165,11 +165,13 @@ class World:
         self._men_offsets = [
             [(i - (rod.men - 1) / 2) * rod.spacing for i in range(rod.men)] for rod in self.rods
         ]
-        robot_t, robot_r = p.robot_limits()
         human_t, human_r = human_rod_limits()
         limits: list[AxisLimits] = []
         for rod in self.rods:
-            limits += [robot_t, robot_r] if rod.team == "robot" else [human_t, human_r]
+            if rod.team == "robot":
+                limits += p.robot_limits(rod.metres_per_motor_radian())
+            else:
+                limits += [human_t, human_r]
         self.axes = AxisBank(limits)
         for i, rod in enumerate(self.rods):
             self.axes.set_travel(2 * i, rod.travel_min, rod.travel_max)
