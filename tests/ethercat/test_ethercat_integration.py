@@ -28,8 +28,10 @@ from foosball.agents.motor_driver import (
     MotorDriverCore,
     MotorDriverRunner,
 )
+from foosball.agents.pole_driver import run_pole_driver
 from foosball.ethercat import layout as L
 from foosball.ethercat.bus import BusConfig, BusConfigurationError, open_bus
+from foosball.geometry import default_table
 from foosball.wire.catalogue import (
     Agent,
     Alarm,
@@ -42,6 +44,9 @@ from foosball.wire.catalogue import (
     Heartbeat,
     MotorCommand,
     MotorStatus,
+    RodCommand,
+    RodId,
+    RodTarget,
 )
 from foosball.wire.codec import WireCodec
 from foosball.wire.endpoint import Endpoint
@@ -73,6 +78,7 @@ class Rig:
     runner: MotorDriverRunner
     panel: Endpoint  # stands for the game panel on the agent LAN
     pole: Endpoint  # stands for the pole driver
+    key: bytes = b""
     heard: list[object] = field(default_factory=list)
     thread: threading.Thread | None = None
 
@@ -100,6 +106,10 @@ class Rig:
                 return True
             if time.monotonic() > deadline:
                 return False
+
+    def endpoint(self, iface: str, agent: Agent) -> Endpoint:
+        with inside(self.ns):
+            return Endpoint(open_transport("raw", iface=iface), WireCodec(self.key, agent))
 
     def states(self) -> list[DriveState]:
         return self.core.drive_states()
@@ -132,7 +142,7 @@ def rig() -> Iterator[Rig]:
                             WireCodec(key, Agent.POLE_DRIVER))
         core = MotorDriverCore(MotorDriverConfig(cycle_s=0.005))
         runner = MotorDriverRunner(bus, core, mda_wire)
-        rig = Rig(ns, emulator, bus, core, runner, panel, pole)
+        rig = Rig(ns, emulator, bus, core, runner, panel, pole, key)
         bus.start()
         core.expected_wkc = bus.expected_working_counter
         rig.start_cycling()
@@ -199,6 +209,46 @@ def test_position_moves_reach_target_within_tolerance(rig: Rig) -> None:
         zero = rig.core.axes[axis].zero
         assert abs(slaves[axis]["position"] - zero - target) < 0.01
         assert abs(slaves[axis]["velocity"]) < 0.5
+
+
+def test_strategy_targets_in_metres_reach_the_rods_through_the_pole_driver(rig: Rig) -> None:
+    """Strategy -> PDA (table units, limits) -> MDA (motor radians) -> drives, on the wire."""
+    table = default_table()
+    pda_wire = rig.endpoint("lan1", Agent.POLE_DRIVER)
+    strategy = rig.endpoint("lan0", Agent.STRATEGY)  # across the link from the pole driver
+    running = True
+    pda = threading.Thread(target=run_pole_driver, args=(pda_wire, table),
+                           kwargs={"running": lambda: running}, daemon=True)
+    pda.start()
+    try:
+        goalkeeper, attack = table.robot_rods[0], table.robot_rods[3]
+        command = RodCommand(ball_capture_time=1, rods=(
+            RodTarget(rod=RodId.GOALKEEPER, translation=0.05, rotation=0.3,
+                      translation_speed=1.0, rotation_speed=50.0),
+            RodTarget(rod=RodId.ATTACK, translation=0.5, rotation=-0.2,  # beyond its travel
+                      translation_speed=1.0, rotation_speed=50.0)))
+
+        def motor(rod: object, metres: float) -> float:
+            return (metres - rod.zero_offset) / rod.metres_per_motor_radian()  # type: ignore[attr-defined]
+
+        expected = {0: motor(goalkeeper, 0.05), 1: 0.3,
+                    6: motor(attack, attack.travel_max), 7: -0.2}  # attack clamped to travel
+
+        def arrived() -> bool:
+            return all(abs(rig.core.position(a) - p) < 0.01 for a, p in expected.items())
+
+        deadline = time.monotonic() + 5.0
+        while not arrived() and time.monotonic() < deadline:
+            strategy.send(command)  # the strategy sends every frame
+            rig.run_until(lambda: False, 0.05)
+        assert arrived(), [rig.core.position(a) for a in expected]
+        slaves = rig.emulator.slaves()
+        translation = goalkeeper.zero_offset + (slaves[0]["position"] - slaves[0][
+            "switch_position"]) * goalkeeper.metres_per_motor_radian()
+        assert translation == pytest.approx(0.05, abs=1e-4)  # metres from the table centre
+    finally:
+        running = False
+        pda.join(timeout=2)
 
 
 def _restart_and_home(rig: Rig) -> None:
