@@ -23,9 +23,7 @@ from kas.configschema import CONFIGSCHEMA
 REPO = Path(__file__).resolve().parents[2]
 LAYERS = (REPO / "meta-foosball", REPO / "recipes")
 BOARDS = ("pole", "vision", "strategy")
-KAS_FILES = [REPO / "kas.yml"] + [
-    REPO / "image-config" / board / "kas.yml" for board in BOARDS
-]
+KAS_FILES = [REPO / "kas.yml"] + [REPO / "image-config" / board / "kas.yml" for board in BOARDS]
 AGENTS_OF_BOARD = {
     "pole": {"motor_driver", "pole_driver", "supervisory_panel"},
     "vision": {"ball_tracker"},
@@ -84,9 +82,7 @@ def test_oelint_reports_no_error_in_either_layer() -> None:
 
 def test_oelint_run_fails_on_a_recipe_without_licence(tmp_path: Path) -> None:
     broken = tmp_path / "broken_1.0.bb"
-    broken.write_text(
-        'SUMMARY = "no licence"\nDESCRIPTION = "x"\nSRC_URI = "file://x"\n'
-    )
+    broken.write_text('SUMMARY = "no licence"\nDESCRIPTION = "x"\nSRC_URI = "file://x"\n')
     result = run_oelint([broken])
     assert result.returncode != 0
     assert "oelint.var.mandatoryvar.LICENSE" in result.stderr
@@ -107,9 +103,7 @@ def test_every_upstream_repo_is_pinned_by_full_commit(kas_file: Path) -> None:
     repos = yaml.safe_load(kas_file.read_text()).get("repos", {})
     for name, repo in repos.items():
         if repo and repo.get("url"):
-            assert re.fullmatch(r"[0-9a-f]{40}", repo.get("commit", "")), (
-                f"{name} is not pinned"
-            )
+            assert re.fullmatch(r"[0-9a-f]{40}", repo.get("commit", "")), f"{name} is not pinned"
 
 
 def test_schema_check_catches_a_misspelt_key() -> None:
@@ -167,9 +161,7 @@ def test_every_agent_is_packaged_in_its_boards_role_package() -> None:
         line = re.search(rf"^FILES:\$\{{PN\}}-{board} = (.*)$", recipe, re.MULTILINE)
         assert line, f"no role package for {board}"
         for agent in agents:
-            assert f"agents/{agent}" in line.group(1), (
-                f"{agent} not in python3-foosball-{board}"
-            )
+            assert f"agents/{agent}" in line.group(1), f"{agent} not in python3-foosball-{board}"
 
 
 def partition_names() -> dict[str, str]:
@@ -215,9 +207,7 @@ def test_layer_confs_follow_the_recipe_pattern_and_series() -> None:
     for layer in LAYERS:
         conf = (layer / "conf/layer.conf").read_text()
         assert 'BBFILES += "${LAYERDIR}/recipes*/*/*.bb*"' in conf
-        assert re.search(
-            r'^LAYERSERIES_COMPAT_\S+ = "scarthgap wrynose"$', conf, re.MULTILINE
-        )
+        assert re.search(r'^LAYERSERIES_COMPAT_\S+ = "scarthgap wrynose"$', conf, re.MULTILINE)
         assert re.search(r"^LAYERDEPENDS_\S+ = ", conf, re.MULTILINE)
         for recipe in layer.glob("recipes*/*/*.bb"):
             assert recipe.parent.parent.name.startswith("recipes")
