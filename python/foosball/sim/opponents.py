@@ -120,7 +120,7 @@ PRO = Skill(
     one_timer=True,
     reach_back=True,
     position_error=0.003,
-    align_tolerance=0.002,
+    align_tolerance=0.0015,
 )
 SKILLS = {s.name: s for s in (ROOKIE, CLUB, PRO)}
 
@@ -299,7 +299,7 @@ class ScriptedOpponent:
             if rod.role in ("goalkeeper", "defence"):
                 # opponent rods are reported in this frame with this table's rod layout
                 blockers += list(rod.men_y(position.translation))
-        candidates = np.linspace(-half_goal, half_goal, 21)
+        candidates = np.linspace(-0.8 * half_goal, 0.8 * half_goal, 17)  # not the posts
         clearance = [min((abs(c - b) for b in blockers), default=1.0) for c in candidates]
         return float(candidates[int(np.argmax(clearance))])
 
