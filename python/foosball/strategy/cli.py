@@ -3,7 +3,8 @@
 - `params [FILE]`: check a strategy parameter file and print it;
 - `fit-ball`: fit the ball prediction's friction model to the simulator's ball;
 - `kick-eval`: measure the kick engine in the simulator (power, angle error, success rate);
-- `tournament`: the same as `foosball sim tournament` (kept here so it runs from this group too).
+- `tournament`: the same as `foosball sim tournament` (kept here so it runs from this group too);
+- `shots`: the save rate against a battery of scripted shots at set speeds.
 """
 
 from __future__ import annotations
@@ -31,9 +32,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     kick.add_argument("--json", action="store_true")
     kick.set_defaults(func=_kick_eval)
 
-    from foosball.strategy.tournament import add_arguments
+    from foosball.strategy import shots, tournament
 
-    add_arguments(sub.add_parser("tournament", help="= foosball sim tournament"))
+    tournament.add_arguments(sub.add_parser("tournament", help="= foosball sim tournament"))
+    shots.add_arguments(sub.add_parser("shots", help="save rate against scripted shots"))
 
 
 def _params(args: argparse.Namespace) -> int:
