@@ -66,10 +66,11 @@ def test_randomised_parameters_stay_in_their_ranges_and_are_reported() -> None:
 
 
 def test_scripted_opponents_score_against_a_still_robot() -> None:
-    result = Match("hold", "pro", seed=3, duration=60.0).run()
-    assert result.goals_human >= 1
-    human_shots = [s for s in result.shots if s.team == "human"]
-    assert human_shots and max(s.speed for s in human_shots) > 10.0
+    results = [Match("hold", "pro", seed=seed, duration=60.0).run() for seed in (1, 2)]
+    assert sum(r.goals_human for r in results) >= 1
+    human_shots = [s for r in results for s in r.shots if s.team == "human"]
+    assert sum(s.on_target for s in human_shots) >= 2
+    assert max(s.speed for s in human_shots) > 10.0
 
 
 def test_the_human_side_is_mirrored() -> None:
