@@ -160,6 +160,8 @@ class BallTrackerCore:
 
 
 def _clip(value: float, low: float, high: float) -> float:
+    """A plain float within [low, high] (the catalogue refuses numpy scalars and NaN)."""
+    value = float(value)
     if not math.isfinite(value):
         return high
     return min(high, max(low, value))

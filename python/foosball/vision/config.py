@@ -56,6 +56,9 @@ class DetectorConfig:
     # radius (whole balls: under 0.05, up to 0.1 drawn as ellipses far off-axis; 80 %-
     # visible balls about 0.14).
     whole_offset: float = 0.06
+    # ... the ellipse still fills at least this much (a ball cut square by a man and a rod
+    # is centred too, but fills about 0.7).
+    centred_fill: float = 0.8
 
     def validate(self) -> DetectorConfig:
         for name, high in (("hue_low", 179), ("hue_high", 179), ("sat_low", 255),
@@ -80,6 +83,8 @@ class DetectorConfig:
             raise VisionConfigError("detector.reacquire_decimation: one of 1, 2, 4, 8")
         if not 0.0 < self.whole_fill <= 1.0:
             raise VisionConfigError("detector.whole_fill: must be in (0, 1]")
+        if not 0.0 < self.centred_fill <= self.whole_fill:
+            raise VisionConfigError("detector.centred_fill: must be in (0, whole_fill]")
         if not 0.0 <= self.whole_offset <= 1.0:
             raise VisionConfigError("detector.whole_offset: must be in [0, 1]")
         return self

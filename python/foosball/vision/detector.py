@@ -20,6 +20,10 @@ from foosball.vision.config import DetectorConfig
 
 PIXEL_FORMATS = ("bgr", "yuyv")
 
+# The ball's outline polygon runs this far inside its image's edge (measured on rendered
+# balls: boundary pixel centres, threshold a little outside the half-coverage line).
+EDGE_INSET = 0.25
+
 # Expected ball radius in pixels at a pixel position, from the calibration (None: unknown).
 RadiusAt = Callable[[float, float], float]
 
@@ -196,14 +200,17 @@ class BallDetector:
         # fills it less and its centroid moves away from the hidden side. (A whole ball
         # far off the optical axis is drawn as an ellipse: it fills less, but stays
         # centred.)
+        # And it is as large as the calibration says a ball is there: a ball cut on two
+        # sides (a man above, a rod beside it) can look round and centred, but smaller.
         (eu, ev), enclosing = cv2.minEnclosingCircle(contours[best_index])
+        radius = self.radius_at(best.u, best.v)
         digital_disc = math.pi * enclosing * enclosing - 2.6 * enclosing
         fill = best.area / digital_disc if digital_disc > 0 else 0.0
         offset = math.hypot(best.u - x0 - eu, best.v - y0 - ev)
-        if fill >= cfg.whole_fill or offset <= cfg.whole_offset * enclosing:
+        centred = offset <= cfg.whole_offset * enclosing and fill >= cfg.centred_fill
+        if (fill >= cfg.whole_fill or centred) and enclosing >= radius - EDGE_INSET - 1.0:
             return Detection(best.u, best.v, best.area, False)
-        return self._partial(contours, best_index, best, x0, y0,
-                             self.radius_at(best.u, best.v))
+        return self._partial(contours, best_index, best, x0, y0, radius)
 
     def _partial(self, contours, best_index: int, best: BlobStats, x0: int, y0: int,
                  radius: float) -> Detection:
@@ -211,7 +218,6 @@ class BallDetector:
         fit a circle to the part of their outline that is the ball's own edge (the points
         on their smallest enclosing circle; a foot's edge lies inside it)."""
         fragments = [contours[best_index]]
-        indices = [best_index]
         area = best.area
         reach2 = (2.2 * radius) ** 2
         for index, contour in enumerate(contours):
@@ -224,27 +230,17 @@ class BallDetector:
             dv = y0 + m["m01"] / m["m00"] - best.v
             if du * du + dv * dv <= reach2:
                 fragments.append(contour)
-                indices.append(index)
                 area += m["m00"]
         outline = np.concatenate(fragments) if len(fragments) > 1 else fragments[0]
         (cu, cv), enclosing = cv2.minEnclosingCircle(outline)
-        # Every boundary pixel of the fragments: the same mask traced without simplifying
-        # lists the outlines in the same order.
-        dense, _ = cv2.findContours(self._last_mask, cv2.RETR_EXTERNAL, cv2.CHAIN_APPROX_NONE)
-        points = np.concatenate([dense[i] for i in indices]).reshape(-1, 2).astype(np.float64)
-        # The outline runs a quarter pixel inside the ball's image edge (measured).
-        edge_radius = radius - 0.25
+        # The outline's vertices (measured: as accurate as every boundary pixel, cheaper).
+        points = outline.reshape(-1, 2).astype(np.float64)
+        edge_radius = radius - EDGE_INSET
         if enclosing < edge_radius - 1.0:
-            # Less than half of the ball shows: the enclosing circle spans the chord the
-            # occluder cut, the centre lies beyond that chord, away from the visible cap.
-            gu, gv = best.u - x0, best.v - y0
-            du, dv = cu - gu, cv - gv
-            norm = math.hypot(du, dv)
-            if norm < 0.1:
-                return Detection(best.u, best.v, area, True)
-            depth = math.sqrt(edge_radius * edge_radius - enclosing * enclosing)
-            start = (cu + du / norm * depth, cv + dv / norm * depth)
-            fitted = _fit_fixed_circle(points, start, edge_radius)
+            # Less than half of the ball shows, or it is cut on two sides: the enclosing
+            # circle is smaller than the ball. Its centre is where a circle of the ball's
+            # radius holds every outline point and passes through the most of them.
+            fitted = _fit_known_radius(points, (cu, cv), enclosing, edge_radius)
             if fitted is None:
                 return Detection(best.u, best.v, area, True)
             return Detection(x0 + fitted[0], y0 + fitted[1], area, True)
@@ -252,8 +248,10 @@ class BallDetector:
             return Detection(best.u, best.v, area, True)  # not a ball-sized arc
         du = points[:, 0] - cu
         dv = points[:, 1] - cv
-        on_edge = np.hypot(du, dv) >= enclosing - 1.5
-        fit = _fit_circle(points[on_edge]) if int(on_edge.sum()) >= 6 else None
+        reach = max(0.0, enclosing - 1.5)
+        on_edge = du * du + dv * dv >= reach * reach
+        arc = points[on_edge]
+        fit = _fit_circle(arc) if len(arc) >= 6 else None
         if fit is not None and abs(fit[2] + 0.5 - radius) <= 0.2 * radius + 1.0:
             cu, cv = fit[0], fit[1]
         return Detection(x0 + cu, y0 + cv, area, True)
@@ -335,26 +333,24 @@ class BallDetector:
 
 
 def _fit_circle(points: np.ndarray) -> tuple[float, float, float] | None:
-    """Least-squares circle (Kasa), u^2 + v^2 + a u + b v + c = 0, from its 3x3 normal
-    equations (centred on the mean for conditioning; lstsq costs several times more)."""
-    mean_u, mean_v = float(points[:, 0].mean()), float(points[:, 1].mean())
-    u = points[:, 0] - mean_u
-    v = points[:, 1] - mean_v
-    z = u * u + v * v
-    suu, svv, suv = float(u @ u), float(v @ v), float(u @ v)
-    suz, svz = float(u @ z), float(v @ z)
-    # With centred coordinates the normal equations for (a, b) decouple from c.
+    """Least-squares circle (Kasa), u^2 + v^2 + a u + b v + c = 0, from its normal
+    equations on coordinates centred on the mean (where (a, b) decouple from c)."""
+    count = len(points)
+    mean = points.sum(axis=0) / count  # (np.mean's Python wrapper costs more than this)
+    centred = points - mean
+    z = (centred * centred).sum(axis=1)
+    (suu, suv), (_, svv) = (centred.T @ centred).tolist()
+    suz, svz = (centred.T @ z).tolist()
     det = suu * svv - suv * suv
     if det <= 1e-9:
         return None
     a = -(suz * svv - svz * suv) / det
     b = -(svz * suu - suz * suv) / det
-    c = -float(z.mean())
     cu, cv = -a / 2, -b / 2
-    r2 = cu * cu + cv * cv - c
+    r2 = cu * cu + cv * cv + float(z.sum()) / count
     if not r2 > 0:
         return None
-    return cu + mean_u, cv + mean_v, math.sqrt(r2)
+    return cu + float(mean[0]), cv + float(mean[1]), math.sqrt(r2)
 
 
 def _fit_fixed_circle(points: np.ndarray, start: tuple[float, float], radius: float,
@@ -385,4 +381,28 @@ def _fit_fixed_circle(points: np.ndarray, start: tuple[float, float], radius: fl
             break
     if math.hypot(cu - start[0], cv - start[1]) > radius:
         return None
-    return cu, cv
+    return float(cu), float(cv)
+
+
+_DIRECTIONS = np.exp(1j * np.linspace(0.0, 2 * np.pi, 24, endpoint=False))
+
+
+def _fit_known_radius(points: np.ndarray, centre: tuple[float, float], enclosing: float,
+                      radius: float) -> tuple[float, float] | None:
+    """Centre of a circle of known `radius` holding every outline point and passing through
+    as many as possible (the ball's own edge; the occluders' edges lie inside). Candidate
+    centres around the enclosing circle's centre (24 directions, 4 distances up to where a
+    chord of the enclosing circle's size would put it) are scored in one array operation,
+    the best is refined by Gauss-Newton on the points that lie on its circle."""
+    reach = math.sqrt(max(radius * radius - enclosing * enclosing, 0.0))
+    if reach < 0.25:
+        return float(centre[0]), float(centre[1])
+    offsets = (_DIRECTIONS[None, :] * np.linspace(0.25, 1.0, 4)[:, None] * reach).ravel()
+    candidates = complex(*centre) + np.concatenate([[0j], offsets])
+    samples = points[:, 0] + 1j * points[:, 1]
+    distance = np.abs(samples[:, None] - candidates[None, :])
+    on_circle = (np.abs(distance - radius) <= 0.8).sum(axis=0)
+    outside = (distance > radius + 0.8).sum(axis=0)
+    best = int(np.argmax(on_circle - 4 * outside))
+    start = candidates[best]
+    return _fit_fixed_circle(points, (float(start.real), float(start.imag)), radius)
