@@ -88,11 +88,14 @@ class Rig:
                 self.runner.run()
 
         self.runner.running = True
+        self.runner.start_wire_thread()  # the agent LAN on its own normal-priority thread
         self.thread = threading.Thread(target=cycle, name="mda-cycle", daemon=True)
         self.thread.start()
 
     def stop_cycling(self) -> None:
         self.runner.stop()
+        if self.runner.relay is not None:
+            self.runner.relay.stop()
         if self.thread is not None:
             self.thread.join(timeout=5)
             self.thread = None

@@ -56,7 +56,7 @@ class Inbox:
         self.pending: list[object] = []
         self.sent: list[object] = []
 
-    def receive(self, timeout: float = 0.0) -> list[SimpleNamespace]:
+    def receive(self, timeout: float | None = 0.0) -> list[SimpleNamespace]:
         out = [m if isinstance(m, SimpleNamespace) else
                SimpleNamespace(message=m, sender=USUAL_SENDER.get(type(m), Agent.TOOL))
                for m in self.pending]

@@ -24,7 +24,9 @@ import enum
 import gc
 import logging
 import math
+import threading
 import time
+from collections import deque
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -561,8 +563,70 @@ ACCEPTED_SENDERS: dict[type, tuple[Agent, ...]] = {
 }
 
 
+class WireRelay:
+    """The agent-LAN side of the MDA. Decoding, MAC checks and encoding cost time that does not
+    belong in the real-time cycle, so they run here, on a normal-priority thread when
+    `start()`ed (the board), or synchronously from the cycle (unit tests, benchmarks).
+    Messages cross in bounded deques (appends and pops are atomic in CPython)."""
+
+    def __init__(self, endpoint: Any, health: Callable[[], Health] | None = None) -> None:
+        self.endpoint = endpoint
+        self.inbox: deque[Any] = deque(maxlen=256)
+        self.outbox: deque[Any] = deque(maxlen=1024)
+        self.refused = 0
+        self.health_reader = health
+        self.health = Health(0.0, 0.0, UNKNOWN_TEMPERATURE)
+        self._thread: threading.Thread | None = None
+        self._running = False
+
+    @property
+    def threaded(self) -> bool:
+        return self._thread is not None
+
+    def accepted(self, received: Any) -> bool:
+        """Only the pole driver's limit-checked targets may move a motor; only the game panel
+        (or a person's tool) starts, stops and restarts; anybody may raise an alarm."""
+        allowed = ACCEPTED_SENDERS.get(type(received.message))
+        if allowed is None or received.sender in allowed:
+            return True
+        self.refused += 1
+        return False
+
+    def pump(self, timeout: float = 0.0) -> None:
+        for received in self.endpoint.receive(timeout):
+            if self.accepted(received):
+                self.inbox.append(received.message)
+        while self.outbox:
+            self.endpoint.send(self.outbox.popleft())
+
+    def start(self) -> None:
+        self._running = True
+        self._thread = threading.Thread(target=self._loop, name="mda-wire", daemon=True)
+        self._thread.start()
+
+    def stop(self) -> None:
+        self._running = False
+        if self._thread is not None:
+            self._thread.join(timeout=2)
+            self._thread = None
+
+    def _loop(self) -> None:
+        last_health = -math.inf
+        while self._running:
+            try:
+                self.pump(0.002)
+                if self.health_reader is not None and time.monotonic() - last_health >= 1.0:
+                    last_health = time.monotonic()
+                    self.health = self.health_reader()  # about a millisecond: not in the cycle
+            except Exception:  # the wire must not take the motors down
+                log.exception("agent-LAN relay error")
+                time.sleep(0.01)
+
+
 class MotorDriverRunner:
-    """The cyclic loop: wake, exchange process data, step the core, talk on the wire."""
+    """The cyclic loop: wake, exchange process data, step the core; the wire via a relay."""
+
+    MAX_MESSAGES_PER_CYCLE = 64
 
     def __init__(self, bus: EtherCatBus, core: MotorDriverCore, endpoint: Any = None,
                  clock: Callable[[], float] = time.monotonic,
@@ -572,15 +636,13 @@ class MotorDriverRunner:
                  notifier: SystemdNotifier | None = None,
                  heartbeat_period_s: float = 0.01) -> None:
         self.bus = bus
-        self.health_reader = health
+        self.core = core
+        self.relay = WireRelay(endpoint, health) if endpoint is not None else None
         self.notifier = notifier
         self.heartbeat_period_s = heartbeat_period_s
-        self._health = Health(0.0, 0.0, UNKNOWN_TEMPERATURE)
         self._last_health_s = -math.inf
         self._last_heartbeat_s = -math.inf
         self._last_watchdog_s = -math.inf
-        self.core = core
-        self.endpoint = endpoint
         self.clock = clock
         self.sleep = sleep
         self.stats = CycleStats(stats_capacity)
@@ -591,7 +653,14 @@ class MotorDriverRunner:
         self.last_outputs: MdaOutputs | None = None
         self._last_recover_s = -math.inf
         self._p99_cache = 0.0
-        self.refused_messages = 0
+
+    @property
+    def refused_messages(self) -> int:
+        return self.relay.refused if self.relay is not None else 0
+
+    def start_wire_thread(self) -> None:
+        if self.relay is not None and not self.relay.threaded:
+            self.relay.start()
 
     def stop(self) -> None:
         self.running = False
@@ -616,21 +685,26 @@ class MotorDriverRunner:
             if on_cycle is not None:
                 on_cycle(self)
 
-    def _accepted(self, received: Any) -> bool:
-        """Only the pole driver's limit-checked targets may move a motor; only the game panel
-        (or a person's tool) starts, stops and restarts; anybody may raise an alarm."""
-        allowed = ACCEPTED_SENDERS.get(type(received.message))
-        if allowed is None or received.sender in allowed:
-            return True
-        self.refused_messages += 1
-        return False
+    def _messages(self) -> tuple[Any, ...]:
+        relay = self.relay
+        if relay is None:
+            return ()
+        if not relay.threaded:
+            relay.pump(0.0)
+        inbox = relay.inbox
+        count = min(len(inbox), self.MAX_MESSAGES_PER_CYCLE)  # the rest waits a cycle
+        return tuple(inbox.popleft() for _ in range(count))
+
+    def _send(self, messages: Sequence[Any]) -> None:
+        if self.relay is None:
+            return
+        self.relay.outbox.extend(messages)
+        if messages and not self.relay.threaded:
+            self.relay.pump(0.0)
 
     def cycle(self, now: float) -> MdaOutputs:
         exchange = self.bus.exchange(self.outputs)
-        messages: tuple[Any, ...] = ()
-        if self.endpoint is not None:
-            messages = tuple(r.message for r in self.endpoint.receive(0)
-                             if self._accepted(r))
+        messages = self._messages()
         if self.stats.count % 200 == 0:
             self._p99_cache = self.stats.percentiles()["p99"]
         out = self.core.step(MdaInputs(
@@ -638,9 +712,7 @@ class MotorDriverRunner:
             timing=CycleTiming(self.core.config.cycle_s, self._p99_cache),
             al_state=self.al_state))
         self.outputs = out.drives
-        if self.endpoint is not None:
-            for message in out.messages:
-                self.endpoint.send(message)
+        self._send(out.messages)
         if out.recover_bus and now - self._last_recover_s > 0.1:
             self._last_recover_s = now
             try:
@@ -648,7 +720,7 @@ class MotorDriverRunner:
                 self.al_state = min(s for s, _ in states) if states else 0
                 if self.bus.recover():
                     self.al_state = int(L.AlState.OP)
-            except Exception:
+            except Exception:  # a failed recovery is retried; the fault stays
                 log.exception("bus recovery attempt failed")
         elif not out.recover_bus:
             self.al_state = int(L.AlState.OP) if exchange.working_counter == \
@@ -658,19 +730,20 @@ class MotorDriverRunner:
         return out
 
     def _keepalive(self, now: float) -> None:
-        """Heartbeat at 100 Hz on the wire, systemd's watchdog at 10 Hz. Board health is
-        read once a second (it costs about a millisecond)."""
+        """Heartbeat at 100 Hz from the cycle itself (so a hung cycle goes quiet), systemd's
+        watchdog at 10 Hz."""
         slack = 0.5 * self.core.config.cycle_s  # due "this cycle", not a cycle later
-        if self.endpoint is not None and \
-                now - self._last_heartbeat_s >= self.heartbeat_period_s - slack:
+        relay = self.relay
+        if relay is not None and now - self._last_heartbeat_s >= self.heartbeat_period_s - slack:
             self._last_heartbeat_s = now
-            if self.health_reader is not None and now - self._last_health_s >= 1.0:
+            if not relay.threaded and relay.health_reader is not None and \
+                    now - self._last_health_s >= 1.0:
                 self._last_health_s = now
-                self._health = self.health_reader()
-            h = self._health
-            self.endpoint.send(Heartbeat(agent=Agent.MOTOR_DRIVER, state=self.core.safety_state(),
-                                         period_s=self.heartbeat_period_s, cpu_load=h.cpu_load,
-                                         memory=h.memory, temperature=h.temperature))
+                relay.health = relay.health_reader()
+            h = relay.health
+            self._send((Heartbeat(agent=Agent.MOTOR_DRIVER, state=self.core.safety_state(),
+                                  period_s=self.heartbeat_period_s, cpu_load=h.cpu_load,
+                                  memory=h.memory, temperature=h.temperature),))
         if self.notifier is not None and now - self._last_watchdog_s >= 0.1:
             self._last_watchdog_s = now
             self.notifier.watchdog()
@@ -686,6 +759,7 @@ def run_motor_driver(bus: EtherCatBus, endpoint: Any, config: MotorDriverConfig,
     core = MotorDriverCore(config)
     core.expected_wkc = bus.expected_working_counter
     runner = MotorDriverRunner(bus, core, endpoint, notifier=notifier)
+    runner.start_wire_thread()  # started before the cycle: it inherits no real-time policy
     notifier.ready()
     try:
         runner.run()
@@ -693,6 +767,8 @@ def run_motor_driver(bus: EtherCatBus, endpoint: Any, config: MotorDriverConfig,
         pass
     finally:
         gc.enable()
+        if runner.relay is not None:
+            runner.relay.stop()
         bus.close()
     return runner
 
