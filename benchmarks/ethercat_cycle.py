@@ -2,6 +2,8 @@
 
 Measures, per cycle period: wake-up lateness of the cyclic loop (p50 / p99 / max), bad
 working counters, and the cycles from an injected drive fault to quick stop on all axes.
+By default the agent LAN carries play traffic meanwhile (`WireTraffic`); --no-wire
+measures the bare cycle.
 Needs root (network namespace, SCHED_FIFO). Reports; never fails on timing.
 
     sudo .venv/bin/python benchmarks/ethercat_cycle.py --seconds 60 --cycle-ms 5 1 --json out.json
@@ -12,7 +14,10 @@ from __future__ import annotations
 import argparse
 import json
 import logging
+import math
+import secrets
 import sys
+import threading
 import time
 from pathlib import Path
 from types import SimpleNamespace
@@ -26,7 +31,17 @@ from foosball.agents.motor_driver import (
 )
 from foosball.ethercat.bus import BusConfig, open_bus
 from foosball.ethercat.realtime import prepare_realtime
-from foosball.wire.catalogue import Agent, DriveState, GameCommand, GameControl
+from foosball.wire.catalogue import (
+    Agent,
+    AxisTarget,
+    DriveState,
+    GameCommand,
+    GameControl,
+    MotorCommand,
+)
+from foosball.wire.codec import WireCodec
+from foosball.wire.endpoint import Endpoint
+from foosball.wire.transports.memory import MemoryHub, MemoryTransport
 from tests.ethercat.netns import EmulatorProcess, Namespace, inside
 
 FAULTS = ("overcurrent", "motor_locked", "emergency_button")
@@ -68,7 +83,53 @@ def operational(core: MotorDriverCore) -> bool:
     return all(s in (DriveState.READY, DriveState.RUNNING) for s in core.drive_states())
 
 
-def measure(cycle_ms: float, seconds: float, fifo: bool) -> dict[str, object]:
+class WireTraffic:
+    """The agent LAN as the MDA sees it in play: an in-process segment carrying authenticated
+    messages; a pole driver sending 8 axis targets at 100 Hz (rods sweeping), a panel
+    listening, and the MDA's relay thread decoding and encoding beside the cycle."""
+
+    def __init__(self, period_s: float = 0.01) -> None:
+        self.period_s = period_s  # 0: a flood, as fast as the sender can encode
+        key = secrets.token_bytes(32)
+        hub = MemoryHub()
+        self.mda = Endpoint(MemoryTransport(hub), WireCodec(key, Agent.MOTOR_DRIVER))
+        self.pole = Endpoint(MemoryTransport(hub), WireCodec(key, Agent.POLE_DRIVER))
+        self.panel = Endpoint(MemoryTransport(hub), WireCodec(key, Agent.GAME_PANEL))
+        self.running = True
+        self.sent = self.heard = 0
+        self.thread = threading.Thread(target=self._play, daemon=True)
+        self.thread.start()
+
+    def _play(self) -> None:
+        start = next_send = time.monotonic()
+        while self.running:
+            now = time.monotonic()
+            if now >= next_send:
+                next_send += self.period_s
+                phase = math.sin(2 * math.pi * 0.5 * (now - start))
+                self.pole.send(MotorCommand(axes=tuple(
+                    AxisTarget(axis=a, position=(10.0 + 5.0 * phase) if a % 2 == 0 else phase,
+                               velocity=200.0) for a in range(8))))
+                self.sent += 1
+            wait = max(0.0, min(0.005, next_send - time.monotonic()))
+            self.heard += len(self.panel.receive(wait)) + len(self.pole.receive(0))
+
+    def stop(self) -> None:
+        self.running = False
+        self.thread.join(timeout=2)
+
+
+def restart_from_panel(runner: MotorDriverRunner, traffic: WireTraffic | None,
+                       inbox: Inbox) -> None:
+    restart = GameControl(command=GameCommand.RESTART)
+    if traffic is not None:
+        traffic.panel.send(restart)
+    else:
+        inbox.pending.append(restart)
+
+
+def measure(cycle_ms: float, seconds: float, fifo: bool, wire: bool,
+            flood: bool = False) -> dict[str, object]:
     ns = Namespace()
     emulator = EmulatorProcess(ns, 8, rt_priority=80 if fifo else 0)
     try:
@@ -79,8 +140,11 @@ def measure(cycle_ms: float, seconds: float, fifo: bool) -> dict[str, object]:
         core = MotorDriverCore(MotorDriverConfig(cycle_s=cycle_ms / 1000.0))
         core.expected_wkc = bus.expected_working_counter
         inbox = Inbox()
-        runner = MotorDriverRunner(bus, core, inbox, stats_capacity=int(seconds * 1000 / cycle_ms)
-                                   + 10)
+        traffic = WireTraffic(0.0 if flood else 0.01) if wire else None
+        runner = MotorDriverRunner(bus, core, traffic.mda if traffic else inbox,
+                                   stats_capacity=int(seconds * 1000 / cycle_ms) + 10)
+        if traffic is not None:
+            runner.start_wire_thread()
         assert run_until(runner, lambda: operational(core), 15.0), core.drive_states()
         # the timing window: only steady cycling, after start-up
         runner.stats.count = 0
@@ -95,9 +159,17 @@ def measure(cycle_ms: float, seconds: float, fifo: bool) -> dict[str, object]:
             "sched_fifo": realtime.get("sched_fifo"), "mlockall": realtime.get("mlockall"),
             "wakeup_lateness_us": {k: round(v * 1e6, 1) for k, v in lateness.items()},
             "bad_working_counters": core.bad_working_counters - bad_before,
+            "wire_traffic": None if traffic is None else {
+                "motor_commands_sent": traffic.sent, "messages_heard": traffic.heard,
+                "refused_or_dropped": runner.refused_messages},
         }
+        figures["latched_in_window"] = None if core.latched is None else core.latched.text
         quick_stop = {}
         for kind in FAULTS:
+            if core.latched is not None:  # start each measurement from a running system
+                run_until(runner, lambda: core.latched.cleared, 2.0)  # type: ignore[union-attr]
+                restart_from_panel(runner, traffic, inbox)
+                run_until(runner, lambda: operational(core), 15.0)
             injected = core.cycles
             emulator.command(f"fault 3 {kind}")
             run_until(runner, lambda: core.quick_stop_done_cycle is not None, 2.0)
@@ -109,9 +181,12 @@ def measure(cycle_ms: float, seconds: float, fifo: bool) -> dict[str, object]:
             }
             emulator.command("clear 3")
             run_until(runner, lambda: core.latched is not None and core.latched.cleared, 2.0)
-            inbox.pending.append(GameControl(command=GameCommand.RESTART))  # the game panel
+            restart_from_panel(runner, traffic, inbox)
             run_until(runner, lambda: operational(core), 15.0)
         figures["fault_to_quick_stop"] = quick_stop
+        if traffic is not None:
+            traffic.stop()
+            runner.relay.stop()  # type: ignore[union-attr]
         bus.close()
         return figures
     finally:
@@ -124,10 +199,15 @@ def main() -> int:
     parser.add_argument("--seconds", type=float, default=60.0)
     parser.add_argument("--cycle-ms", type=float, nargs="+", default=[5.0, 1.0])
     parser.add_argument("--no-fifo", action="store_true", help="measure without SCHED_FIFO")
+    parser.add_argument("--no-wire", action="store_true",
+                        help="measure the bare cycle, without agent-LAN traffic")
+    parser.add_argument("--flood", action="store_true",
+                        help="the pole driver sends as fast as it can instead of at 100 Hz")
     parser.add_argument("--json", help="also write the figures to this file")
     args = parser.parse_args()
     logging.basicConfig(level=logging.WARNING)
-    results = [measure(ms, args.seconds, not args.no_fifo) for ms in args.cycle_ms]
+    results = [measure(ms, args.seconds, not args.no_fifo, not args.no_wire, args.flood)
+               for ms in args.cycle_ms]
     text = json.dumps(results, indent=2)
     print(text)
     if args.json:
