@@ -45,6 +45,7 @@ STILL_SPEED = 0.05  # m/s
 DEAD_BALL_S = 3.0
 STALL_S = 10.0
 SERVE_DELAY_S = 1.0
+SAME_STRIKE_S = 0.03  # s: contacts of one rod this close together are one shot
 
 
 @dataclass
@@ -289,9 +290,20 @@ class Match:
                     self._close_shot("missed")
             forward = 1.0 if team == "robot" else -1.0
             if contact.speed_after >= SHOT_MIN_SPEED and contact.vx_after * forward > 0:
-                if self._open_shot is not None and self._open_shot.team == team:
-                    self._close_shot("missed")  # a new shot by the same team replaces it
                 rod = self.table.rods[contact.rod]
+                last = self._open_shot
+                if (
+                    last is not None
+                    and last.team == team
+                    and last.rod == rod.role
+                    and t - last.time < SAME_STRIKE_S
+                ):
+                    # the same foot touching again within one strike: still one shot
+                    last.speed = float(contact.speed_after)
+                    last.on_target = bool(self._on_target(state, contact, forward))
+                    continue
+                if last is not None and last.team == team:
+                    self._close_shot("missed")  # a new shot by the same team replaces it
                 new = Shot(
                     time=t,
                     team=team,

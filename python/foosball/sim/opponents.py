@@ -46,6 +46,7 @@ from foosball.wire.catalogue import (
 WIND_UP = -1.3  # rad: feet back
 STRIKE_END = 2.6  # rad: follow through over the top so the foot is still fast at the ball
 LIFT = -1.5  # rad: feet lifted to let a ball pass underneath
+MAX_AIM_ANGLE = 0.7  # rad: steeper shots are not attempted
 AIM_BELOW = 0.6  # m/s: a ball slower than this is aimed; a faster one is hit straight on
 STRIKE_LEAD = 0.03  # s: the man aims where a rolling ball will be when the foot arrives
 DECISION_PERIOD = 0.01  # s: a human's hands change course at most this often
@@ -273,11 +274,8 @@ class ScriptedOpponent:
             # a simple pass: soft, straight on, for the attack rod to take on the way
             angle, speed = 0.0, float(rng.uniform(1.2, 2.2))
         else:
-            goal_y = self._aim_point(rng)
-            target_y = goal_y
-            if rng.random() < skill.bank_probability:
-                wall = self.table.field.half_width - self._radius
-                target_y = math.copysign(2 * wall, y) - goal_y  # unfolded off the near wall
+            bank = rng.random() < skill.bank_probability
+            target_y = self._aim_point(rng, x, y, bank)
             angle = math.atan2(target_y - y, half_l - x)
             angle += float(rng.normal(0.0, skill.aim_error))
         angle = max(-1.2, min(1.2, angle))
@@ -288,20 +286,35 @@ class ScriptedOpponent:
         self._kicks[i] = kick
         return kick
 
-    def _aim_point(self, rng: np.random.Generator) -> float:
-        """A y on the goal line: the centre +- a bit, or the widest gap the defenders leave."""
+    def _aim_point(self, rng: np.random.Generator, x: float, y: float, bank: bool) -> float:
+        """Where to aim on the goal line (unfolded: a bank shot's target is mirrored in the
+        near side wall): the centre +- a bit, or for a pro the target whose path passes
+        farthest from every opponent man between the ball and the goal."""
         half_goal = self.table.field.goal_width / 2 - self._radius
+        wall = self.table.field.half_width - self._radius
         if not self.skill.aim_at_gaps or self._opponents is None:
-            return float(rng.uniform(-0.6, 0.6) * half_goal)
-        blockers: list[float] = []
-        for position in self._opponents.rods:
-            rod = self.rods[int(position.rod)]
-            if rod.role in ("goalkeeper", "defence"):
-                # opponent rods are reported in this frame with this table's rod layout
-                blockers += list(rod.men_y(position.translation))
-        candidates = np.linspace(-0.8 * half_goal, 0.8 * half_goal, 17)  # not the posts
-        clearance = [min((abs(c - b) for b in blockers), default=1.0) for c in candidates]
-        return float(candidates[int(np.argmax(clearance))])
+            goal_y = float(rng.uniform(-0.6, 0.6) * half_goal)
+            return math.copysign(2 * wall, y) - goal_y if bank else goal_y
+        goal_x = self.table.field.half_length
+        # the opponent's rods, in this frame: same layout as ours, mirrored in x
+        blockers = [
+            (-self.rods[int(p.rod)].x, self.rods[int(p.rod)].men_y(p.translation))
+            for p in self._opponents.rods
+        ]
+        best, best_clearance = 0.0, -math.inf
+        for goal_y in np.linspace(-0.8 * half_goal, 0.8 * half_goal, 17).tolist():
+            target = math.copysign(2 * wall, y) - goal_y if bank else goal_y
+            if abs(math.atan2(target - y, goal_x - x)) > MAX_AIM_ANGLE:
+                continue  # too steep to strike cleanly
+            clearance = math.inf
+            for rod_x, men in blockers:
+                if not x < rod_x < goal_x:
+                    continue
+                y_there = _fold(y + (target - y) * (rod_x - x) / (goal_x - x), wall)
+                clearance = min(clearance, *(abs(y_there - m) for m in men))
+            if clearance > best_clearance:
+                best, best_clearance = target, clearance
+        return best
 
     def _contact_offset(self, angle: float) -> float:
         """Ball centre minus man centre (y) that makes the foot's edge send it at `angle`:
