@@ -13,9 +13,10 @@ goal, when it has lain still (< 5 cm/s) for 3 s where no man can kick it forward
 it has lain still for 10 s anywhere (the possession limit of table-soccer rules).
 
 Statistics. A shot is a man's contact after which the ball moves towards the other goal at
->= 2 m/s; it is on target if its straight path, folded at the side walls (bank shots), ends
-in the goal mouth. A save is an on-target shot that a man of the defending team touches
-before it scores. Results report every realism parameter the match ran with.
+>= 2 m/s (contacts of the same rod within `SAME_STRIKE_S` are one strike); it is on target if
+its straight path, folded at the side walls (bank shots), ends in the goal mouth. A save is an
+on-target shot that a man of the defending team touches before it scores. Results report
+every realism parameter the match ran with.
 """
 
 from __future__ import annotations
