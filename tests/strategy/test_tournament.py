@@ -1,0 +1,37 @@
+"""Tournament runner: totals arithmetic, and one tiny match through the real runner."""
+
+from __future__ import annotations
+
+from foosball.strategy.tournament import run_tournament, totals
+
+
+def match(seed, gf, ga, saves, against_speeds):
+    return {
+        "seed": seed,
+        "goals_for": gf,
+        "goals_against": ga,
+        "saves": saves,
+        "on_target_against": saves + ga,
+        "save_bands": {"0-5": [saves, saves + ga], "5-10": [0, 0], "10-15": [0, 0],
+                       "15-99": [0, 0]},
+        "shots_for": [{"speed": 5.0, "on_target": True, "outcome": "goal"}] * gf,
+        "shots_against": [{"speed": v, "on_target": True, "outcome": "saved"}
+                          for v in against_speeds],
+    }
+
+
+def test_totals():
+    t = totals([match(0, 2, 1, 3, [4.0, 6.0]), match(1, 0, 0, 1, [8.0]), match(2, 1, 2, 0, [])])
+    assert (t["wins"], t["draws"], t["losses"]) == (1, 1, 1)
+    assert t["goals_for"] == 3 and t["goals_against"] == 3 and t["goals_ratio"] == 1.0
+    assert t["save_rate"] == round(4 / 7, 4)
+    assert t["shots_against"]["mean_speed"] == 6.0
+    assert t["shots_against"]["max_speed"] == 8.0
+
+
+def test_one_short_match_runs_and_is_reproducible():
+    a = run_tournament("improved", "seed-rules", 1, 1, 7, 2.0, False, show_progress=False)
+    b = run_tournament("improved", "seed-rules", 1, 1, 7, 2.0, False, show_progress=False)
+    assert a["total"]["matches"] == 1
+    assert a["per_match"] == [{**m, "wall_time": a["per_match"][0]["wall_time"]}
+                              for m in b["per_match"]]
