@@ -154,3 +154,12 @@ def test_less_than_half_visible_centre_from_the_known_radius(projector, cut):
         image)
     assert centroid is not None
     assert math.hypot(centroid.u - true_u, centroid.v - true_v) > 2.5
+
+
+def test_window_threshold_reuses_its_buffers():
+    threshold = ColourThreshold(DetectorConfig(), "bgr", 64, 64)
+    image = render(CAMERA, (0.1, 0.1))
+    first = threshold.mask(image[100:140, 200:240])
+    second = threshold.mask(image[300:330, 50:80])
+    assert np.shares_memory(first, second)  # one buffer, views of the window's size
+    assert second.shape == (30, 30)

@@ -69,3 +69,18 @@ def test_default_settings_round_trip(capsys):
     assert main(["vision", "settings"]) == 0
     settings = parse_settings(json.loads(capsys.readouterr().out))
     assert settings.detector.hue_low == 7 and settings.filter.max_speed == 25.0
+
+
+def test_settings_file_errors_name_the_field(tmp_path):
+    from foosball.vision.config import VisionConfigError, load_settings
+
+    path = tmp_path / "vision.json"
+    path.write_text(json.dumps({"detector": {"hue_low": "orange"}}))
+    with pytest.raises(VisionConfigError, match=r"detector\.hue_low"):
+        load_settings(path)
+    path.write_text(json.dumps({"filter": {"gate": -1.0}}))
+    with pytest.raises(VisionConfigError, match=r"filter\.gate"):
+        load_settings(path)
+    path.write_text(json.dumps({"detector": {"colour": 1}}))
+    with pytest.raises(VisionConfigError, match="unknown keys"):
+        load_settings(path)
