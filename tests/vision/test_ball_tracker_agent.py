@@ -174,3 +174,16 @@ def test_run_adapter_moves_frames_and_messages(calibration, frames, clock):
     assert [s.capture_time for s in states] == [round(i * 5e6) for i in range(len(frames))]
     assert any(isinstance(m, VisionPreview) for m in endpoint.sent)
     assert any(isinstance(m, Heartbeat) for m in endpoint.sent)
+
+
+def test_a_frame_of_the_wrong_size_is_an_alarm_not_a_position(calibration, frames):
+    agent = core(calibration)
+    small = np.zeros((240, 320, 3), np.uint8)
+    out = agent.step(TrackerInput(now_ns=0, frame=CapturedFrame(small, 0, 0)))
+    [alarm] = of_type(out, Alarm)
+    assert alarm.code is AlarmCode.CAMERA_LOST and "320x240" in alarm.text
+    assert not of_type(out, BallState)
+    assert not of_type(agent.step(TrackerInput(now_ns=5 * MS, frame=CapturedFrame(small, 5, 1))),
+                       Alarm)  # raised once
+    out = agent.step(TrackerInput(now_ns=10 * MS, frame=CapturedFrame(frames[0], 10 * MS, 2)))
+    assert of_type(out, BallState) and agent.state is SafetyState.READY

@@ -100,14 +100,26 @@ class BallTrackerCore:
             if isinstance(message, VisionConfig):
                 self._apply(message)
         result = None
-        if inputs.frame is not None:
+        frame = inputs.frame
+        if frame is not None and not self._fits(frame):
+            # A frame the calibration was not made for (the camera came up in another mode):
+            # positions from it would be wrong, so it counts as no frame at all.
+            if not self.camera_lost:
+                out.append(Alarm(source=Agent.BALL_TRACKER, code=AlarmCode.CAMERA_LOST,
+                                 text=f"frame {frame.image.shape[1]}x{frame.image.shape[0]} "
+                                 f"does not match the calibration "
+                                 f"{self.tracker.detector.width}x{self.tracker.detector.height}",
+                                 latched=True, axis=-1))
+                self.camera_lost = True
+            frame = None
+        if frame is not None:
             self._last_frame_ns = now
             self.camera_lost = False
             self.frames += 1
-            result = self.tracker.process(inputs.frame.image, inputs.frame.capture_time_ns)
-            out.append(ball_state(result, inputs.frame))
+            result = self.tracker.process(frame.image, frame.capture_time_ns)
+            out.append(ball_state(result, frame))
             if self.preview:
-                out.append(self._preview_part(inputs.frame))
+                out.append(self._preview_part(frame))
         elif not self.camera_lost and self._camera_silent(now):
             self.camera_lost = True
             silence = (now - (self._last_frame_ns or self._started_ns)) * 1e-9
@@ -124,6 +136,13 @@ class BallTrackerCore:
                                  memory=_clip(h.memory, 0.0, 100.0),
                                  temperature=_clip(h.temperature, -273.0, 200.0)))
         return TrackerOutput(tuple(out), result)
+
+    def _fits(self, frame: CapturedFrame) -> bool:
+        detector = self.tracker.detector
+        shape = frame.image.shape
+        channels = 3 if detector.pixel_format == "bgr" else 2
+        return len(shape) == 3 and shape[0] == detector.height and \
+            shape[1] == detector.width and shape[2] == channels
 
     def _camera_silent(self, now: int) -> bool:
         if self._last_frame_ns is None:
