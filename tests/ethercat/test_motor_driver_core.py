@@ -15,6 +15,7 @@ from foosball.agents.motor_driver import (
     MotorDriverConfig,
     MotorDriverCore,
     MotorDriverRunner,
+    WireRelay,
     default_axes,
 )
 from foosball.ethercat import layout as L
@@ -46,6 +47,9 @@ from foosball.wire.catalogue import (
     MotorStatus,
     SafetyState,
 )
+from foosball.wire.codec import WireCodec
+from foosball.wire.endpoint import Endpoint
+from foosball.wire.transports.memory import MemoryHub, MemoryTransport
 
 USUAL_SENDER = {MotorCommand: Agent.POLE_DRIVER, GameControl: Agent.GAME_PANEL,
                 Alarm: Agent.POLE_DRIVER}
@@ -319,3 +323,36 @@ def test_heartbeats_at_100_hz_carry_the_safety_state_and_board_health(rig: Rig) 
     assert 45 <= len(beats) <= 55
     assert beats[-1].agent == Agent.MOTOR_DRIVER and beats[-1].state == SafetyState.READY
     assert (beats[-1].cpu_load, beats[-1].memory, beats[-1].temperature) == (12.0, 34.0, 45.0)
+
+
+def test_wire_relay_filters_and_bounds_what_reaches_the_cycle() -> None:
+    inbox = Inbox()
+    relay = WireRelay(inbox)
+    inbox.pending.extend(MotorCommand(axes=(AxisTarget(axis=0, position=float(n),
+                                                       velocity=1.0),)) for n in range(300))
+    inbox.pending.append(SimpleNamespace(message=GameControl(command=GameCommand.START),
+                                         sender=Agent.STRATEGY))
+    relay.outbox.append("status")
+    relay.pump()  # the threaded relay runs this same round in a loop (integration suite)
+    assert len(relay.inbox) == 256  # bounded: a flood cannot grow memory without limit
+    assert relay.refused == 1
+    assert inbox.sent == ["status"]
+
+
+def test_wire_relay_decodes_within_its_budget_and_drops_the_rest_undecoded() -> None:
+    key = bytes(32)
+    hub = MemoryHub()
+    mda = Endpoint(MemoryTransport(hub), WireCodec(key, Agent.MOTOR_DRIVER))
+    pole = Endpoint(MemoryTransport(hub), WireCodec(key, Agent.POLE_DRIVER))
+    t = [100.0]
+    relay = WireRelay(mda, max_rate_hz=100.0, burst=50, clock=lambda: t[0])
+    command = MotorCommand(axes=(AxisTarget(axis=0, position=1.0, velocity=1.0),))
+    for _ in range(200):
+        pole.send(command)
+    relay.pump()
+    assert (len(relay.inbox), relay.over_budget) == (50, 150)
+    t[0] += 0.25  # 25 more tokens
+    for _ in range(30):
+        pole.send(command)
+    relay.pump()
+    assert (len(relay.inbox), relay.over_budget) == (75, 155)

@@ -50,6 +50,7 @@ from foosball.wire.catalogue import (
     MotorStatus,
     SafetyState,
 )
+from foosball.wire.codec import Received
 
 log = logging.getLogger(__name__)
 
@@ -569,11 +570,21 @@ class WireRelay:
     `start()`ed (the board), or synchronously from the cycle (unit tests, benchmarks).
     Messages cross in bounded deques (appends and pops are atomic in CPython)."""
 
-    def __init__(self, endpoint: Any, health: Callable[[], Health] | None = None) -> None:
+    def __init__(self, endpoint: Any, health: Callable[[], Health] | None = None,
+                 max_rate_hz: float = 2000.0, burst: int = 200,
+                 clock: Callable[[], float] = time.monotonic) -> None:
         self.endpoint = endpoint
         self.inbox: deque[Any] = deque(maxlen=256)
         self.outbox: deque[Any] = deque(maxlen=1024)
         self.refused = 0
+        # Decoding budget: a flooding peer costs us reading its frames, not checking their
+        # MACs, so the cycle thread keeps getting the interpreter (see the note's figures).
+        self.max_rate_hz = max_rate_hz
+        self.burst = float(burst)
+        self.tokens = float(burst)
+        self.over_budget = 0
+        self.clock = clock
+        self._refilled_s = clock()
         self.health_reader = health
         self.health = Health(0.0, 0.0, UNKNOWN_TEMPERATURE)
         self._thread: threading.Thread | None = None
@@ -593,11 +604,37 @@ class WireRelay:
         return False
 
     def pump(self, timeout: float = 0.0) -> None:
-        for received in self.endpoint.receive(timeout):
+        transport = getattr(self.endpoint, "transport", None)
+        codec = getattr(self.endpoint, "codec", None)
+        if transport is None or codec is None:  # a plain endpoint (tests): no budget
+            received_all = self.endpoint.receive(timeout)
+        else:
+            received_all = self._receive_within_budget(transport, codec, timeout)
+        for received in received_all:
             if self.accepted(received):
                 self.inbox.append(received.message)
         while self.outbox:
             self.endpoint.send(self.outbox.popleft())
+
+    def _receive_within_budget(self, transport: Any, codec: Any, timeout: float) -> list[Any]:
+        now = self.clock()
+        self.tokens = min(self.burst, self.tokens + (now - self._refilled_s) * self.max_rate_hz)
+        self._refilled_s = now
+        out = []
+        frame = transport.recv(timeout)
+        count = 0
+        while frame is not None and count < 256:
+            count += 1
+            if self.tokens >= 1.0:
+                self.tokens -= 1.0
+                result = codec.decode(frame)
+                if isinstance(result, Received) and not (
+                        result.sender == codec.sender and result.boot_id == codec.boot_id):
+                    out.append(result)
+            else:
+                self.over_budget += 1  # read and dropped undecoded
+            frame = transport.recv(0)
+        return out
 
     def start(self) -> None:
         self._running = True
