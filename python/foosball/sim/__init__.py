@@ -1,0 +1,5 @@
+"""The simulated table: physics (`physics`, `drives`), realism parameters (`params`), the
+controller interface and scripted opponents (`controllers`, `opponents`), the tracker's view
+(`perception`), the match runner (`match`), the camera renderer (`render`), recording and
+replay (`record`) and the `foosball sim` commands (`cli`). docs/notes/issue-3.md has the tour.
+"""
