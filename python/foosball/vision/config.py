@@ -39,14 +39,15 @@ class DetectorConfig:
     min_density: float = 0.3  # polygon area / bounding box area; a disc gives pi/4, a ball
     # hidden on two sides by a man (an L-shaped remainder) about 0.35
     max_eccentricity: float = 0.93  # of the blob's moment ellipse; a half disc gives 0.85
-    # Search windows. The tracking window is centred on the filter's prediction; its half
-    # size grows with the prediction's uncertainty up to roi_max_half.
-    roi_min_half: int = 20
+    # Search windows (px, half sizes). The tracking window is centred on the filter's
+    # prediction: the ball's radius + 2 px + roi_sigmas standard deviations of the predicted
+    # position, at most roi_max_half.
     roi_max_half: int = 64
     roi_sigmas: float = 4.0
     # Re-acquisition searches the whole frame decimated by this factor, then refines in a
-    # full-resolution window around the best candidate.
+    # full-resolution window of half size refine_half around each candidate.
     reacquire_decimation: int = 4
+    refine_half: int = 20
     # A blob filling less than this share of its smallest enclosing circle (a digital
     # disc of that radius) is a partly hidden ball: its centre then comes from a circle
     # fitted to its own arc (the visible arc of a ball more than half visible spans over
@@ -76,9 +77,9 @@ class DetectorConfig:
             raise VisionConfigError("detector.min_density: must be in [0, 1]")
         if not 0.0 < self.max_eccentricity <= 1.0:
             raise VisionConfigError("detector.max_eccentricity: must be in (0, 1]")
-        if not 4 <= self.roi_min_half <= self.roi_max_half <= 256:
+        if not 4 <= self.refine_half <= self.roi_max_half <= 256:
             raise VisionConfigError(
-                "detector.roi_min_half/roi_max_half: need 4 <= min <= max <= 256")
+                "detector.refine_half/roi_max_half: need 4 <= refine_half <= roi_max_half <= 256")
         if self.reacquire_decimation not in (1, 2, 4, 8):
             raise VisionConfigError("detector.reacquire_decimation: one of 1, 2, 4, 8")
         if not 0.0 < self.whole_fill <= 1.0:

@@ -297,7 +297,7 @@ class BallDetector:
                 cu, cv_ = x + (w - 1) * 0.5, y + (h - 1) * 0.5
             found.append((area, (cu + 0.5) * scale_u - 0.5, (cv_ + 0.5) * scale_v - 0.5))
         found.sort(reverse=True)
-        half = max(self.cfg.roi_min_half, 2 * dec + 12)
+        half = max(self.cfg.refine_half, 2 * dec + 12)
         best: Detection | None = None
         best_distance = math.inf
         for _, u, v in found[:candidates]:
