@@ -88,3 +88,70 @@ def test_missing_camera_and_video_fail_clearly(tmp_path):
 def test_memory_source_refuses_nothing():
     with pytest.raises(SourceError):
         MemorySource([])
+
+
+class FakeCapture:
+    """Stands in for cv2.VideoCapture: frames are handed over by the test; `idle` is set
+    when the grabber asks for another frame after `expect` were delivered (so it has queued
+    the last one)."""
+
+    def __init__(self):
+        import queue
+        import threading
+
+        self.pending = queue.Queue()
+        self.idle = threading.Event()
+        self.expect = 1
+        self.delivered = 0
+        self.lock = threading.Lock()
+        self.released = False
+        self._stamp_ms = 0.0
+        self._image = None
+
+    def grab(self):
+        import queue
+
+        try:
+            self._stamp_ms, self._image = self.pending.get_nowait()
+        except queue.Empty:
+            with self.lock:
+                if self.delivered >= self.expect:
+                    self.idle.set()
+            return False  # a stalled camera
+        self.delivered += 1
+        return True
+
+    def get(self, prop):
+        return self._stamp_ms if prop == cv2.CAP_PROP_POS_MSEC else 0.0
+
+    def retrieve(self):
+        return True, self._image
+
+    def release(self):
+        self.released = True
+
+
+def test_camera_source_times_out_when_the_camera_stalls_and_keeps_the_newest_frame():
+    from foosball.vision.sources import _GrabberSource
+
+    capture = FakeCapture()
+    source = _GrabberSource(capture, lambda raw: raw, clock=lambda: 42)
+    try:
+        capture.pending.put((1000.0, frames()[0]))
+        first = source.read(timeout=2.0)
+        assert first is not None and first.index == 0
+        # the driver's monotonic stamp (1 s) is moved onto the realtime clock
+        assert first.capture_time_ns != 1_000_000_000
+        assert source.read(timeout=0.0) is None  # nothing new: the agent will alarm
+        with capture.lock:
+            capture.expect = 3
+            capture.idle.clear()
+        for k in (1, 2):
+            capture.pending.put((1000.0 + 5 * k, frames()[k]))
+        assert capture.idle.wait(timeout=2.0)
+        latest = source.read(timeout=0.0)
+        assert latest is not None and latest.index == 2  # frame 1 was dropped: stale
+        assert source.read(timeout=0.0) is None
+    finally:
+        source.close()
+    assert capture.released
