@@ -12,12 +12,14 @@ Needs root (network namespace, SCHED_FIFO). Reports; never fails on timing.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import logging
 import math
 import secrets
+import signal
+import subprocess
 import sys
-import threading
 import time
 from pathlib import Path
 from types import SimpleNamespace
@@ -25,6 +27,7 @@ from types import SimpleNamespace
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the repository root
 
 from foosball.agents.motor_driver import (
+    RELAY_PRIORITY,
     MotorDriverConfig,
     MotorDriverCore,
     MotorDriverRunner,
@@ -41,7 +44,7 @@ from foosball.wire.catalogue import (
 )
 from foosball.wire.codec import WireCodec
 from foosball.wire.endpoint import Endpoint
-from foosball.wire.transports.memory import MemoryHub, MemoryTransport
+from foosball.wire.transports import open_transport
 from tests.ethercat.netns import EmulatorProcess, Namespace, inside
 
 FAULTS = ("overcurrent", "motor_locked", "emergency_button")
@@ -84,39 +87,73 @@ def operational(core: MotorDriverCore) -> bool:
 
 
 class WireTraffic:
-    """The agent LAN as the MDA sees it in play: an in-process segment carrying authenticated
-    messages; a pole driver sending 8 axis targets at 100 Hz (rods sweeping), a panel
-    listening, and the MDA's relay thread decoding and encoding beside the cycle."""
+    """The agent LAN as the MDA sees it in play: authenticated frames on the namespace's
+    agent-LAN veth pair. Another process (as another board would) plays the pole driver,
+    sending 8 axis targets every `period_s` (0: a flood) and reading everything; the
+    MDA's relay thread decodes and encodes beside the cycle."""
 
-    def __init__(self, period_s: float = 0.01) -> None:
-        self.period_s = period_s  # 0: a flood, as fast as the sender can encode
+    def __init__(self, ns: Namespace, period_s: float, seconds: float) -> None:
         key = secrets.token_bytes(32)
-        hub = MemoryHub()
-        self.mda = Endpoint(MemoryTransport(hub), WireCodec(key, Agent.MOTOR_DRIVER))
-        self.pole = Endpoint(MemoryTransport(hub), WireCodec(key, Agent.POLE_DRIVER))
-        self.panel = Endpoint(MemoryTransport(hub), WireCodec(key, Agent.GAME_PANEL))
-        self.running = True
-        self.sent = self.heard = 0
-        self.thread = threading.Thread(target=self._play, daemon=True)
-        self.thread.start()
+        with inside(ns):
+            self.mda = Endpoint(open_transport("raw", iface="lan0"),
+                                WireCodec(key, Agent.MOTOR_DRIVER))
+            self.panel = Endpoint(open_transport("raw", iface="lan1"),
+                                  WireCodec(key, Agent.GAME_PANEL))
+        self.args = [*ns.exec_args(), sys.executable, __file__, "--peer", "lan1", key.hex(),
+                     str(period_s), str(seconds)]
+        self.process: subprocess.Popen[str] | None = None
 
-    def _play(self) -> None:
-        start = next_send = time.monotonic()
-        while self.running:
-            now = time.monotonic()
-            if now >= next_send:
-                next_send += self.period_s
-                phase = math.sin(2 * math.pi * 0.5 * (now - start))
-                self.pole.send(MotorCommand(axes=tuple(
-                    AxisTarget(axis=a, position=(10.0 + 5.0 * phase) if a % 2 == 0 else phase,
-                               velocity=200.0) for a in range(8))))
-                self.sent += 1
-            wait = max(0.0, min(0.005, next_send - time.monotonic()))
-            self.heard += len(self.panel.receive(wait)) + len(self.pole.receive(0))
+    def start(self) -> None:
+        self.process = subprocess.Popen(self.args, stdout=subprocess.PIPE, text=True)
 
-    def stop(self) -> None:
-        self.running = False
-        self.thread.join(timeout=2)
+    def finish(self) -> dict[str, object]:
+        assert self.process is not None
+        self.process.send_signal(signal.SIGINT)  # the peer reports its counts and stops
+        try:
+            out, _ = self.process.communicate(timeout=30)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            out, _ = self.process.communicate()
+        return json.loads(out) if out.strip() else {}
+
+
+def peer_main(iface: str, key_hex: str, period: str, seconds: str) -> int:
+    """The pole driver stand-in, run in its own process by WireTraffic."""
+    endpoint = Endpoint(open_transport("raw", iface=iface),
+                        WireCodec(bytes.fromhex(key_hex), Agent.POLE_DRIVER))
+    counts = [0, 0]
+    with contextlib.suppress(KeyboardInterrupt):  # WireTraffic.finish() interrupts
+        _peer_loop(endpoint, float(period), float(seconds), counts)
+    print(json.dumps({"motor_commands_sent": counts[0], "messages_heard": counts[1]}))
+    return 0
+
+
+def _peer_loop(endpoint: Endpoint, period_s: float, seconds: float, counts: list[int]) -> None:
+    start = next_send = time.monotonic()
+    while time.monotonic() - start < seconds:
+        now = time.monotonic()
+        if now >= next_send:
+            next_send += period_s
+            phase = math.sin(2 * math.pi * 0.5 * (now - start))
+            endpoint.send(MotorCommand(axes=tuple(
+                AxisTarget(axis=a, position=(10.0 + 5.0 * phase) if a % 2 == 0 else phase,
+                           velocity=200.0) for a in range(8))))
+            counts[0] += 1
+        wait = max(0.0, min(0.005, next_send - time.monotonic()))
+        counts[1] += len(endpoint.receive(wait))
+
+
+def back_to_running(runner: MotorDriverRunner, core: MotorDriverCore,
+                    traffic: WireTraffic | None, inbox: Inbox) -> bool:
+    """Clear any latched fault with RESTARTs from the panel (a flood may drop one)."""
+    for _ in range(10):
+        if core.latched is None and operational(core):
+            return True
+        if core.latched is not None:
+            run_until(runner, lambda: core.latched is None or core.latched.cleared, 2.0)
+            restart_from_panel(runner, traffic, inbox)
+        run_until(runner, lambda: core.latched is None and operational(core), 5.0)
+    return core.latched is None and operational(core)
 
 
 def restart_from_panel(runner: MotorDriverRunner, traffic: WireTraffic | None,
@@ -132,7 +169,13 @@ def measure(cycle_ms: float, seconds: float, fifo: bool, wire: bool,
             flood: bool = False) -> dict[str, object]:
     ns = Namespace()
     emulator = EmulatorProcess(ns, 8, rt_priority=80 if fifo else 0)
+    traffic = None
     try:
+        # The peer process starts first: forking later would pause the cycle past the
+        # drives' watchdog.
+        traffic = WireTraffic(ns, 0.0 if flood else 0.01, seconds + 60) if wire else None
+        if traffic is not None:
+            traffic.start()
         realtime = prepare_realtime() if fifo else {"sched_fifo": False}
         with inside(ns):
             bus = open_bus(BusConfig(backend="pysoem", iface="ecat0", drives=8))
@@ -140,11 +183,10 @@ def measure(cycle_ms: float, seconds: float, fifo: bool, wire: bool,
         core = MotorDriverCore(MotorDriverConfig(cycle_s=cycle_ms / 1000.0))
         core.expected_wkc = bus.expected_working_counter
         inbox = Inbox()
-        traffic = WireTraffic(0.0 if flood else 0.01) if wire else None
         runner = MotorDriverRunner(bus, core, traffic.mda if traffic else inbox,
                                    stats_capacity=int(seconds * 1000 / cycle_ms) + 10)
         if traffic is not None:
-            runner.start_wire_thread()
+            runner.start_wire_thread(RELAY_PRIORITY if fifo else None)
         assert run_until(runner, lambda: operational(core), 15.0), core.drive_states()
         # the timing window: only steady cycling, after start-up
         runner.stats.count = 0
@@ -153,6 +195,7 @@ def measure(cycle_ms: float, seconds: float, fifo: bool, wire: bool,
         runner.running = True
         runner.run(cycles=int(seconds * 1000 / cycle_ms))
         elapsed = time.monotonic() - started
+        peer_over_budget = runner.relay.over_budget if runner.relay is not None else 0
         lateness = runner.stats.percentiles()
         figures: dict[str, object] = {
             "cycle_ms": cycle_ms, "seconds": round(elapsed, 1), "cycles": runner.stats.count,
@@ -160,41 +203,40 @@ def measure(cycle_ms: float, seconds: float, fifo: bool, wire: bool,
             "wakeup_lateness_us": {k: round(v * 1e6, 1) for k, v in lateness.items()},
             "bad_working_counters": core.bad_working_counters - bad_before,
             "wire_traffic": None if traffic is None else {
-                "motor_commands_sent": traffic.sent, "messages_heard": traffic.heard,
-                "refused_or_dropped": runner.refused_messages},
+                "refused": runner.refused_messages, "over_decoding_budget": peer_over_budget},
         }
         figures["latched_in_window"] = None if core.latched is None else core.latched.text
-        quick_stop = {}
+        quick_stop: dict[str, object] = {}
         for kind in FAULTS:
-            if core.latched is not None:  # start each measurement from a running system
-                run_until(runner, lambda: core.latched.cleared, 2.0)  # type: ignore[union-attr]
-                restart_from_panel(runner, traffic, inbox)
-                run_until(runner, lambda: operational(core), 15.0)
+            if not back_to_running(runner, core, traffic, inbox):
+                quick_stop[kind] = "not measured: the system did not come back to running"
+                continue
             injected = core.cycles
             emulator.command(f"fault 3 {kind}")
             run_until(runner, lambda: core.quick_stop_done_cycle is not None, 2.0)
-            fault_seen = core.fault_cycle
-            done = core.quick_stop_done_cycle
+            fault_seen, done = core.fault_cycle, core.quick_stop_done_cycle
             quick_stop[kind] = {
                 "cycles_to_fault_latched": None if fault_seen is None else fault_seen - injected,
                 "cycles_to_quick_stop_all_axes": None if done is None else done - injected,
             }
             emulator.command("clear 3")
-            run_until(runner, lambda: core.latched is not None and core.latched.cleared, 2.0)
-            restart_from_panel(runner, traffic, inbox)
-            run_until(runner, lambda: operational(core), 15.0)
         figures["fault_to_quick_stop"] = quick_stop
-        if traffic is not None:
-            traffic.stop()
-            runner.relay.stop()  # type: ignore[union-attr]
         bus.close()
+        if traffic is not None:
+            runner.relay.stop()  # type: ignore[union-attr]
+            figures["wire_traffic"].update(traffic.finish())  # type: ignore[union-attr]
         return figures
     finally:
+        if traffic is not None and traffic.process is not None and \
+                traffic.process.poll() is None:
+            traffic.process.kill()
         emulator.stop()
         ns.delete()
 
 
 def main() -> int:
+    if len(sys.argv) == 6 and sys.argv[1] == "--peer":
+        return peer_main(*sys.argv[2:])
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seconds", type=float, default=60.0)
     parser.add_argument("--cycle-ms", type=float, nargs="+", default=[5.0, 1.0])

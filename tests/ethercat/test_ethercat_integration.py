@@ -24,6 +24,7 @@ from pathlib import Path
 import pytest
 
 from foosball.agents.motor_driver import (
+    RELAY_PRIORITY,
     MotorDriverConfig,
     MotorDriverCore,
     MotorDriverRunner,
@@ -88,7 +89,7 @@ class Rig:
                 self.runner.run()
 
         self.runner.running = True
-        self.runner.start_wire_thread()  # the agent LAN on its own normal-priority thread
+        self.runner.start_wire_thread(RELAY_PRIORITY)  # the agent LAN on its own thread
         self.thread = threading.Thread(target=cycle, name="mda-cycle", daemon=True)
         self.thread.start()
 

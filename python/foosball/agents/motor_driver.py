@@ -33,7 +33,7 @@ from typing import Any
 
 from foosball.ethercat import layout as L
 from foosball.ethercat.bus import EtherCatBus, Exchange
-from foosball.ethercat.realtime import CycleStats, prepare_realtime
+from foosball.ethercat.realtime import CycleStats, prepare_realtime, set_fifo
 from foosball.safety.health import UNKNOWN_TEMPERATURE, Health, read_board_health
 from foosball.safety.systemd import SystemdNotifier
 from foosball.wire.catalogue import (
@@ -558,6 +558,8 @@ def _bounded(value: float, limit: float, low: float | None = None) -> float:
 
 
 # --- the real-time edge ---------------------------------------------------------------------
+RELAY_PRIORITY = 50  # SCHED_FIFO of the agent-LAN relay: below the cycle (99), above all else
+
 ACCEPTED_SENDERS: dict[type, tuple[Agent, ...]] = {
     MotorCommand: (Agent.POLE_DRIVER,),
     GameControl: (Agent.GAME_PANEL, Agent.TOOL),
@@ -636,9 +638,14 @@ class WireRelay:
             frame = transport.recv(0)
         return out
 
-    def start(self) -> None:
+    def start(self, priority: int | None = None) -> None:
+        """`priority`: SCHED_FIFO for the relay, below the cycle's. The relay holds the
+        interpreter lock while it decodes; preempted by ordinary processes with the lock in
+        hand it would stall the cycle behind it (priority inversion), so on the board it
+        runs real-time too, its work bounded by the decoding budget."""
         self._running = True
-        self._thread = threading.Thread(target=self._loop, name="mda-wire", daemon=True)
+        self._thread = threading.Thread(target=self._loop, args=(priority,), name="mda-wire",
+                                        daemon=True)
         self._thread.start()
 
     def stop(self) -> None:
@@ -647,7 +654,9 @@ class WireRelay:
             self._thread.join(timeout=2)
             self._thread = None
 
-    def _loop(self) -> None:
+    def _loop(self, priority: int | None) -> None:
+        if priority is not None:
+            set_fifo(priority)
         last_health = -math.inf
         while self._running:
             try:
@@ -695,9 +704,9 @@ class MotorDriverRunner:
     def refused_messages(self) -> int:
         return self.relay.refused if self.relay is not None else 0
 
-    def start_wire_thread(self) -> None:
+    def start_wire_thread(self, priority: int | None = None) -> None:
         if self.relay is not None and not self.relay.threaded:
-            self.relay.start()
+            self.relay.start(priority)
 
     def stop(self) -> None:
         self.running = False
@@ -796,7 +805,7 @@ def run_motor_driver(bus: EtherCatBus, endpoint: Any, config: MotorDriverConfig,
     core = MotorDriverCore(config)
     core.expected_wkc = bus.expected_working_counter
     runner = MotorDriverRunner(bus, core, endpoint, notifier=notifier)
-    runner.start_wire_thread()  # started before the cycle: it inherits no real-time policy
+    runner.start_wire_thread(RELAY_PRIORITY if realtime else None)
     notifier.ready()
     try:
         runner.run()
