@@ -74,3 +74,28 @@ def test_rod_positions_from_motor_angles():
     keeper = TABLE.robot_rods[0]
     assert status.rods[0].translation == keeper.zero_offset + 10.0 * 0.02 / 5.0
     assert status.rods[0].rotation == 10.0
+
+
+def test_run_loop_feeds_the_core_and_sends_its_commands():
+    from foosball.agents.strategy import make_core, run
+
+    class Received:
+        def __init__(self, message):
+            self.message = message
+
+    class FakeEndpoint:
+        def __init__(self, batches):
+            self.batches = list(batches)
+            self.sent = []
+
+        def receive(self, timeout=0.0):
+            return [Received(m) for m in self.batches.pop(0)] if self.batches else []
+
+        def send(self, message):
+            self.sent.append(message)
+
+    endpoint = FakeEndpoint([[game(SafetyState.PLAYING), RODS], [ball()], [ball(2_000_000)]])
+    core = make_core("seed-rules", TABLE)
+    run(endpoint, core, clock=lambda: 3_000_000, should_stop=lambda: not endpoint.batches)
+    assert len(endpoint.sent) == 2
+    assert all(isinstance(m, RodCommand) for m in endpoint.sent)

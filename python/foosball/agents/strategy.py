@@ -151,3 +151,12 @@ def run(
             command = core.step(clock(), **{kind: message})
             if command is not None:
                 endpoint.send(command)
+
+
+def make_core(strategy: str = "improved", table: Table | None = None) -> StrategyAgentCore:
+    """The agent core driving a strategy from the strategy table (`seed-rules`, `improved`)."""
+    from foosball.geometry import default_table
+    from foosball.strategy.registry import strategy_factory
+
+    table = table or default_table()
+    return StrategyAgentCore(strategy_factory(strategy)(table, 0), table)
