@@ -127,11 +127,15 @@ class BallDetector:
     """Finds the ball in a window around a predicted pixel, or anywhere in a frame."""
 
     def __init__(self, cfg: DetectorConfig, pixel_format: str, frame_size: tuple[int, int],
-                 radius_at: RadiusAt | None = None):
+                 radius_at: RadiusAt | None = None,
+                 on_table: Callable[[float, float], bool] | None = None):
         self.cfg = cfg.validate()
         self.pixel_format = pixel_format
         self.width, self.height = frame_size
         self.radius_at = radius_at
+        # Where a ball can be (from the calibration): orange things off the table (a shirt,
+        # a cone beside it) are never candidates.
+        self.on_table = on_table
         side = 2 * cfg.roi_max_half
         self._window = ColourThreshold(cfg, pixel_format, side, side)
         dec = cfg.reacquire_decimation
@@ -186,6 +190,8 @@ class BallDetector:
                 continue
             stats = blob_stats(contour, x0, y0)
             if stats is None or not passes(stats, cfg):
+                continue
+            if self.on_table is not None and not self.on_table(stats.u, stats.v):
                 continue
             distance = (stats.u - u) ** 2 + (stats.v - v) ** 2
             if distance < best_distance:
@@ -295,7 +301,10 @@ class BallDetector:
                 cu, cv_ = m["m10"] / m["m00"], m["m01"] / m["m00"]
             else:
                 cu, cv_ = x + (w - 1) * 0.5, y + (h - 1) * 0.5
-            found.append((area, (cu + 0.5) * scale_u - 0.5, (cv_ + 0.5) * scale_v - 0.5))
+            u, v = (cu + 0.5) * scale_u - 0.5, (cv_ + 0.5) * scale_v - 0.5
+            if self.on_table is not None and not self.on_table(u, v):
+                continue
+            found.append((area, u, v))
         found.sort(reverse=True)
         half = max(self.cfg.refine_half, 2 * dec + 12)
         best: Detection | None = None

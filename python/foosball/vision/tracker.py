@@ -52,10 +52,15 @@ class BallTracker:
     def __init__(self, detector_cfg: DetectorConfig, filter_cfg: FilterConfig,
                  calibration: Calibration, table: Table, pixel_format: str = "bgr"):
         self.projector = BallProjector(calibration)
-        self.detector = BallDetector(detector_cfg, pixel_format, calibration.image_size,
-                                     radius_at=self.projector.radius_px)
-        self.cfg = filter_cfg.validate()
         f = table.field
+        # The ball's centre stays within the walls, or a little beyond the end walls in the
+        # goal mouths; 2 cm of slack for the calibration.
+        self._x_reach = f.half_length + 0.05
+        self._y_reach = f.half_width - table.ball.radius + 0.02
+        self.detector = BallDetector(detector_cfg, pixel_format, calibration.image_size,
+                                     radius_at=self.projector.radius_px,
+                                     on_table=self._on_table)
+        self.cfg = filter_cfg.validate()
         self.walls = Walls.of_table(f.half_length, f.half_width, f.goal_width,
                                     table.ball.radius)
         self.filter = BallFilter(filter_cfg, self.walls)
@@ -66,6 +71,10 @@ class BallTracker:
         self._last_detection_ns = 0
         self._lost_variance = (f.half_length ** 2, f.half_width ** 2, 100.0, 100.0)
         self._last_xy = (0.0, 0.0)
+
+    def _on_table(self, u: float, v: float) -> bool:
+        x, y = self.projector.to_table(u, v)
+        return abs(x) <= self._x_reach and abs(y) <= self._y_reach
 
     def configure(self, detector_cfg: DetectorConfig) -> None:
         self.detector.configure(detector_cfg)
