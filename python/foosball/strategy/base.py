@@ -120,7 +120,3 @@ class RodStrategy:
         )
         capture = ball.capture_time if ball is not None else 0
         return RodCommand(ball_capture_time=capture, rods=targets)
-
-
-def default_strategy_inputs() -> tuple[Table, StrategyParams]:
-    return default_table(), load_params()

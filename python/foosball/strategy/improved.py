@@ -26,7 +26,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from foosball.geometry import Rod, Table
-from foosball.strategy.base import BallView, RodStrategy, RodView
+from foosball.strategy.base import BallView, RodStrategy, RodView, rod_views, to_target
 from foosball.strategy.cover import Interval, plan_cover, rod_shadows
 from foosball.strategy.kick import (
     KickEngine,
@@ -39,7 +39,7 @@ from foosball.strategy.params import StrategyParams
 from foosball.strategy.prediction import BallPoint, BallPredictor
 from foosball.strategy.rods import reach
 from foosball.strategy.setpoint import RodSetpoint
-from foosball.wire.catalogue import RodId, RodStatus
+from foosball.wire.catalogue import BallState, RodCommand, RodId, RodStatus
 
 LIFT = -1.5  # rad: feet back and up, the ball passes underneath
 SHOT_SPEED = 3.0  # m/s: a ball this fast towards our goal is a shot in flight
@@ -69,7 +69,6 @@ class ImprovedStrategy(RodStrategy):
         self.kicks = [KickEngine(self.profile) for _ in self.rods]
         self.kick_base = [0.0 for _ in self.rods]  # translation held while a kick runs
         self.opponents: RodStatus | None = None
-        self.plans: list[RodPlan] = [RodPlan(IDLE_PLAN) for _ in self.rods]
         self.last: list[RodSetpoint | None] = [None for _ in self.rods]
         self.last_ball: BallPoint | None = None
         man = self.table.man
@@ -84,10 +83,10 @@ class ImprovedStrategy(RodStrategy):
         self.their_goal_x = self.table.field.half_length
         self.mouth = Interval(-half_goal, half_goal)
         self.aim_mouth = Interval(-half_goal + r, half_goal - r)
-        self.behaviours = []  # plan + act replace the per-rod behaviours (see step_rods)
+        self.behaviours = []  # a team plan (plan_rods) and act() replace per-rod behaviours
         self.their_rods = self.table.human_rods
         self.time_to_contact = self._time_to_contact()
-        self.log: list | None = None  # (time, rod, ball, mode) of every kick, when set
+        self.log: list[tuple[float, int, BallPoint | None, str]] | None = None  # kicks, if set
         self.plans_last: list[RodPlan] | None = None  # for tests and diagnostics
 
     # --- simulator extras ----------------------------------------------------------------
@@ -98,17 +97,14 @@ class ImprovedStrategy(RodStrategy):
 
     # --- the controller interface --------------------------------------------------------
 
-    def step(self, ball, rods, now_ns):  # type: ignore[no-untyped-def]
-        from foosball.strategy.base import rod_views, to_target
-        from foosball.wire.catalogue import RodCommand
-
+    def step(self, ball: BallState, rods: RodStatus, now_ns: int) -> RodCommand | None:
         now = now_ns * 1e-9
         view = self.ball_view(ball, now_ns)
         views = rod_views(rods, self.rods)
         setpoints = self.decide(now, view, [views[RodId(i)] for i in range(len(self.rods))])
         targets = tuple(
-            to_target(RodId(i), rod, sp) for i, (rod, sp) in enumerate(zip(self.rods, setpoints,
-                                                                          strict=True))
+            to_target(RodId(i), rod, setpoint)
+            for i, (rod, setpoint) in enumerate(zip(self.rods, setpoints, strict=True))
         )
         return RodCommand(ball_capture_time=ball.capture_time if ball else 0, rods=targets)
 
