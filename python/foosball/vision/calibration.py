@@ -198,8 +198,10 @@ def _estimate_focal(h: np.ndarray, cx: float, cy: float) -> float | None:
     if inverse_f2 <= 0:
         return None
     focal = 1.0 / math.sqrt(inverse_f2)
-    # A tilt too small to measure leaves the constraint terms at noise level.
-    if float(np.abs(rhs).max()) * focal * focal < 0.02:
+    # A tilt too small to measure leaves the constraint terms at noise level. On the
+    # simulator's rendered markers: 0.013 (7 deg tilt) estimates within 2.5 %, 0.0025
+    # (3 deg) is 8 % off.
+    if float(np.abs(rhs).max()) * focal * focal < 0.01:
         return None
     return focal
 
