@@ -4,6 +4,7 @@ import json
 import math
 import os
 
+import cv2
 import numpy as np
 import pytest
 
@@ -115,3 +116,51 @@ def test_missing_markers_and_bad_files(camera: SynthCamera, tmp_path):
 def test_layout_json_round_trip():
     again = MarkerLayout.from_json(json.loads(json.dumps(LAYOUT.to_json())))
     assert again == LAYOUT
+
+
+LENS = (-0.2, 0.05, 0.001, -0.001, 0.0)  # a wide-angle lens: pixels 14 % inwards at the corners
+
+
+def _through_lens(image: np.ndarray, camera: SynthCamera) -> np.ndarray:
+    """What a camera with LENS would have seen: each real pixel takes the colour of the
+    distortion-free pixel its ray belongs to."""
+    height, width = image.shape[:2]
+    grid = np.stack(np.meshgrid(np.arange(width, dtype=np.float64),
+                                np.arange(height, dtype=np.float64)), axis=-1).reshape(-1, 1, 2)
+    ideal = cv2.undistortPoints(grid, camera.k, np.array(LENS), P=camera.k).reshape(
+        height, width, 2).astype(np.float32)
+    return cv2.remap(image, ideal[..., 0], ideal[..., 1], cv2.INTER_LINEAR)
+
+
+def test_lens_distortion_corrected(camera: SynthCamera):
+    from foosball.vision.calibration import distort_pixel, undistort_pixel
+    from foosball.vision.config import DetectorConfig
+    from foosball.vision.detector import BallDetector
+
+    f, cx, cy = camera.focal, camera.k[0, 2], camera.k[1, 2]
+    for u, v in [(10.0, 12.0), (320.0, 240.0), (630.0, 470.0)]:
+        back = distort_pixel(*undistort_pixel(u, v, f, cx, cy, LENS), f, cx, cy, LENS)
+        assert back == pytest.approx((u, v), abs=1e-3)
+    markers = _through_lens(render(camera, None), camera)
+    corrected = calibrate(markers, LAYOUT, RADIUS, focal_px=f, distortion=LENS)
+    assert corrected.reprojection_rms_px < 0.6
+    ignored = calibrate(markers, LAYOUT, RADIUS, focal_px=f)
+    xy = (0.45, 0.22)  # towards a corner, where the lens moves pixels most
+    image = _through_lens(render(camera, xy), camera)
+    errors = []
+    for calibration in (corrected, ignored):
+        projector = BallProjector(calibration)
+        found = BallDetector(DetectorConfig(), "bgr", (640, 480),
+                             radius_at=projector.radius_px).search_frame(image)
+        assert found is not None
+        x, y = projector.to_table(found.u, found.v)
+        errors.append(math.hypot(x - xy[0], y - xy[1]))
+        u, v = projector.to_pixel(*xy)
+        assert math.hypot(u - found.u, v - found.v) < (1.0 if calibration is corrected else 99)
+    assert errors[0] < 0.0015
+    assert errors[1] > 0.004
+    assert load_json_round_trip(corrected).distortion == LENS
+
+
+def load_json_round_trip(calibration: Calibration) -> Calibration:
+    return Calibration.from_json(json.loads(json.dumps(calibration.to_json())))

@@ -106,6 +106,10 @@ class Calibration:
     reprojection_max_px: float
     table_rms_m: float  # detected corners mapped to the table vs their configured position
     marker_ids: tuple[int, ...]
+    # Lens: principal point (px) and OpenCV distortion (k1, k2, p1, p2, k3). The homography
+    # maps *undistorted* pixels; all zeros (the default) is a distortion-free camera.
+    principal: tuple[float, float] = (0.0, 0.0)
+    distortion: tuple[float, float, float, float, float] = (0.0, 0.0, 0.0, 0.0, 0.0)
 
     def ball_from_pixel(self) -> np.ndarray:
         """3x3 homography from pixels to the ball centre's (x, y) at its height."""
@@ -132,6 +136,8 @@ class Calibration:
             "reprojection_max_px": self.reprojection_max_px,
             "table_rms_m": self.table_rms_m,
             "marker_ids": list(self.marker_ids),
+            "principal": list(self.principal),
+            "distortion": list(self.distortion),
         }
 
     @staticmethod
@@ -159,11 +165,22 @@ class Calibration:
                 reprojection_max_px=float(data["reprojection_max_px"]),
                 table_rms_m=float(data["table_rms_m"]),
                 marker_ids=tuple(int(i) for i in data["marker_ids"]),
+                principal=_floats(data.get("principal", [(width - 1) / 2, (height - 1) / 2]),
+                                  2, "principal"),  # type: ignore[arg-type]
+                distortion=_floats(data.get("distortion", [0.0] * 5), 5,
+                                   "distortion"),  # type: ignore[arg-type]
             )
         except (KeyError, TypeError, ValueError) as exc:
             if isinstance(exc, CalibrationError):
                 raise
             raise CalibrationError(f"calibration file: {exc!r}") from exc
+
+
+def _floats(values: Any, count: int, name: str) -> tuple[float, ...]:
+    out = tuple(float(v) for v in values)
+    if len(out) != count or not all(math.isfinite(v) for v in out):
+        raise CalibrationError(f"{name}: expected {count} finite numbers")
+    return out
 
 
 def detect_markers(gray_or_bgr: np.ndarray) -> dict[int, np.ndarray]:
@@ -208,8 +225,11 @@ def _estimate_focal(h: np.ndarray, cx: float, cy: float) -> float | None:
 
 def calibrate(image: np.ndarray, layout: MarkerLayout, ball_radius: float,
               focal_px: float | None = None,
-              principal: tuple[float, float] | None = None) -> Calibration:
-    """Calibration from one frame showing the markers of `layout`."""
+              principal: tuple[float, float] | None = None,
+              distortion: tuple[float, ...] | None = None) -> Calibration:
+    """Calibration from one frame showing the markers of `layout`. A lens `distortion`
+    (OpenCV k1, k2, p1, p2, k3, from a one-time chessboard calibration of the camera) needs
+    `focal_px`; the marker corners are undistorted before anything else."""
     height, width = image.shape[:2]
     found = detect_markers(image)
     wanted = layout.by_id()
@@ -218,6 +238,15 @@ def calibrate(image: np.ndarray, layout: MarkerLayout, ball_radius: float,
         raise CalibrationError(
             f"saw markers {sorted(found)}, need at least 4 of {sorted(wanted)}")
     pixels = np.concatenate([found[i] for i in seen])
+    cx, cy = principal if principal is not None else ((width - 1) / 2, (height - 1) / 2)
+    lens = tuple(float(v) for v in (distortion or (0.0,) * 5))
+    if len(lens) != 5:
+        raise CalibrationError("distortion: expected k1, k2, p1, p2, k3")
+    if any(lens):
+        if focal_px is None:
+            raise CalibrationError("a lens distortion needs the camera's focal_px as well")
+        pixels = np.array([undistort_pixel(u, v, focal_px, cx, cy, lens)  # type: ignore[arg-type]
+                           for u, v in pixels])
     table = np.array([c for i in seen for c in wanted[i].corners], dtype=np.float64)
     plane_from_pixel, _ = cv2.findHomography(pixels, table, 0)
     if plane_from_pixel is None:
@@ -228,7 +257,6 @@ def calibrate(image: np.ndarray, layout: MarkerLayout, ball_radius: float,
     mapped = cv2.perspectiveTransform(pixels.reshape(-1, 1, 2), plane_from_pixel).reshape(-1, 2)
     table_errors = np.linalg.norm(mapped - table, axis=1)
 
-    cx, cy = principal if principal is not None else ((width - 1) / 2, (height - 1) / 2)
     estimated = focal_px is None
     if focal_px is None:
         focal_px = _estimate_focal(pixel_from_plane, cx, cy)
@@ -259,7 +287,40 @@ def calibrate(image: np.ndarray, layout: MarkerLayout, ball_radius: float,
         reprojection_max_px=float(pixel_errors.max()),
         table_rms_m=float(np.sqrt(np.mean(table_errors ** 2))),
         marker_ids=tuple(seen),
+        principal=(float(cx), float(cy)),
+        distortion=lens,  # type: ignore[arg-type]
     )
+
+
+def undistort_pixel(u: float, v: float, focal: float, cx: float, cy: float,
+                    lens: tuple[float, float, float, float, float],
+                    iterations: int = 8) -> tuple[float, float]:
+    """The pixel a distortion-free camera would have seen (OpenCV's model, inverted by the
+    same fixed-point iteration as cv2.undistortPoints; plain floats, a few microseconds)."""
+    k1, k2, p1, p2, k3 = lens
+    x0 = x = (u - cx) / focal
+    y0 = y = (v - cy) / focal
+    for _ in range(iterations):
+        r2 = x * x + y * y
+        radial = 1.0 + r2 * (k1 + r2 * (k2 + r2 * k3))
+        dx = 2.0 * p1 * x * y + p2 * (r2 + 2.0 * x * x)
+        dy = p1 * (r2 + 2.0 * y * y) + 2.0 * p2 * x * y
+        x = (x0 - dx) / radial
+        y = (y0 - dy) / radial
+    return focal * x + cx, focal * y + cy
+
+
+def distort_pixel(u: float, v: float, focal: float, cx: float, cy: float,
+                  lens: tuple[float, float, float, float, float]) -> tuple[float, float]:
+    """Where the real lens puts the ray a distortion-free camera sees at (u, v)."""
+    k1, k2, p1, p2, k3 = lens
+    x = (u - cx) / focal
+    y = (v - cy) / focal
+    r2 = x * x + y * y
+    radial = 1.0 + r2 * (k1 + r2 * (k2 + r2 * k3))
+    xd = x * radial + 2.0 * p1 * x * y + p2 * (r2 + 2.0 * x * x)
+    yd = y * radial + p1 * (r2 + 2.0 * y * y) + 2.0 * p2 * x * y
+    return focal * xd + cx, focal * yd + cy
 
 
 def write_calibration(calibration: Calibration, path: str | Path) -> None:
@@ -312,8 +373,12 @@ class BallProjector:
         self._gi = tuple(float(v) for v in gi.ravel())
         self._det_g = float(np.linalg.det(g))
         self._radius = calibration.ball_radius
+        self._lens = calibration.distortion if any(calibration.distortion) else None
+        self._intrinsics = (calibration.focal_px, *calibration.principal)
 
     def to_table(self, u: float, v: float) -> tuple[float, float]:
+        if self._lens is not None:
+            u, v = undistort_pixel(u, v, *self._intrinsics, self._lens)
         g = self._g
         w = g[6] * u + g[7] * v + g[8]
         return (g[0] * u + g[1] * v + g[2]) / w, (g[3] * u + g[4] * v + g[5]) / w
@@ -321,13 +386,25 @@ class BallProjector:
     def to_pixel(self, x: float, y: float) -> tuple[float, float]:
         g = self._gi
         w = g[6] * x + g[7] * y + g[8]
-        return (g[0] * x + g[1] * y + g[2]) / w, (g[3] * x + g[4] * y + g[5]) / w
+        u, v = (g[0] * x + g[1] * y + g[2]) / w, (g[3] * x + g[4] * y + g[5]) / w
+        if self._lens is not None:
+            u, v = distort_pixel(u, v, *self._intrinsics, self._lens)
+        return u, v
 
     def metres_per_pixel(self, u: float, v: float) -> float:
         """Local scale (geometric mean of the two axes) of the ball-height plane."""
+        magnification = 1.0
+        if self._lens is not None:
+            # The lens shrinks or stretches the image locally: pixels of the real image per
+            # pixel of the distortion-free one, around this point.
+            u, v = undistort_pixel(u, v, *self._intrinsics, self._lens)
+            ou, ov = distort_pixel(u, v, *self._intrinsics, self._lens)
+            au, av = distort_pixel(u + 1.0, v, *self._intrinsics, self._lens)
+            bu, bv = distort_pixel(u, v + 1.0, *self._intrinsics, self._lens)
+            magnification = math.sqrt(abs((au - ou) * (bv - ov) - (av - ov) * (bu - ou)))
         g = self._g
         w = g[6] * u + g[7] * v + g[8]
-        return math.sqrt(abs(self._det_g / (w * w * w)))
+        return math.sqrt(abs(self._det_g / (w * w * w))) / magnification
 
     def radius_px(self, u: float, v: float) -> float:
         """Expected radius of the ball's image at pixel (u, v)."""

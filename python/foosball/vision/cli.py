@@ -24,6 +24,11 @@ def register(subparsers: Any) -> None:
     cal.add_argument("--markers", help="marker layout JSON (table positions of the markers)")
     cal.add_argument("--focal-px", type=float, help="camera focal length in pixels; "
                      "estimated from the markers when the camera is tilted enough")
+    cal.add_argument("--principal", type=float, nargs=2, metavar=("CX", "CY"),
+                     help="principal point in pixels (default: the image centre)")
+    cal.add_argument("--distortion", type=float, nargs=5, metavar=("K1", "K2", "P1", "P2", "K3"),
+                     help="lens distortion (OpenCV model) from a chessboard calibration of the "
+                     "camera; needs --focal-px")
     cal.add_argument("--output", default="calibration.json")
     cal.add_argument("--json", action="store_true")
     cal.set_defaults(func=_calibrate)
@@ -100,7 +105,9 @@ def _calibrate(args: argparse.Namespace) -> int:
                 return 2
             layout = MarkerLayout.from_json(json.loads(Path(args.markers).read_text()))
             focal = args.focal_px
-        calibration = calibrate(image, layout, default_table().ball.radius, focal_px=focal)
+        calibration = calibrate(image, layout, default_table().ball.radius, focal_px=focal,
+                                principal=tuple(args.principal) if args.principal else None,
+                                distortion=tuple(args.distortion) if args.distortion else None)
         write_calibration(calibration, args.output)
     except (CalibrationError, OSError, json.JSONDecodeError) as exc:
         print(f"vision calibrate: {exc}", file=sys.stderr)
@@ -114,6 +121,7 @@ def _calibrate(args: argparse.Namespace) -> int:
         "camera_centre_m": [round(v, 4) for v in calibration.camera_centre],
         "focal_px": round(calibration.focal_px, 2),
         "focal_estimated": calibration.focal_estimated,
+        "distortion": list(calibration.distortion),
     }, args.json)
     return 0
 
