@@ -356,3 +356,9 @@ def test_wire_relay_decodes_within_its_budget_and_drops_the_rest_undecoded() -> 
         pole.send(command)
     relay.pump()
     assert (len(relay.inbox), relay.over_budget) == (75, 155)
+
+
+def test_bus_error_tolerance_is_a_time_not_a_cycle_count() -> None:
+    assert MotorDriverConfig(cycle_s=0.005).bus_error_cycles == 3
+    assert MotorDriverConfig(cycle_s=0.001).bus_error_cycles == 15
+    assert MotorDriverConfig(cycle_s=0.010).bus_error_cycles == 3  # never fewer than 3

@@ -98,8 +98,14 @@ class MotorDriverConfig:
     homing_timeout_s: float = 20.0
     homing_speed: float = 20.0  # rad/s towards the switch
     homing_leave_speed: float = 1.0  # rad/s off the switch: the release edge is zero
-    working_counter_tolerance: int = 3  # consecutive bad cycles before the alarm
-    link_loss_cycles: int = 3  # consecutive cycles without a returned frame
+    # Bad or missing frames tolerated in a row before the alarm: at least 3 cycles and at
+    # least this long, so a 1 ms cycle is not stricter in time than a 5 ms one; well inside
+    # the drives' 50 ms watchdog, and the drives hold their last setpoint meanwhile.
+    bus_error_tolerance_s: float = 0.015
+
+    @property
+    def bus_error_cycles(self) -> int:
+        return max(3, round(self.bus_error_tolerance_s / self.cycle_s))
     status_period_s: float = 0.05
     alarm_repeat_s: float = 1.0  # latched alarms are re-sent, so a lost frame is not fatal
 
@@ -267,7 +273,7 @@ class MotorDriverCore:
         if wkc < 0:
             self.consecutive_no_frame += 1
             self.bad_working_counters += 1
-            if self.consecutive_no_frame > self.config.link_loss_cycles:
+            if self.consecutive_no_frame > self.config.bus_error_cycles:
                 self._latch(AlarmCode.ETHERCAT_LINK, -1, now, out,
                             f"EtherCAT link lost: no frame returned for "
                             f"{self.consecutive_no_frame} cycles")
@@ -276,7 +282,7 @@ class MotorDriverCore:
         if wkc != self.expected_wkc:
             self.consecutive_bad_wkc += 1
             self.bad_working_counters += 1
-            if self.consecutive_bad_wkc > self.config.working_counter_tolerance:
+            if self.consecutive_bad_wkc > self.config.bus_error_cycles:
                 self._latch(AlarmCode.WORKING_COUNTER, -1, now, out,
                             f"working counter {wkc}, expected {self.expected_wkc}, for "
                             f"{self.consecutive_bad_wkc} cycles")
