@@ -206,6 +206,8 @@ def measure(cycle_ms: float, seconds: float, fifo: bool, wire: bool,
                 "refused": runner.refused_messages, "over_decoding_budget": peer_over_budget},
         }
         figures["latched_in_window"] = None if core.latched is None else core.latched.text
+        figures["emulator_longest_stall_ms"] = round(
+            float(emulator.command("status")["longest_stall_s"]) * 1e3, 2)  # type: ignore[arg-type]
         quick_stop: dict[str, object] = {}
         for kind in FAULTS:
             if not back_to_running(runner, core, traffic, inbox):

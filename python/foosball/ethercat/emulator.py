@@ -93,6 +93,7 @@ class DriveEmulator:
         self.listeners = list(listeners)
         self.muted = False
         self.now_s: float | None = None
+        self.longest_stall_s = 0.0
 
     def advance(self, now_s: float) -> None:
         if self.now_s is None:
@@ -135,6 +136,7 @@ class DriveEmulator:
         try:
             if verb == "status":
                 return {"ok": True, "now_s": self.now_s,
+                        "longest_stall_s": self.longest_stall_s,
                         "slaves": [s.report() for s in self.chain.slaves]}
             if verb == "fault" and len(args) == 2:
                 kind = FaultKind(args[1])
@@ -208,13 +210,20 @@ def serve(iface: str, config: EmulatorConfig, control_socket: str | None = None,
          "pid": os.getpid()})
     stdin_fd = control_in.fileno() if control_in is not None else None
     running = True
+    last_loop = time.monotonic()
     try:
         while running:
             watched = [raw] + clients + ([server] if server else [])
             if stdin_fd is not None:
                 watched.append(stdin_fd)
+            before = time.monotonic()
             readable, _, _ = select.select(watched, [], [], 0.001)
             now = time.monotonic()
+            # how long this process itself was away (beyond the select timeout): tells an
+            # emulator stall apart from a silent master when a watchdog trips
+            emulator.longest_stall_s = max(emulator.longest_stall_s,
+                                           now - before - 0.001, now - last_loop - 0.001)
+            last_loop = now
             if raw in readable:
                 while True:
                     try:
