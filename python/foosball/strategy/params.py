@@ -24,7 +24,7 @@ class SeedParams:
     """Constants of the seed paper's strategy (000_6123d8720d00d2c5.txt)."""
 
     fast_ball_speed: float = 0.01  # m/s; the seed text says "ball speed >= 0.01" (unit lost)
-    kick_time: float = 0.06  # s: the time the kick needs until the foot is back at the bottom
+    kick_time: float = 0.215  # s: kick start -> foot at the ball; measured (kick-eval, seed)
     latency_factor: float = 1.5  # the "experimental constant value" weighting kick_time
     kick_min_distance: float = 0.05  # m
     kick_power: float = 60.0  # rad/s: "the rotation speed ... determines the power of the kick"
