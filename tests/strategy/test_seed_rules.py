@@ -55,7 +55,7 @@ def test_team_direction_flips_behind_and_front():
 
 def test_rule_1_behind_moving_away_takes_no_action():
     b = behaviour()
-    first = b.step(0.0, BallView(DEFENCE.x + 0.2, 0.1, -1.0, 0.0), AT_REST)  # rule 4 positions
+    first = b.step(0.0, BallView(DEFENCE.x + 0.6, 0.1, -1.0, 0.0), AT_REST)  # rule 4 positions
     ball = BallView(DEFENCE.x - 0.1, -0.2, -2.0, 0.5)  # behind, going to our goal
     held = b.step(0.01, ball, AT_REST)
     assert b.last_situation is Situation.BEHIND_AWAY
