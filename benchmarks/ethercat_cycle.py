@@ -16,6 +16,7 @@ import contextlib
 import json
 import logging
 import math
+import os
 import secrets
 import signal
 import subprocess
@@ -104,11 +105,13 @@ class WireTraffic:
         self.process: subprocess.Popen[str] | None = None
 
     def start(self) -> None:
-        self.process = subprocess.Popen(self.args, stdout=subprocess.PIPE, text=True)
+        self.process = subprocess.Popen(self.args, stdout=subprocess.PIPE, text=True,
+                                        start_new_session=True)
 
     def finish(self) -> dict[str, object]:
         assert self.process is not None
-        self.process.send_signal(signal.SIGINT)  # the peer reports its counts and stops
+        # `ip netns exec` may sit between us and the peer: signal the whole group
+        os.killpg(self.process.pid, signal.SIGINT)  # the peer reports its counts and stops
         try:
             out, _ = self.process.communicate(timeout=30)
         except subprocess.TimeoutExpired:

@@ -197,7 +197,7 @@ class MotorDriverCore:
         self.config = config
         self.axes = [_Axis(setup) for setup in config.axes]
         self.latched: Latched | None = None
-        self.alarmed_axes: set[int] = set()
+        self.alarmed: set[tuple[AlarmCode, int]] = set()  # (code, axis) already raised
         self.accepting = True  # GameControl PAUSE/STOP hold the rods; START resumes
         self.started = False
         self.consecutive_bad_wkc = 0
@@ -338,7 +338,7 @@ class MotorDriverCore:
         log.info("restart: re-enabling, aligning and homing every axis")
         self.restarts += 1
         self.latched = None
-        self.alarmed_axes.clear()
+        self.alarmed.clear()
         self.last_alarm = None
         self.fault_cycle = self.quick_stop_done_cycle = None
         self._start_all(now)
@@ -357,22 +357,19 @@ class MotorDriverCore:
                 continue  # we are resetting it (restart); a lasting fault times out below
             if axis.phase is not Phase.FAULT:
                 axis.phase = Phase.FAULT
-            if index in self.alarmed_axes:
-                continue
             code = ERROR_ALARM.get(L.ErrorCode(tx.error_code) if tx.error_code in
                                    L.ErrorCode._value2member_map_ else L.ErrorCode.GENERIC,
                                    AlarmCode.DRIVE_FAULT)
+            if (code, index) in self.alarmed:
+                continue
             self._latch(code, index, now, out,
                         f"drive {index} fault 0x{tx.error_code:04x} ({code.name.lower()})")
 
     def _latch(self, code: AlarmCode, axis: int, now: float, out: list[Any], text: str,
                echo: bool = True) -> None:
-        if axis >= 0:
-            if axis in self.alarmed_axes:
-                return
-            self.alarmed_axes.add(axis)
-        elif self.latched is not None and self.latched.code == code:
-            return
+        if (code, axis) in self.alarmed:
+            return  # raised once until the restart; the latched alarm is re-sent meanwhile
+        self.alarmed.add((code, axis))
         first = self.latched is None
         if first:
             self.latched = Latched(code, text, axis, now)
