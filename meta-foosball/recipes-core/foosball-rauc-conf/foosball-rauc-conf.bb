@@ -1,4 +1,4 @@
-SUMMARY = "RAUC system.conf and keyring of the foosball boards"
+SUMMARY = "RAUC system.conf, keyring and U-Boot env location of the foosball boards"
 DESCRIPTION = "Takes image-config/<board>/system.conf, fills in the machine and \
 partition names, and installs the CA chosen by FOOSBALL_RAUC_KEYS as keyring."
 LICENSE = "MIT"
@@ -6,6 +6,10 @@ LIC_FILES_CHKSUM = "file://${COMMON_LICENSE_DIR}/MIT;md5=0835ade698e0bcf8506ecda
 
 FILESEXTRAPATHS:prepend := "${FOOSBALL_IMAGE_CONFIG_DIR}/${FOOSBALL_BOARD}:"
 SRC_URI = "file://system.conf"
+# Where Linux finds U-Boot's environment, for boards whose BSP does not install it
+# (meta-rockchip writes one for the vision board).
+SRC_URI:append:board-pole = " file://fw_env.config"
+SRC_URI:append:board-strategy = " file://fw_env.config"
 S = "${WORKDIR}"
 
 DEPENDS = "${FOOSBALL_RAUC_KEYS_DEPENDS}"
@@ -26,4 +30,7 @@ do_install() {
         bbfatal "system.conf of board ${FOOSBALL_BOARD} has a placeholder this recipe does not fill"
     fi
     install -m 0644 ${FOOSBALL_RAUC_KEY_SOURCE}/ca.cert.pem ${D}${sysconfdir}/rauc/ca.cert.pem
+    if [ -e ${S}/fw_env.config ]; then
+        install -m 0644 ${S}/fw_env.config ${D}${sysconfdir}/fw_env.config
+    fi
 }
