@@ -313,6 +313,8 @@ def test_link_loss_alarms_and_recovers_after_restart(rig: Rig) -> None:
     # the drives dropped to SAFEOP+error on their watchdog; the master recovers them to OP
     assert rig.run_until(lambda: rig.core.latched is not None and rig.core.latched.cleared, 5.0)
     assert all(s["al_state"] == int(L.AlState.OP) for s in rig.emulator.slaves())
+    print(f"longest bus recovery step inside the cycle: "
+          f"{rig.runner.longest_recovery_s * 1e3:.1f} ms")
     _restart_and_home(rig)
 
 

@@ -261,9 +261,10 @@ class MotorDriverCore:
             self._last_status_s = now
             out.append(self._motor_status())
             out.append(self._ethercat_status(inputs))
-        recover = self.latched is not None and (
-            self.consecutive_no_frame > 0 or self.consecutive_bad_wkc > 0
-            or inputs.al_state != L.AlState.OP)
+        # Recover slaves that dropped out of OP once frames come back; while none return,
+        # a recovery attempt would only wait for its own timeouts inside the cycle.
+        recover = self.latched is not None and self.consecutive_no_frame == 0 and (
+            self.consecutive_bad_wkc > 0 or inputs.al_state != L.AlState.OP)
         return MdaOutputs(drives, tuple(out), recover)
 
     # -- bus health ------------------------------------------------------------------------
@@ -701,6 +702,7 @@ class MotorDriverRunner:
         self.running = True
         self.last_outputs: MdaOutputs | None = None
         self._last_recover_s = -math.inf
+        self.longest_recovery_s = 0.0  # recovery runs in the cycle: how long it held it
         self._p99_cache = 0.0
 
     @property
@@ -771,6 +773,7 @@ class MotorDriverRunner:
                     self.al_state = int(L.AlState.OP)
             except Exception:  # a failed recovery is retried; the fault stays
                 log.exception("bus recovery attempt failed")
+            self.longest_recovery_s = max(self.longest_recovery_s, self.clock() - now)
         elif not out.recover_bus:
             self.al_state = int(L.AlState.OP) if exchange.working_counter == \
                 self.bus.expected_working_counter else self.al_state

@@ -130,7 +130,8 @@ class PysoemBus(EtherCatBus):
         for slave, rx in zip(slaves, outputs, strict=False):
             slave.output = rx.pack()
         self.master.send_processdata()
-        wkc = self.master.receive_processdata(self.config.receive_timeout_us)
+        # the wait for the frame lets the other threads (agent-LAN relay) run meanwhile
+        wkc = self.master.receive_processdata(self.config.receive_timeout_us, release_gil=True)
         if wkc <= 0:
             return Exchange(wkc, self._empty_inputs)
         return Exchange(wkc, tuple(L.TxPdo.unpack(s.input) for s in slaves))
