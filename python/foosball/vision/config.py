@@ -178,6 +178,10 @@ def _build(cls: type, data: Any, where: str) -> Any:
 def parse_settings(data: Any) -> VisionSettings:
     if not isinstance(data, dict):
         raise VisionConfigError("vision settings: expected a JSON object")
+    unknown = set(data) - {"detector", "filter", "source", "calibration", "camera_timeout_s",
+                           "_comment"}
+    if unknown:  # a misspelt key must not be silently ignored
+        raise VisionConfigError(f"vision settings: unknown keys {sorted(unknown)}")
     detector = _build(DetectorConfig, data.get("detector", {}), "detector").validate()
     filt = _build(FilterConfig, data.get("filter", {}), "filter").validate()
     src = data.get("source", {})

@@ -1,0 +1,114 @@
+"""The service entry point: board configuration, watchdog petting, a real agent process."""
+
+from __future__ import annotations
+
+import json
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from foosball.agents.cli import ServiceLoop, check_board
+from foosball.config import BoardConfigError, load_board_config
+from foosball.geometry import default_table_path
+from foosball.wire.codec import new_key
+from tests.conftest import needs_root_netns
+
+FOOSBALL = [sys.executable, "-m", "foosball.cli"]
+
+
+def board_file(tmp_path: Path, extra: str = "") -> Path:
+    key = tmp_path / "wire.key"
+    key.write_text(new_key())
+    path = tmp_path / "board.toml"
+    path.write_text(f"""
+[wire]
+transport = "udp"
+key_file = "{key}"
+
+[table]
+geometry = "{default_table_path()}"
+
+[pole_driver]
+limit_policy = "reject"
+{extra}
+""")
+    return path
+
+
+def test_board_config_reads_wire_table_and_agent_sections(tmp_path):
+    board = load_board_config(board_file(tmp_path))
+    assert board.wire.transport == "udp"
+    assert len(board.table.rods) == 8
+    assert board.section("pole_driver") == {"limit_policy": "reject"}
+    with pytest.raises(BoardConfigError, match=r"no \[strategy\] section"):
+        board.section("strategy")
+
+
+def test_board_config_names_a_bad_wire_key(tmp_path):
+    path = board_file(tmp_path)
+    path.write_text(path.read_text().replace('transport = "udp"', 'transprot = "udp"'))
+    with pytest.raises(BoardConfigError, match="transprot"):
+        load_board_config(path)
+
+
+class RecordingNotifier:
+    def __init__(self) -> None:
+        self.pets = 0
+
+    def watchdog(self) -> None:
+        self.pets += 1
+
+
+def test_service_loop_pets_the_watchdog_at_most_every_100_ms(clock):
+    seconds = [0.0]
+    notifier = RecordingNotifier()
+    loop = ServiceLoop(notifier, clock=lambda: seconds[0])  # type: ignore[arg-type]
+    for _ in range(50):  # 50 loop turns of 10 ms
+        assert loop.running()
+        seconds[0] += 0.01
+    assert notifier.pets == 5
+    loop.stop()
+    assert loop.should_stop()
+
+
+@needs_root_netns()
+def test_pole_driver_service_heartbeats_on_the_lan_and_stops_on_sigterm(tmp_path):
+    ns = f"fb-agent-{tmp_path.name[-8:]}"
+    subprocess.run(["ip", "netns", "add", ns], check=True)
+    try:
+        for command in (["link", "set", "lo", "up"],
+                        ["route", "add", "224.0.0.0/4", "dev", "lo"]):
+            subprocess.run(["ip", "-n", ns, *command], check=True)
+        config = board_file(tmp_path)
+        key = str(tmp_path / "wire.key")
+        in_ns = ["ip", "netns", "exec", ns]
+        agent = subprocess.Popen([*in_ns, *FOOSBALL, "agent", "run", "pole_driver",
+                                  "--config", str(config)])
+        dump = subprocess.run(
+            [*in_ns, *FOOSBALL, "wire", "dump", "--transport", "udp", "--key-file", key,
+             "--json", "--count", "5", "--timeout", "30"],
+            capture_output=True, text=True, timeout=60, check=True)
+        agent.send_signal(signal.SIGTERM)
+        assert agent.wait(timeout=20) == 0
+    finally:
+        subprocess.run(["ip", "netns", "del", ns], check=False)
+    records = [json.loads(line) for line in dump.stdout.splitlines()]
+    beats = [r for r in records if r.get("type") == "Heartbeat"]
+    assert beats and all(r["sender"] == "POLE_DRIVER" for r in beats)
+
+
+@pytest.mark.parametrize("board_name", ["pole", "vision", "strategy"])
+def test_every_image_board_configuration_is_valid_for_its_agents(tmp_path, board_name):
+    """The board.toml each image installs must start its agents (geometry path swapped
+    for the default table, since /etc/foosball is the board's)."""
+    source = Path(__file__).resolve().parents[2] / "image-config" / board_name / "board.toml"
+    text = source.read_text().replace("/etc/foosball/table.json", str(default_table_path()))
+    copy = tmp_path / "board.toml"
+    copy.write_text(text)
+    board = load_board_config(copy)
+    not_runnable = check_board(board)
+    assert set(not_runnable) <= {"game_panel", "supervisory_panel"}
+    assert set(board.agents) - set(not_runnable)  # every board runs at least one agent
