@@ -213,3 +213,21 @@ def test_layer_confs_follow_the_recipe_pattern_and_series() -> None:
         assert re.search(r"^LAYERDEPENDS_\S+ = ", conf, re.MULTILINE)
         for recipe in layer.glob("recipes*/*/*.bb"):
             assert recipe.parent.parent.name.startswith("recipes")
+
+
+@pytest.mark.parametrize("board", BOARDS)
+def test_board_toml_passes_the_agents_own_check(board: str, tmp_path: Path) -> None:
+    # The image installs table.json as /etc/foosball/table.json; here the package's copy.
+    text = (REPO / "image-config" / board / "board.toml").read_text()
+    table = REPO / "python/foosball/data/table.json"
+    board_toml = tmp_path / "board.toml"
+    board_toml.write_text(text.replace('"/etc/foosball/table.json"', f'"{table}"'))
+    foosball = Path(sys.executable).with_name("foosball")
+    result = subprocess.run(
+        [str(foosball), "agent", "check", "--config", str(board_toml)],
+        check=False,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert result.returncode == 0, result.stderr
