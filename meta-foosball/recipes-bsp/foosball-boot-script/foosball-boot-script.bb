@@ -4,11 +4,11 @@ names come from foosball-partitions.inc, the kernel file from KERNEL_IMAGETYPE."
 LICENSE = "MIT"
 LIC_FILES_CHKSUM = "file://${COMMON_LICENSE_DIR}/MIT;md5=0835ade698e0bcf8506ecda2f7b4f302"
 
-SRC_URI = "file://boot.cmd.in"
-S = "${WORKDIR}"
-
 DEPENDS = "u-boot-mkimage-native"
 INHIBIT_DEFAULT_DEPS = "1"
+
+SRC_URI = "file://boot.cmd.in"
+S = "${WORKDIR}"
 PACKAGE_ARCH = "${MACHINE_ARCH}"
 
 inherit deploy nopackages

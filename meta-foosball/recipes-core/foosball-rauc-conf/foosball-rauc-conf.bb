@@ -4,6 +4,8 @@ partition names, and installs the CA chosen by FOOSBALL_RAUC_KEYS as keyring."
 LICENSE = "MIT"
 LIC_FILES_CHKSUM = "file://${COMMON_LICENSE_DIR}/MIT;md5=0835ade698e0bcf8506ecda2f7b4f302"
 
+DEPENDS = "${FOOSBALL_RAUC_KEYS_DEPENDS}"
+
 FILESEXTRAPATHS:prepend := "${FOOSBALL_IMAGE_CONFIG_DIR}/${FOOSBALL_BOARD}:"
 SRC_URI = "file://system.conf"
 # Where Linux finds U-Boot's environment, for boards whose BSP does not install it
@@ -12,7 +14,6 @@ SRC_URI:append:board-pole = " file://fw_env.config"
 SRC_URI:append:board-strategy = " file://fw_env.config"
 S = "${WORKDIR}"
 
-DEPENDS = "${FOOSBALL_RAUC_KEYS_DEPENDS}"
 INHIBIT_DEFAULT_DEPS = "1"
 PACKAGE_ARCH = "${MACHINE_ARCH}"
 RPROVIDES:${PN} += "virtual-rauc-conf"

@@ -6,11 +6,11 @@ shipped; an image built here accepts bundles built here. FOOSBALL_RAUC_KEYS = \
 LICENSE = "MIT"
 LIC_FILES_CHKSUM = "file://${COMMON_LICENSE_DIR}/MIT;md5=0835ade698e0bcf8506ecda2f7b4f302"
 
-# Nothing to fetch: the keys are made in do_compile.
-SRC_URI = ""
-
 DEPENDS = "openssl-native"
 INHIBIT_DEFAULT_DEPS = "1"
+
+# Nothing to fetch: the keys are made in do_compile.
+SRC_URI = ""
 
 inherit native
 

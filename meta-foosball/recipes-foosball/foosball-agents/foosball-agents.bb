@@ -41,4 +41,4 @@ do_install() {
 }
 
 FILES:${PN} += "${systemd_system_unitdir}"
-RDEPENDS:${PN} = "python3-foosball foosball-base"
+RDEPENDS:${PN} = "foosball-base python3-foosball"

@@ -9,9 +9,9 @@ LIC_FILES_CHKSUM = "file://${COMMON_LICENSE_DIR}/MIT;md5=0835ade698e0bcf8506ecda
 # image built from a commit carries the Python code of that same commit: no
 # SRCREV to bump, nothing to drift. bitbake checksums every file under python/,
 # so a change there rebuilds this recipe and nothing else.
+PV = "0.1.0"
 SRC_URI = "file://${FOOSBALL_REPO_DIR}/python/"
 S = "${WORKDIR}${FOOSBALL_REPO_DIR}/python"
-PV = "0.1.0"
 
 inherit python_setuptools_build_meta
 
@@ -50,8 +50,8 @@ FILES:${PN}-panels = "${@foosball_module_files(d, 'panels')}"
 FILES:${PN}-sim = "${@foosball_module_files(d, 'sim')}"
 FILES:${PN} += "${sysconfdir}/foosball"
 
-RDEPENDS:${PN} = "python3-core python3-asyncio python3-json python3-logging python3-tomllib \
-    python3-cbor2 python3-numpy python3-psutil"
+RDEPENDS:${PN} = "python3-asyncio python3-cbor2 python3-core python3-json python3-logging \
+    python3-numpy python3-psutil python3-tomllib"
 RDEPENDS:${PN}-panels = "${PN} python3-aiohttp"
 RDEPENDS:${PN}-pole = "${PN} ${PN}-panels python3-pysoem"
 RDEPENDS:${PN}-vision = "${PN} python3-opencv"

@@ -24,4 +24,4 @@ do_install() {
         > ${D}${systemd_system_unitdir}/foosball-kiosk.service
 }
 
-RDEPENDS:${PN} = "cog wpewebkit foosball-base"
+RDEPENDS:${PN} = "cog foosball-base wpewebkit"
