@@ -17,14 +17,6 @@ inherit python_setuptools_build_meta
 
 FOOSBALL_SITE = "${PYTHON_SITEPACKAGES_DIR}/foosball"
 
-# scarthgap's setuptools is 69.1: it rejects the PEP 639 licence string and the
-# ">=77" pin in pyproject.toml. Build this copy with the older spelling (same
-# metadata); drop this once the pin is relaxed upstream or on wrynose.
-do_compile:prepend() {
-    sed -i -e 's|"setuptools>=77"|"setuptools>=61"|' \
-        -e 's|^license = "\(.*\)"$|license = {text = "\1"}|' ${S}/pyproject.toml
-}
-
 do_install:append() {
     # The table geometry every agent reads (board.toml: [table] geometry).
     install -d ${D}${sysconfdir}/foosball

@@ -88,22 +88,22 @@ def run_ball_tracker(board: BoardConfig, settings: Any, loop: ServiceLoop) -> No
 
 
 def configure_strategy(board: BoardConfig) -> str:
-    from foosball.sim.controllers import CONTROLLERS
+    from foosball.strategy.registry import STRATEGIES
 
     section = dict(board.section("strategy"))
     name = section.pop("strategy", "improved")
     if section:
         raise BoardConfigError(f"[strategy]: unknown keys {sorted(section)}; known: ['strategy']")
-    if name not in CONTROLLERS:
-        raise BoardConfigError(f"[strategy]: no strategy {name!r}; known: {sorted(CONTROLLERS)}")
+    if name not in STRATEGIES:
+        raise BoardConfigError(f"[strategy]: no strategy {name!r}; known: {sorted(STRATEGIES)}")
     return str(name)
 
 
 def run_strategy(board: BoardConfig, name: str, loop: ServiceLoop) -> None:
     from foosball.agents.strategy import StrategyAgentCore, run
-    from foosball.sim.controllers import make_controller
+    from foosball.strategy.registry import strategy_factory
 
-    core = StrategyAgentCore(make_controller(name, board.table, seed=0), board.table)
+    core = StrategyAgentCore(strategy_factory(name)(board.table, 0), board.table)
     endpoint = open_endpoint(board.wire, Agent.STRATEGY)
     loop.notifier.ready()
     try:
