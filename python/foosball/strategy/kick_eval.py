@@ -96,6 +96,33 @@ def _series(profile: KickProfile, power: float, angle: float, trials: int,
     }
 
 
+def _translation_series(profile: KickProfile, power: float, translation: float, trials: int,
+                        rng: np.random.Generator) -> dict[str, Any]:
+    """The engine's other direction input: the rod translates by `translation` during the
+    strike (ball centred on the man). No calibration exists, so the angle is reported as
+    measured (mean and spread) and success means touched at >= MIN_SPEED."""
+    angles, speeds, successes = [], [], 0
+    for _ in range(trials):
+        ahead = float(rng.uniform(0.025, 0.05))
+        result = kick_trial(profile, KickRequest(power=power, direction=translation), ahead,
+                            float(rng.normal(0.0, 0.001)))
+        if result is None:
+            continue
+        angles.append(math.degrees(result["angle"]))
+        speeds.append(result["speed"])
+        successes += result["speed"] >= MIN_SPEED
+    return {
+        "power_rad_s": power,
+        "translation_m": translation,
+        "trials": trials,
+        "touched": len(speeds),
+        "speed_mean": round(float(np.mean(speeds)), 2) if speeds else None,
+        "angle_deg_mean": round(float(np.mean(angles)), 1) if angles else None,
+        "angle_deg_sd": round(float(np.std(angles)), 1) if angles else None,
+        "success_rate": round(successes / trials, 3),
+    }
+
+
 def evaluate(trials: int = 20, seed: int = 0) -> dict[str, Any]:
     params = load_params()
     rng = np.random.default_rng(seed)
@@ -115,6 +142,10 @@ def evaluate(trials: int = 20, seed: int = 0) -> dict[str, Any]:
                                      params.kick_engine)}
         for a in (0.0, 10.0, 20.0, 30.0, 40.0, -20.0)
     ]
+    translation_rows = [
+        _translation_series(engine_profile, strike, d, trials, rng)
+        for d in (0.01, 0.02, 0.03, 0.05)
+    ]
     return {
         "trials_per_row": trials,
         "seed": seed,
@@ -122,6 +153,7 @@ def evaluate(trials: int = 20, seed: int = 0) -> dict[str, Any]:
         if hasattr(params.kick_engine, "__dict__") else _as_dict(params.kick_engine),
         "power": power_rows,
         "direction": angle_rows,
+        "strike_translation": translation_rows,
     }
 
 
@@ -147,6 +179,14 @@ def print_table(report: dict[str, Any]) -> None:
             print(f"{r['kick']:>6} {r['power_rad_s']:>6g} {r['angle_deg']:>6g} "
                   f"{r['touched']:>3}/{r['trials']:<3} {speed:>12} {err:>14} "
                   f"{r['time_to_contact_s'] or '-':>9} {r['success_rate']:>7}")
+    print("direction by a translation during the strike (not calibrated: angle as measured)")
+    print(f"{'power':>6} {'move m':>7} {'touched':>7} {'speed m/s':>9} {'angle deg':>14} "
+          f"{'success':>7}")
+    for r in report["strike_translation"]:
+        angle = (f"{r['angle_deg_mean']} +- {r['angle_deg_sd']}"
+                 if r["angle_deg_mean"] is not None else "-")
+        print(f"{r['power_rad_s']:>6g} {r['translation_m']:>7g} {r['touched']:>3}/{r['trials']:<3} "
+              f"{r['speed_mean'] or '-':>9} {angle:>14} {r['success_rate']:>7}")
 
 
 __all__ = ["evaluate", "kick_trial", "print_table", "replace"]
