@@ -4,11 +4,13 @@ from foosball.agents.strategy import StrategyAgentCore, rods_from_motors
 from foosball.geometry import default_table
 from foosball.strategy.seed_rules import SeedRulesStrategy
 from foosball.wire.catalogue import (
+    Agent,
     AxisStatus,
     BallState,
     BallStatus,
     DriveState,
     GameState,
+    Heartbeat,
     MotorStatus,
     RodCommand,
     RodId,
@@ -96,6 +98,11 @@ def test_run_loop_feeds_the_core_and_sends_its_commands():
 
     endpoint = FakeEndpoint([[game(SafetyState.PLAYING), RODS], [ball()], [ball(2_000_000)]])
     core = make_core("seed-rules", TABLE)
-    run(endpoint, core, clock=lambda: 3_000_000, should_stop=lambda: not endpoint.batches)
-    assert len(endpoint.sent) == 2
-    assert all(isinstance(m, RodCommand) for m in endpoint.sent)
+    ticks = iter(range(0, 10**9, 4_000_000))  # the clock advances 4 ms per reading
+    run(endpoint, core, clock=lambda: next(ticks), should_stop=lambda: not endpoint.batches,
+        health=None)
+    commands = [m for m in endpoint.sent if isinstance(m, RodCommand)]
+    beats = [m for m in endpoint.sent if isinstance(m, Heartbeat)]
+    assert len(commands) == 2
+    assert beats and beats[0].agent == Agent.STRATEGY
+    assert beats[-1].state == SafetyState.PLAYING

@@ -7,7 +7,8 @@ sends nothing in FAULT, before the drives are homed (BOOT, ALIGNING, HOMING), or
 drive reports FAULT or QUICK_STOP. Rod positions come from the pole driver's RodStatus; until
 one arrives they are derived from the MotorStatus with the geometry file's drive train.
 
-I/O edge: `run(endpoint, core, clock, should_stop)` reads the agent LAN and sends the commands.
+I/O edge: `run(endpoint, core, clock, should_stop)` reads the agent LAN, sends the commands and
+a Heartbeat at 100 Hz.
 """
 
 from __future__ import annotations
@@ -17,10 +18,13 @@ from collections.abc import Callable
 from typing import Any, Protocol
 
 from foosball.geometry import Table
+from foosball.safety.health import UNKNOWN_TEMPERATURE, Health, read_board_health
 from foosball.wire.catalogue import (
+    Agent,
     BallState,
     DriveState,
     GameState,
+    Heartbeat,
     MotorStatus,
     RodCommand,
     RodId,
@@ -134,23 +138,33 @@ def run(
     core: StrategyAgentCore,
     clock: Callable[[], int],
     should_stop: Callable[[], bool],
-    poll_timeout: float = 0.01,
+    poll_timeout: float = 0.005,
+    heartbeat_period_s: float = 0.01,
+    health: Callable[[], Health] | None = read_board_health,
 ) -> None:
-    """Thin I/O: feed every received message to the core, send what it returns."""
+    """Thin I/O: feed every received message to the core, send what it returns, and send a
+    Heartbeat every `heartbeat_period_s` (100 Hz) with the game state the agent acts on and the
+    board's health (read once a second)."""
+    kinds = {BallState: "ball", GameState: "game", MotorStatus: "motors", RodStatus: "rods"}
+    last_beat = last_health = -math.inf
+    board = Health(0.0, 0.0, UNKNOWN_TEMPERATURE)
     while not should_stop():
         for received in endpoint.receive(timeout=poll_timeout):
-            message = received.message
-            kind = {
-                BallState: "ball",
-                GameState: "game",
-                MotorStatus: "motors",
-                RodStatus: "rods",
-            }.get(type(message))
+            kind = kinds.get(type(received.message))
             if kind is None:
                 continue
-            command = core.step(clock(), **{kind: message})
+            command = core.step(clock(), **{kind: received.message})
             if command is not None:
                 endpoint.send(command)
+        now = clock() * 1e-9
+        if now - last_beat >= heartbeat_period_s:
+            last_beat = now
+            if health is not None and now - last_health >= 1.0:
+                last_health, board = now, health()
+            state = core.game.state if core.game is not None else SafetyState.BOOT
+            endpoint.send(Heartbeat(agent=Agent.STRATEGY, state=state,
+                                    period_s=heartbeat_period_s, cpu_load=board.cpu_load,
+                                    memory=board.memory, temperature=board.temperature))
 
 
 def make_core(strategy: str = "improved", table: Table | None = None) -> StrategyAgentCore:
