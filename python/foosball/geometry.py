@@ -10,12 +10,13 @@ Rotation: 0 rad = men vertical, feet down; positive = feet swing towards the hum
 
 from __future__ import annotations
 
-import json
 import math
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
 from typing import Any
+
+from foosball.files import load_file
 
 ROLES = ("goalkeeper", "defence", "midfield", "attack")
 TEAMS = ("robot", "human")
@@ -247,17 +248,7 @@ def parse_table(data: Any) -> Table:
 
 
 def load_table(path: str | Path) -> Table:
-    path = Path(path)
-    try:
-        data = json.loads(path.read_text())
-    except OSError as exc:
-        raise GeometryError(f"{path}: cannot read: {exc.strerror}") from exc
-    except json.JSONDecodeError as exc:
-        raise GeometryError(f"{path}: not JSON: {exc}") from exc
-    try:
-        return parse_table(data)
-    except GeometryError as exc:
-        raise GeometryError(f"{path}: {exc}") from exc
+    return load_file(path, parse_table, GeometryError)
 
 
 def default_table_path() -> Path:

@@ -8,11 +8,12 @@ silently ignored.
 from __future__ import annotations
 
 import math
-import tomllib
 from dataclasses import dataclass, field, fields, replace
 from importlib import resources
 from pathlib import Path
 from typing import Any
+
+from foosball.files import load_file
 
 
 class ParameterError(ValueError):
@@ -148,17 +149,8 @@ def default_params_path() -> Path:
 
 
 def load_params(path: str | Path | None = None) -> StrategyParams:
-    path = Path(path) if path is not None else default_params_path()
-    try:
-        data = tomllib.loads(path.read_text())
-    except OSError as exc:
-        raise ParameterError(f"{path}: cannot read: {exc.strerror}") from exc
-    except tomllib.TOMLDecodeError as exc:
-        raise ParameterError(f"{path}: not TOML: {exc}") from exc
-    try:
-        return parse_params(data)
-    except ParameterError as exc:
-        raise ParameterError(f"{path}: {exc}") from exc
+    return load_file(path if path is not None else default_params_path(), parse_params,
+                     ParameterError)
 
 
 __all__ = [

@@ -16,8 +16,6 @@ from __future__ import annotations
 
 import json
 import math
-import os
-import tempfile
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -25,6 +23,8 @@ from typing import Any
 
 import cv2
 import numpy as np
+
+from foosball.files import write_atomically
 
 CALIBRATION_VERSION = 1
 ARUCO_DICTIONARY = cv2.aruco.DICT_4X4_50
@@ -324,26 +324,8 @@ def distort_pixel(u: float, v: float, focal: float, cx: float, cy: float,
 
 
 def write_calibration(calibration: Calibration, path: str | Path) -> None:
-    """Write atomically: a temporary file in the same directory, fsync, rename, fsync the
-    directory, so a power cut leaves the old file or the new one, never half of one."""
-    path = Path(path)
-    directory = path.parent if str(path.parent) else Path(".")
-    text = json.dumps(calibration.to_json(), indent=2) + "\n"
-    fd, tmp_name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=directory)
-    try:
-        with os.fdopen(fd, "w") as handle:
-            handle.write(text)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(tmp_name, path)
-    except BaseException:
-        Path(tmp_name).unlink(missing_ok=True)
-        raise
-    dir_fd = os.open(directory, os.O_RDONLY)
-    try:
-        os.fsync(dir_fd)
-    finally:
-        os.close(dir_fd)
+    """Atomically: a power cut leaves the old calibration or the new one, never half."""
+    write_atomically(path, (json.dumps(calibration.to_json(), indent=2) + "\n").encode())
 
 
 def load_calibration(path: str | Path) -> Calibration:

@@ -8,11 +8,12 @@ whatever the camera's native pixel format is.
 
 from __future__ import annotations
 
-import json
 import math
 from dataclasses import asdict, dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any
+
+from foosball.files import load_file
 
 
 class VisionConfigError(ValueError):
@@ -201,17 +202,7 @@ def parse_settings(data: Any) -> VisionSettings:
 
 
 def load_settings(path: str | Path) -> VisionSettings:
-    path = Path(path)
-    try:
-        data = json.loads(path.read_text())
-    except OSError as exc:
-        raise VisionConfigError(f"{path}: cannot read: {exc.strerror}") from exc
-    except json.JSONDecodeError as exc:
-        raise VisionConfigError(f"{path}: not JSON: {exc}") from exc
-    try:
-        return parse_settings(data)
-    except VisionConfigError as exc:
-        raise VisionConfigError(f"{path}: {exc}") from exc
+    return load_file(path, parse_settings, VisionConfigError)
 
 
 def settings_to_json(settings: VisionSettings) -> dict[str, Any]:

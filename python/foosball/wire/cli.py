@@ -9,17 +9,16 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
-import tempfile
 import time
 import tomllib
 from pathlib import Path
 from typing import Any
 
+from foosball.files import write_atomically
 from foosball.wire import catalogue
 from foosball.wire.catalogue import Agent, SchemaError
-from foosball.wire.codec import Drop, WireCodec, load_key, new_key
+from foosball.wire.codec import KEY_LENGTH, Drop, WireCodec, load_key, new_key
 from foosball.wire.settings import WireSettings
 from foosball.wire.transports import TransportError, open_transport
 
@@ -94,16 +93,8 @@ def _keygen(args: argparse.Namespace) -> int:
         print(f"error: {path} exists; use --force to replace it", file=sys.stderr)
         return 1
     path.parent.mkdir(parents=True, exist_ok=True)
-    # Write beside the target and rename, so a crash never leaves a half-written key.
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".wire-key-")
-    try:
-        os.fchmod(fd, 0o600)
-        os.write(fd, (new_key() + "\n").encode())
-        os.fsync(fd)
-    finally:
-        os.close(fd)
-    os.replace(tmp, path)
-    print(f"wrote a new {len(new_key()) // 2}-byte key to {path}")
+    write_atomically(path, (new_key() + "\n").encode(), mode=0o600)
+    print(f"wrote a new {KEY_LENGTH}-byte key to {path}")
     return 0
 
 
