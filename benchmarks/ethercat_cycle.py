@@ -33,7 +33,7 @@ from foosball.agents.motor_driver import (
     MotorDriverCore,
     MotorDriverRunner,
 )
-from foosball.ethercat.bus import BusConfig, open_bus
+from foosball.ethercat.bus import BusConfig, open_bus, receive_timeout_for
 from foosball.ethercat.realtime import prepare_realtime
 from foosball.wire.catalogue import (
     Agent,
@@ -181,7 +181,8 @@ def measure(cycle_ms: float, seconds: float, fifo: bool, wire: bool,
             traffic.start()
         realtime = prepare_realtime() if fifo else {"sched_fifo": False}
         with inside(ns):
-            bus = open_bus(BusConfig(backend="pysoem", iface="ecat0", drives=8))
+            bus = open_bus(BusConfig(backend="pysoem", iface="ecat0", drives=8,
+                                     receive_timeout_us=receive_timeout_for(cycle_ms / 1e3)))
             bus.start()
         core = MotorDriverCore(MotorDriverConfig(cycle_s=cycle_ms / 1000.0))
         core.expected_wkc = bus.expected_working_counter
@@ -190,7 +191,9 @@ def measure(cycle_ms: float, seconds: float, fifo: bool, wire: bool,
                                    stats_capacity=int(seconds * 1000 / cycle_ms) + 10)
         if traffic is not None:
             runner.start_wire_thread(RELAY_PRIORITY if fifo else None)
-        assert run_until(runner, lambda: operational(core), 15.0), core.drive_states()
+        run_until(runner, lambda: operational(core) or core.latched is not None, 15.0)
+        startup_fault = None if core.latched is None else core.latched.text
+        assert back_to_running(runner, core, traffic, inbox), core.drive_states()
         # the timing window: only steady cycling, after start-up
         runner.stats.count = 0
         bad_before = core.bad_working_counters
@@ -209,6 +212,7 @@ def measure(cycle_ms: float, seconds: float, fifo: bool, wire: bool,
                 "refused": runner.refused_messages, "over_decoding_budget": peer_over_budget},
         }
         figures["latched_in_window"] = None if core.latched is None else core.latched.text
+        figures["fault_during_startup"] = startup_fault  # then restarted before the window
         figures["emulator_longest_stall_ms"] = round(
             float(emulator.command("status")["longest_stall_s"]) * 1e3, 2)  # type: ignore[arg-type]
         quick_stop: dict[str, object] = {}

@@ -28,6 +28,7 @@ from foosball.ethercat.bus import (
     check_mapping,
     check_slaves,
     open_bus,
+    receive_timeout_for,
 )
 from foosball.ethercat.drive import FaultKind
 from foosball.ethercat.fake import FakeBus
@@ -365,3 +366,8 @@ def test_bus_error_tolerance_is_a_time_not_a_cycle_count() -> None:
     assert MotorDriverConfig(cycle_s=0.005).bus_error_cycles == 3
     assert MotorDriverConfig(cycle_s=0.001).bus_error_cycles == 15
     assert MotorDriverConfig(cycle_s=0.010).bus_error_cycles == 3  # never fewer than 3
+
+
+def test_the_frame_wait_stays_well_under_the_cycle() -> None:
+    assert receive_timeout_for(0.005) == 1500
+    assert receive_timeout_for(0.001) == 400

@@ -32,7 +32,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from foosball.ethercat import layout as L
-from foosball.ethercat.bus import EtherCatBus, Exchange
+from foosball.ethercat.bus import EtherCatBus, Exchange, receive_timeout_for
 from foosball.ethercat.realtime import CycleStats, prepare_realtime, set_fifo
 from foosball.safety.health import UNKNOWN_TEMPERATURE, Health, read_board_health
 from foosball.safety.systemd import SystemdNotifier
@@ -804,6 +804,10 @@ class MotorDriverRunner:
 def run_motor_driver(bus: EtherCatBus, endpoint: Any, config: MotorDriverConfig,
                      realtime: bool = True) -> MotorDriverRunner:
     """Start the bus and run the agent until interrupted (the board's service)."""
+    if bus.config.receive_timeout_us > receive_timeout_for(config.cycle_s):
+        log.warning("frame wait %d us is long for a %.1f ms cycle; use %d us",
+                    bus.config.receive_timeout_us, config.cycle_s * 1e3,
+                    receive_timeout_for(config.cycle_s))
     if realtime:  # before OP: the drives' watchdog runs from the moment they reach it
         log.info("real-time setup: %s", prepare_realtime())
     notifier = SystemdNotifier()

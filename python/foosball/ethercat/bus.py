@@ -37,7 +37,7 @@ class BusConfig:
     watchdog_ms: float = 50.0  # drives stop this long after the master goes silent
     discovery_attempts: int = 30  # config_init retries while the segment comes up
     discovery_pause_s: float = 0.1
-    receive_timeout_us: int = 1500
+    receive_timeout_us: int = 1500  # see receive_timeout_for(): shorter than the cycle
     # SOEM maps through CoE Complete Access when a slave advertises it; some stacks answer
     # it wrongly (facts). Off by default; the mapped-size check catches it either way.
     use_complete_access: bool = False
@@ -95,6 +95,14 @@ class EtherCatBus(ABC):
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+def receive_timeout_for(cycle_s: float) -> int:
+    """How long a cycle waits for its frame (us): well under the period. SOEM busy-polls
+    while it waits; a wait as long as the period keeps a SCHED_FIFO thread spinning after
+    one lost frame, until the kernel's real-time throttling stops every real-time task
+    (the emulator too) for tens of milliseconds."""
+    return int(min(1500.0, 0.4 * cycle_s * 1e6))
 
 
 def open_bus(config: BusConfig) -> EtherCatBus:

@@ -35,6 +35,7 @@ from dataclasses import dataclass
 from foosball.ethercat import layout as L
 from foosball.ethercat.drive import Cia402Drive, FaultKind, MotorParameters, MotorSample
 from foosball.ethercat.esc import EscChain, EscSlave
+from foosball.ethercat.realtime import lock_memory, quiet_garbage_collector
 
 log = logging.getLogger(__name__)
 
@@ -188,6 +189,11 @@ def serve(iface: str, config: EmulatorConfig, control_socket: str | None = None,
     raw.bind((iface, ETHERTYPE_ETHERCAT))
     raw.setblocking(False)
     realtime = set_realtime(rt_priority) if rt_priority else False
+    if realtime:
+        # like the master: no page faults and no collector pauses in the frame path (a
+        # stall here would trip the emulated drives' own watchdog, not the master's fault)
+        lock_memory()
+        quiet_garbage_collector()
     server = None
     clients: list[socket.socket] = []
     if control_socket:
