@@ -572,8 +572,8 @@ ACCEPTED_SENDERS: dict[type, tuple[Agent, ...]] = {
 
 class WireRelay:
     """The agent-LAN side of the MDA. Decoding, MAC checks and encoding cost time that does not
-    belong in the real-time cycle, so they run here, on a normal-priority thread when
-    `start()`ed (the board), or synchronously from the cycle (unit tests, benchmarks).
+    belong in the real-time cycle, so they run here, on their own thread when `start()`ed
+    (the board: SCHED_FIFO below the cycle), or synchronously from the cycle (unit tests).
     Messages cross in bounded deques (appends and pops are atomic in CPython)."""
 
     def __init__(self, endpoint: Any, health: Callable[[], Health] | None = None,
