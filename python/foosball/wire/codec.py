@@ -22,8 +22,10 @@ stale (older than `max_age_s`, or from the future by more than that).
 from __future__ import annotations
 
 import hmac
+import io
 import os
 import struct
+import threading
 import time
 from collections import Counter
 from collections.abc import Callable, Mapping
@@ -140,6 +142,11 @@ class WireCodec:
         self._max_age_ns = int(max_age_s * 1e9)
         self.boot_id = boot_id if boot_id is not None else int.from_bytes(os.urandom(8), "big") >> 1
         self._seq = 0
+        # One encoder kept for the codec's life: cbor2.dumps builds a new one per call,
+        # which costs more than encoding a whole BallState.
+        self._buffer = io.BytesIO()
+        self._encoder = cbor2.CBOREncoder(self._buffer)
+        self._lock = threading.Lock()
         # (sender, boot id) -> highest sequence accepted. Only authenticated peers get an
         # entry, and a peer gets a new one per boot, so the table stays small.
         self._last_seq: dict[tuple[int, int], int] = {}
@@ -149,17 +156,16 @@ class WireCodec:
     # --- sending ----------------------------------------------------------------------------
 
     def encode(self, message: Any) -> bytes:
-        self._seq += 1
-        payload = cbor2.dumps(
-            {
-                1: catalogue.type_id(message),
-                2: int(self.sender),
-                3: self.boot_id,
-                4: self._seq,
-                5: self._clock(),
-                6: catalogue.to_body(message),
-            }
-        )
+        body = catalogue.to_body(message)  # validates: a sender cannot emit a bad message
+        with self._lock:  # agents may send from several threads (the MDA does)
+            self._seq += 1
+            self._buffer.seek(0)
+            self._buffer.truncate()
+            self._encoder.encode(
+                {1: catalogue.type_id(message), 2: int(self.sender), 3: self.boot_id,
+                 4: self._seq, 5: self._clock(), 6: body}
+            )
+            payload = self._buffer.getvalue()
         tag = hmac.digest(self._key, mac_structure(PROTECTED, payload), "sha256")
         # tag(17) [protected, unprotected, payload, tag], concatenated for speed; the
         # pycose interoperability test proves it is the same COSE_Mac0.
