@@ -187,7 +187,7 @@ def _check_records(spec: Spec, name: str, value: Any) -> tuple[Any, ...]:
     if not isinstance(value, list | tuple) or not 1 <= len(value) <= spec.max_len:
         raise SchemaError(f"{name}: expected 1..{spec.max_len} entries")
     assert spec.record is not None
-    return tuple(_record_check(spec.record, f"{name}[{i}]", v) for i, v in enumerate(value))
+    return tuple([_record_check(spec.record, name, i, v) for i, v in enumerate(value)])
 
 
 _CONVERTED = frozenset({"enum", "floats", "records"})  # kinds whose wire form differs
@@ -259,13 +259,17 @@ def to_body(message: Any) -> dict[int, Any]:
     return body
 
 
-def _record_check(cls: type, where: str, value: Any) -> Any:
+def _record_check(cls: type, name: str, index: int, value: Any) -> Any:
+    # A record object is validated when its message is encoded (to_wire -> to_body);
+    # a map from the wire is validated here. The index is formatted only on error.
     if isinstance(value, cls):
-        to_body(value)  # validates
         return value
-    if isinstance(value, Mapping):
-        return from_body(cls, value, where)
-    raise SchemaError(f"{where}: expected a {cls.__name__}")
+    try:
+        if isinstance(value, Mapping):
+            return from_body(cls, value, name)
+        raise SchemaError(f"expected a {cls.__name__}")
+    except SchemaError as exc:
+        raise SchemaError(f"{name}[{index}]: {exc}") from None
 
 
 def from_body(cls: type, body: Any, where: str | None = None) -> Any:
