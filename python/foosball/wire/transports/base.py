@@ -2,12 +2,22 @@
 
 from __future__ import annotations
 
+import select
+import socket
 from abc import ABC, abstractmethod
 from types import TracebackType
 
 
 class TransportError(OSError):
     """A transport cannot be opened or used (bad interface, no permission...)."""
+
+
+def wait_readable(sock: socket.socket, timeout: float | None) -> bool:
+    """After a read would block: wait up to `timeout` (0 = not at all) for more data."""
+    if timeout == 0:
+        return False
+    readable, _, _ = select.select([sock], [], [], timeout)
+    return bool(readable)
 
 
 class Transport(ABC):

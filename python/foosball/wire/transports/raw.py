@@ -6,11 +6,10 @@ configured MAC address.
 
 from __future__ import annotations
 
-import select
 import socket
 import struct
 
-from foosball.wire.transports.base import Transport, TransportError
+from foosball.wire.transports.base import Transport, TransportError, wait_readable
 
 ETHERTYPE_FOOSBALL = 0x88B5  # IEEE "local experimental" EtherType
 BROADCAST = "ff:ff:ff:ff:ff:ff"
@@ -57,10 +56,7 @@ class RawEthernetTransport(Transport):
             try:
                 data, address = self._sock.recvfrom(2048)
             except BlockingIOError:
-                if timeout == 0:
-                    return None
-                readable, _, _ = select.select([self._sock], [], [], timeout)
-                if not readable:
+                if not wait_readable(self._sock, timeout):
                     return None
                 continue
             if address[2] == PACKET_OUTGOING or len(data) < ETH_HEADER:

@@ -7,11 +7,10 @@ host (the single-host simulated rig) and agents on several hosts all hear each o
 from __future__ import annotations
 
 import ipaddress
-import select
 import socket
 import struct
 
-from foosball.wire.transports.base import Transport, TransportError
+from foosball.wire.transports.base import Transport, TransportError, wait_readable
 
 DEFAULT_GROUP = "239.255.88.181"
 DEFAULT_PORT = 34997  # 0x88B5, as the raw EtherType
@@ -59,10 +58,7 @@ class UdpTransport(Transport):
             try:
                 return self._sock.recv(2048)
             except BlockingIOError:
-                if timeout == 0:
-                    return None
-                readable, _, _ = select.select([self._sock], [], [], timeout)
-                if not readable:
+                if not wait_readable(self._sock, timeout):
                     return None
 
     def fileno(self) -> int:
