@@ -97,3 +97,15 @@ def test_key_file_must_hold_32_hex_bytes(tmp_path: Path):
     junk.write_text("not hex at all")
     with pytest.raises(ValueError, match="hex"):
         load_key(junk)
+
+
+def test_a_differently_laid_out_cose_mac0_takes_the_general_parser(clock):
+    """Our decoder slices our own layout without a CBOR parse; any other valid layout (an
+    extra unprotected header here) must still be accepted, and tampering still caught."""
+    sender, receiver = codec(Agent.GAME_PANEL, clock), codec(Agent.STRATEGY, clock)
+    ours = cbor2.loads(sender.encode(START)[2:])
+    protected, unprotected, payload, tag = ours.value
+    relaid = cbor2.dumps(cbor2.CBORTag(17, [protected, {**unprotected, 99: b"x"}, payload, tag]))
+    assert receiver.decode(len(relaid).to_bytes(2, "big") + relaid).message == START
+    forged = cbor2.dumps(cbor2.CBORTag(17, [protected, dict(unprotected), payload, b"\0" * 32]))
+    assert receiver.decode(len(forged).to_bytes(2, "big") + forged).reason == "mac"

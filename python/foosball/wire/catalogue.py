@@ -250,11 +250,20 @@ def specs(cls: type) -> tuple[tuple[str, Spec], ...]:
     return cached
 
 
+def _checked_specs(cls: type) -> tuple[tuple[str, Spec, Any], ...]:
+    """specs() with each field's checker looked up once, cached on the class."""
+    cached = cls.__dict__.get("_checked_specs")
+    if cached is None:
+        cached = tuple((name, spec, _CHECKS[spec.kind]) for name, spec in specs(cls))
+        cls._checked_specs = cached  # type: ignore[attr-defined]
+    return cached
+
+
 def to_body(message: Any) -> dict[int, Any]:
     """The CBOR map of a message or record, validating every field on the way out."""
     body = {}
-    for name, spec in specs(type(message)):
-        value = _CHECKS[spec.kind](spec, name, getattr(message, name))
+    for name, spec, check in _checked_specs(type(message)):
+        value = check(spec, name, getattr(message, name))
         body[spec.key] = spec.to_wire(value) if spec.kind in _CONVERTED else value
     return body
 
@@ -281,12 +290,12 @@ def from_body(cls: type, body: Any, where: str | None = None) -> Any:
     if len(body) != len(table):
         raise SchemaError(f"{where}: expected {len(table)} fields, got {len(body)}")
     values = []  # in field order, so the constructor takes them positionally (faster)
-    for name, spec in table:
+    for name, spec, check in _checked_specs(cls):
         try:
             raw = body[spec.key]
         except KeyError:
             raise SchemaError(f"{where}.{name}: missing") from None
-        values.append(_CHECKS[spec.kind](spec, name, raw))
+        values.append(check(spec, name, raw))
     return cls(*values)
 
 
