@@ -21,6 +21,7 @@ from typing import Any
 
 import numpy as np
 
+from foosball.safety.health import Health, read_board_health
 from foosball.vision.config import VisionConfigError, VisionSettings
 from foosball.vision.sources import CapturedFrame, FrameSource
 from foosball.vision.tracker import BallTracker, TrackResult
@@ -40,13 +41,6 @@ from foosball.wire.catalogue import (
 POSITION_LIMIT = 2.0  # m, well outside the field; the catalogue's BallState bound is wider
 SPEED_LIMIT = 50.0  # m/s, the catalogue's bound
 VARIANCE_LIMIT = 1e6
-
-
-@dataclass(frozen=True, slots=True)
-class Health:
-    cpu_load: float = 0.0  # %
-    memory: float = 0.0  # %
-    temperature: float = 0.0  # degC
 
 
 @dataclass(frozen=True, slots=True)
@@ -199,23 +193,9 @@ def ball_state(result: TrackResult, frame: CapturedFrame) -> BallState:
     )
 
 
-def read_health() -> Health:
-    import psutil
-
-    temperature = 0.0
-    try:
-        sensors = psutil.sensors_temperatures()
-        readings = [t.current for entries in sensors.values() for t in entries]
-        temperature = max(readings) if readings else 0.0
-    except (AttributeError, OSError):
-        pass
-    return Health(psutil.cpu_percent(interval=None), psutil.virtual_memory().percent,
-                  temperature)
-
-
 def run(core: BallTrackerCore, source: FrameSource, endpoint: Any,
         clock: Callable[[], int], should_stop: Callable[[], bool],
-        health: Callable[[], Health] = read_health, health_period_s: float = 1.0) -> None:
+        health: Callable[[], Health] = read_board_health, health_period_s: float = 1.0) -> None:
     """The I/O edge: frames and messages in, messages out, until `should_stop()`."""
     wait_s = core.heartbeat_period_ns * 1e-9
     last_health = Health()

@@ -34,7 +34,7 @@ from typing import Any
 from foosball.ethercat import layout as L
 from foosball.ethercat.bus import EtherCatBus, Exchange, receive_timeout_for
 from foosball.ethercat.realtime import CycleStats, prepare_realtime, set_fifo
-from foosball.safety.health import UNKNOWN_TEMPERATURE, Health, read_board_health
+from foosball.safety.health import Health, read_board_health
 from foosball.safety.systemd import SystemdNotifier
 from foosball.wire.catalogue import (
     Agent,
@@ -592,7 +592,7 @@ class WireRelay:
         self.clock = clock
         self._refilled_s = clock()
         self.health_reader = health
-        self.health = Health(0.0, 0.0, UNKNOWN_TEMPERATURE)
+        self.health = Health()
         self._thread: threading.Thread | None = None
         self._running = False
 

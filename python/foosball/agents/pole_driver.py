@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from foosball.geometry import Rod, Table
-from foosball.safety.health import UNKNOWN_TEMPERATURE, Health, read_board_health
+from foosball.safety.health import Health, read_board_health
 from foosball.wire.catalogue import (
     Agent,
     Alarm,
@@ -238,7 +238,7 @@ def run_pole_driver(endpoint: Any, table: Table, config: PoleDriverConfig | None
     """The thin edge: receive, step, send, heartbeat at 100 Hz, until `running()` is false."""
     core = PoleDriverCore(table, config)
     last_beat = last_health = -math.inf
-    board = Health(0.0, 0.0, UNKNOWN_TEMPERATURE)
+    board = Health()
     while running():
         received = endpoint.receive(heartbeat_period_s / 2)
         now = clock()

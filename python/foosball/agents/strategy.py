@@ -18,7 +18,7 @@ from collections.abc import Callable
 from typing import Any, Protocol
 
 from foosball.geometry import Table
-from foosball.safety.health import UNKNOWN_TEMPERATURE, Health, read_board_health
+from foosball.safety.health import Health, read_board_health
 from foosball.wire.catalogue import (
     Agent,
     BallState,
@@ -147,7 +147,7 @@ def run(
     board's health (read once a second)."""
     kinds = {BallState: "ball", GameState: "game", MotorStatus: "motors", RodStatus: "rods"}
     last_beat = last_health = -math.inf
-    board = Health(0.0, 0.0, UNKNOWN_TEMPERATURE)
+    board = Health()
     while not should_stop():
         for received in endpoint.receive(timeout=poll_timeout):
             kind = kinds.get(type(received.message))

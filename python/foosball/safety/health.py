@@ -11,9 +11,9 @@ UNKNOWN_TEMPERATURE = -273.0  # the catalogue's floor: "no sensor"
 
 @dataclass(frozen=True, slots=True)
 class Health:
-    cpu_load: float  # % of all cores since the previous reading
-    memory: float  # % of RAM in use
-    temperature: float  # degC, hottest sensor; UNKNOWN_TEMPERATURE without sensors
+    cpu_load: float = 0.0  # % of all cores since the previous reading
+    memory: float = 0.0  # % of RAM in use
+    temperature: float = UNKNOWN_TEMPERATURE  # degC, hottest sensor
 
 
 def read_board_health() -> Health:
