@@ -60,3 +60,21 @@ def test_systemd_notifier_speaks_the_notify_protocol(tmp_path):
     assert server.recv(64) == b"READY=1"
     assert server.recv(64) == b"WATCHDOG=1"
     assert not SystemdNotifier("").enabled
+
+
+def test_heartbeat_schedule_beats_every_period_and_reads_health_once_a_second():
+    from foosball.safety.health import Health
+    from foosball.safety.heartbeat import HeartbeatSchedule
+
+    reads = []
+
+    def health() -> Health:
+        reads.append(1)
+        return Health(10.0, 20.0, 45.0)
+
+    schedule = HeartbeatSchedule(Agent.POLE_DRIVER, period_s=0.01, health=health)
+    beats = [schedule.due(k * 0.005, SafetyState.READY) for k in range(400)]  # 2 s of turns
+    sent = [b for b in beats if b is not None]
+    assert len(sent) == 200
+    assert len(reads) == 2
+    assert sent[0].temperature == 45.0 and sent[0].agent == Agent.POLE_DRIVER

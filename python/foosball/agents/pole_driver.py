@@ -26,13 +26,13 @@ from typing import Any
 
 from foosball.geometry import Rod, Table
 from foosball.safety.health import Health, read_board_health
+from foosball.safety.heartbeat import HeartbeatSchedule
 from foosball.wire.catalogue import (
     Agent,
     Alarm,
     AlarmCode,
     AxisTarget,
     DriveState,
-    Heartbeat,
     MotorCommand,
     MotorStatus,
     RodCommand,
@@ -237,20 +237,14 @@ def run_pole_driver(endpoint: Any, table: Table, config: PoleDriverConfig | None
                     heartbeat_period_s: float = 0.01) -> PoleDriverCore:
     """The thin edge: receive, step, send, heartbeat at 100 Hz, until `running()` is false."""
     core = PoleDriverCore(table, config)
-    last_beat = last_health = -math.inf
-    board = Health()
+    heartbeats = HeartbeatSchedule(Agent.POLE_DRIVER, heartbeat_period_s, health)
     while running():
         received = endpoint.receive(heartbeat_period_s / 2)
         now = clock()
         outputs = core.step(PdaInputs(now, tuple(r.message for r in received if accepted(r))))
         for message in outputs.messages:
             endpoint.send(message)
-        if now - last_beat >= heartbeat_period_s:
-            last_beat = now
-            if health is not None and now - last_health >= 1.0:
-                last_health, board = now, health()
-            state = SafetyState.READY if all(core.homed) else SafetyState.HOMING
-            endpoint.send(Heartbeat(agent=Agent.POLE_DRIVER, state=state,
-                                    period_s=heartbeat_period_s, cpu_load=board.cpu_load,
-                                    memory=board.memory, temperature=board.temperature))
+        beat = heartbeats.due(now, SafetyState.READY if all(core.homed) else SafetyState.HOMING)
+        if beat is not None:
+            endpoint.send(beat)
     return core

@@ -19,12 +19,12 @@ from typing import Any, Protocol
 
 from foosball.geometry import Table
 from foosball.safety.health import Health, read_board_health
+from foosball.safety.heartbeat import HeartbeatSchedule
 from foosball.wire.catalogue import (
     Agent,
     BallState,
     DriveState,
     GameState,
-    Heartbeat,
     MotorStatus,
     RodCommand,
     RodId,
@@ -146,8 +146,7 @@ def run(
     Heartbeat every `heartbeat_period_s` (100 Hz) with the game state the agent acts on and the
     board's health (read once a second)."""
     kinds = {BallState: "ball", GameState: "game", MotorStatus: "motors", RodStatus: "rods"}
-    last_beat = last_health = -math.inf
-    board = Health()
+    heartbeats = HeartbeatSchedule(Agent.STRATEGY, heartbeat_period_s, health)
     while not should_stop():
         for received in endpoint.receive(timeout=poll_timeout):
             kind = kinds.get(type(received.message))
@@ -156,15 +155,10 @@ def run(
             command = core.step(clock(), **{kind: received.message})
             if command is not None:
                 endpoint.send(command)
-        now = clock() * 1e-9
-        if now - last_beat >= heartbeat_period_s:
-            last_beat = now
-            if health is not None and now - last_health >= 1.0:
-                last_health, board = now, health()
-            state = core.game.state if core.game is not None else SafetyState.BOOT
-            endpoint.send(Heartbeat(agent=Agent.STRATEGY, state=state,
-                                    period_s=heartbeat_period_s, cpu_load=board.cpu_load,
-                                    memory=board.memory, temperature=board.temperature))
+        state = core.game.state if core.game is not None else SafetyState.BOOT
+        beat = heartbeats.due(clock() * 1e-9, state)
+        if beat is not None:
+            endpoint.send(beat)
 
 
 def make_core(strategy: str = "improved", table: Table | None = None) -> StrategyAgentCore:

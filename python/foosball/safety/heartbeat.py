@@ -6,8 +6,11 @@ and calls `check` once per loop.
 
 from __future__ import annotations
 
+import math
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from foosball.safety.health import Health, read_board_health
 from foosball.wire.catalogue import Agent, Alarm, AlarmCode, Heartbeat, SafetyState
 
 HEARTBEAT_PERIOD_S = 0.01  # 100 Hz
@@ -62,3 +65,35 @@ class HeartbeatMonitor:
     @property
     def all_alive(self) -> bool:
         return not self.missing and all(a in self.last_seen_ns for a in self.expected)
+
+
+class HeartbeatSchedule:
+    """When an agent's own Heartbeat is due, and what it says.
+
+    The I/O loop calls `due(now_s, state)` every turn and sends what it returns. Board health
+    is read at most once per `health_period_s`: psutil costs more than a loop turn.
+    """
+
+    def __init__(
+        self,
+        agent: Agent,
+        period_s: float = HEARTBEAT_PERIOD_S,
+        health: Callable[[], Health] | None = read_board_health,
+        health_period_s: float = 1.0,
+    ) -> None:
+        self.agent = agent
+        self.period_s = period_s
+        self._read_health = health
+        self._health_period_s = health_period_s
+        self._last_beat = self._last_health = -math.inf
+        self._board = Health()
+
+    def due(self, now_s: float, state: SafetyState) -> Heartbeat | None:
+        if now_s - self._last_beat < self.period_s:
+            return None
+        self._last_beat = now_s
+        if self._read_health is not None and now_s - self._last_health >= self._health_period_s:
+            self._last_health, self._board = now_s, self._read_health()
+        return Heartbeat(agent=self.agent, state=state, period_s=self.period_s,
+                         cpu_load=self._board.cpu_load, memory=self._board.memory,
+                         temperature=self._board.temperature)
