@@ -180,7 +180,12 @@ def _check_sized(expected: type) -> Any:
 def _check_floats(spec: Spec, name: str, value: Any) -> tuple[float, ...]:
     if not isinstance(value, list | tuple) or len(value) != spec.max_len:
         raise SchemaError(f"{name}: expected {spec.max_len} numbers")
-    return tuple([_check_float(spec, name, v) for v in value])
+    low, high = spec.low, spec.high
+    for v in value:  # inline: this runs for every covariance of every ball state
+        kind = type(v)
+        if (kind is not float and kind is not int) or not low <= v <= high:
+            _check_float(spec, name, v)  # raises with the precise complaint
+    return tuple([float(v) for v in value])
 
 
 def _check_records(spec: Spec, name: str, value: Any) -> tuple[Any, ...]:

@@ -106,20 +106,21 @@ _EMPTY_AAD = b"\x40"
 _TAG_HEAD = _bstr_head(TAG_LENGTH)
 
 
+_MAC0_OWN_HEAD = _MAC0_PREFIX + _PROTECTED_BSTR + _EMPTY_AAD  # the usual case, prebuilt
+
+
 def mac_structure(protected: bytes, payload: bytes) -> bytes:
     """CBOR of ["MAC0", protected, external_aad = b"", payload] (RFC 9052 section 6.3).
 
     Built by concatenation because it is on every message's path; equal to
     cbor2.dumps(["MAC0", protected, b"", payload]) (a unit test checks).
     """
-    return (
-        _MAC0_PREFIX
-        + _bstr_head(len(protected))
-        + protected
-        + _EMPTY_AAD
-        + _bstr_head(len(payload))
-        + payload
+    head = (
+        _MAC0_OWN_HEAD
+        if protected == PROTECTED
+        else _MAC0_PREFIX + _bstr_head(len(protected)) + protected + _EMPTY_AAD
     )
+    return head + _bstr_head(len(payload)) + payload
 
 
 _OWN_PREFIX = b"\xd1\x84" + _PROTECTED_BSTR + b"\xa1\x04"  # tag 17 [protected, {4: kid...
@@ -311,9 +312,9 @@ class WireCodec:
             )
         except KeyError:
             raise SchemaError("envelope needs exactly keys 1..6") from None
-        for name, value in (("boot id", boot_id), ("seq", seq), ("timestamp", timestamp)):
-            if type(value) is not int or not 0 <= value < 2**63:
-                raise SchemaError(f"envelope {name} must be an integer in [0, 2^63)")
+        if not (type(boot_id) is int and type(seq) is int and type(timestamp) is int
+                and 0 <= boot_id < _U63 and 0 <= seq < _U63 and 0 <= timestamp < _U63):
+            raise SchemaError("envelope boot id, seq and timestamp must be integers in [0, 2^63)")
         known = _AGENT_KIDS.get(sender) if type(sender) is int else None
         if known is None:
             raise SchemaError(f"unknown sender {sender!r}")
@@ -327,5 +328,6 @@ class WireCodec:
         return Received(message, agent, boot_id, seq, timestamp)
 
 
+_U63 = 2**63
 # sender number -> (Agent, the kid it must use)
 _AGENT_KIDS = {int(a): (a, a.name.lower().encode()) for a in Agent}
