@@ -2,6 +2,7 @@
 
     [wire]            how this board reaches the agent LAN (foosball.wire.settings)
     [table]           geometry = path of the table geometry JSON
+    [safety]          heartbeats, deadlines, budgets (foosball.safety.settings)
     [<agent name>]    one section per agent the board runs, with that agent's parameters
 
 Nothing else is read: no environment variables, no search path.
@@ -10,14 +11,15 @@ Nothing else is read: no environment variables, no search path.
 from __future__ import annotations
 
 import tomllib
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from foosball.geometry import Table, default_table, load_table
+from foosball.safety.settings import SafetySettings
 from foosball.wire.settings import WireSettings
 
-RESERVED = ("wire", "table")
+RESERVED = ("wire", "table", "safety")
 
 
 class BoardConfigError(ValueError):
@@ -30,6 +32,7 @@ class BoardConfig:
     wire: WireSettings
     table: Table
     agents: dict[str, dict[str, Any]]
+    safety: SafetySettings = field(default_factory=SafetySettings)
 
     def section(self, agent: str) -> dict[str, Any]:
         if agent not in self.agents:
@@ -50,6 +53,7 @@ def load_board_config(path: str | Path) -> BoardConfig:
         raise BoardConfigError(f"{path}: not TOML: {exc}") from exc
     try:
         wire = WireSettings.from_section(dict(data.get("wire", {})))
+        safety = SafetySettings.from_section(dict(data.get("safety", {})))
     except (TypeError, ValueError) as exc:
         raise BoardConfigError(f"{path}: {exc}") from exc
     table_section = data.get("table", {})
@@ -59,4 +63,4 @@ def load_board_config(path: str | Path) -> BoardConfig:
     for name, value in agents.items():
         if not isinstance(value, dict):
             raise BoardConfigError(f"{path}: [{name}] must be a table of agent parameters")
-    return BoardConfig(path, wire, table, agents)
+    return BoardConfig(path, wire, table, agents, safety)

@@ -10,9 +10,10 @@ from pathlib import Path
 
 import pytest
 
-from foosball.agents.cli import ServiceLoop, check_board
+from foosball.agents.cli import check_board
 from foosball.config import BoardConfigError, load_board_config
 from foosball.geometry import default_table_path
+from foosball.wire.catalogue import Agent
 from foosball.wire.codec import new_key
 from tests.conftest import needs_root_netns
 
@@ -54,24 +55,26 @@ def test_board_config_names_a_bad_wire_key(tmp_path):
         load_board_config(path)
 
 
-class RecordingNotifier:
-    def __init__(self) -> None:
-        self.pets = 0
+def test_board_config_reads_the_safety_section(tmp_path):
+    path = board_file(tmp_path, "")
+    path.write_text(path.read_text() + """
+[safety]
+startup_grace_s = 3.0
+[safety.deadlines]
+strategy = 0.03
+motor_driver = 0.02
+""")
+    board = load_board_config(path)
+    assert board.safety.startup_grace_s == 3.0
+    assert board.safety.deadlines == {Agent.STRATEGY: 0.03, Agent.MOTOR_DRIVER: 0.02}
+    assert "safety" not in board.agents
 
-    def watchdog(self) -> None:
-        self.pets += 1
 
-
-def test_service_loop_pets_the_watchdog_at_most_every_100_ms(clock):
-    seconds = [0.0]
-    notifier = RecordingNotifier()
-    loop = ServiceLoop(notifier, clock=lambda: seconds[0])  # type: ignore[arg-type]
-    for _ in range(50):  # 50 loop turns of 10 ms
-        assert loop.running()
-        seconds[0] += 0.01
-    assert notifier.pets == 5
-    loop.stop()
-    assert loop.should_stop()
+def test_board_config_names_a_bad_safety_key(tmp_path):
+    path = board_file(tmp_path)
+    path.write_text(path.read_text() + "\n[safety.deadlines]\nstrategie = 0.03\n")
+    with pytest.raises(BoardConfigError, match="no agent 'strategie'"):
+        load_board_config(path)
 
 
 @needs_root_netns()

@@ -3,28 +3,23 @@
 from __future__ import annotations
 
 import math
-from types import SimpleNamespace
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from foosball.agents.pole_driver import (
-    PdaInputs,
     PoleDriverConfig,
     PoleDriverCore,
     motor_to_translation,
-    run_pole_driver,
     translation_to_motor,
 )
+from foosball.agents.runtime import Inputs
 from foosball.geometry import default_table
-from foosball.safety.health import Health
 from foosball.wire.catalogue import (
-    Agent,
     AlarmCode,
     AxisStatus,
     DriveState,
-    Heartbeat,
     MotorCommand,
     MotorStatus,
     RodCommand,
@@ -47,8 +42,8 @@ def motor_status(state: DriveState = DriveState.READY, position: float = 0.0) ->
 
 def homed_core(config: PoleDriverConfig | None = None) -> PoleDriverCore:
     core = PoleDriverCore(TABLE, config)
-    core.step(PdaInputs(0.0, (motor_status(DriveState.HOMING),)))
-    core.step(PdaInputs(0.0, (motor_status(DriveState.READY),)))
+    core.step(Inputs(0.0, (motor_status(DriveState.HOMING),)))
+    core.step(Inputs(0.0, (motor_status(DriveState.READY),)))
     return core
 
 
@@ -82,20 +77,20 @@ def test_seed_drive_train_scale_and_zero() -> None:
 def test_nothing_is_forwarded_until_the_axes_are_homed_again() -> None:
     core = PoleDriverCore(TABLE)
     command = RodCommand(ball_capture_time=1, rods=(target(0, 0.0),))
-    assert not commands(core.step(PdaInputs(0.0, (command,))).messages)
-    core.step(PdaInputs(0.0, (motor_status(DriveState.READY),)))
-    assert commands(core.step(PdaInputs(0.0, (command,))).messages)
+    assert not commands(core.step(Inputs(0.0, (command,))).messages)
+    core.step(Inputs(0.0, (motor_status(DriveState.READY),)))
+    assert commands(core.step(Inputs(0.0, (command,))).messages)
     assert core.zero_procedures == 4
-    core.step(PdaInputs(0.0, (motor_status(DriveState.HOMING),)))  # a restart: re-zeroing
-    assert not commands(core.step(PdaInputs(0.0, (command,))).messages)
-    core.step(PdaInputs(0.0, (motor_status(DriveState.RUNNING),)))
-    assert commands(core.step(PdaInputs(0.0, (command,))).messages)
+    core.step(Inputs(0.0, (motor_status(DriveState.HOMING),)))  # a restart: re-zeroing
+    assert not commands(core.step(Inputs(0.0, (command,))).messages)
+    core.step(Inputs(0.0, (motor_status(DriveState.RUNNING),)))
+    assert commands(core.step(Inputs(0.0, (command,))).messages)
     assert core.zero_procedures == 8
 
 
 def test_centre_of_the_table_maps_to_the_middle_of_the_travel() -> None:
     core = homed_core()
-    out = core.step(PdaInputs(0.0, (RodCommand(ball_capture_time=1,
+    out = core.step(Inputs(0.0, (RodCommand(ball_capture_time=1,
                                                rods=tuple(target(i, 0.0, 0.3) for i in
                                                           range(4))),)))
     [command] = commands(out.messages)
@@ -112,7 +107,7 @@ def test_centre_of_the_table_maps_to_the_middle_of_the_travel() -> None:
 
 def test_rod_status_is_in_table_units() -> None:
     core = PoleDriverCore(TABLE)
-    out = core.step(PdaInputs(0.0, (motor_status(DriveState.READY, position=10.0),)))
+    out = core.step(Inputs(0.0, (motor_status(DriveState.READY, position=10.0),)))
     [status] = [m for m in out.messages if isinstance(m, RodStatus)]
     to_body(status)
     rod = RODS[1]
@@ -132,7 +127,7 @@ def test_no_target_outside_travel_ever_reaches_the_motor_driver(policy: str,
                                                                batch: list) -> None:
     core = homed_core(PoleDriverConfig(limit_policy=policy))
     for now, rods in enumerate(batch):
-        out = core.step(PdaInputs(float(now), (RodCommand(ball_capture_time=1,
+        out = core.step(Inputs(float(now), (RodCommand(ball_capture_time=1,
                                                           rods=tuple(rods)),)))
         for command in commands(out.messages):
             to_body(command)  # finite and within the wire ranges
@@ -150,33 +145,35 @@ def test_no_target_outside_travel_ever_reaches_the_motor_driver(policy: str,
 
 def test_clamp_counts_and_reject_drops() -> None:
     clamp = homed_core(PoleDriverConfig(limit_policy="clamp"))
-    out = clamp.step(PdaInputs(0.0, (RodCommand(ball_capture_time=1,
+    out = clamp.step(Inputs(0.0, (RodCommand(ball_capture_time=1,
                                                 rods=(target(0, 0.5),)),)))
     [command] = commands(out.messages)
     assert motor_to_translation(RODS[0], command.axes[0].position) == pytest.approx(
         RODS[0].travel_max)
     assert clamp.clamped == 1
     reject = homed_core(PoleDriverConfig(limit_policy="reject"))
-    out = reject.step(PdaInputs(0.0, (RodCommand(ball_capture_time=1,
+    out = reject.step(Inputs(0.0, (RodCommand(ball_capture_time=1,
                                                  rods=(target(0, 0.5), target(1, 0.0))),)))
     [command] = commands(out.messages)
     assert [t.axis for t in command.axes] == [2, 3]
     assert reject.rejected == 1
 
 
-def test_a_burst_of_out_of_limit_targets_raises_one_alarm_per_window() -> None:
+def test_a_burst_of_out_of_limit_targets_is_a_cause_while_the_window_holds_it() -> None:
     core = homed_core(PoleDriverConfig(burst_count=5, burst_window_s=1.0))
-    alarms = []
+    present = []
     for n in range(12):
-        out = core.step(PdaInputs(n * 0.05, (RodCommand(ball_capture_time=1,
-                                                        rods=(target(2, 1.0),)),)))
-        alarms += [m for m in out.messages if getattr(m, "code", None) == AlarmCode.LIMIT_BURST]
-    assert len(alarms) == 1 and alarms[0].latched
+        out = core.step(Inputs(n * 0.05, (RodCommand(ball_capture_time=1,
+                                                     rods=(target(2, 1.0),)),)))
+        present.append(any(c.code == AlarmCode.LIMIT_BURST for c in out.causes))
+    assert present == [False] * 4 + [True] * 8
+    assert "out-of-limit targets within 1 s" in out.causes[0].text
+    assert not core.step(Inputs(2.0)).causes, "the window passed: the cause is gone"
     spaced = homed_core(PoleDriverConfig(burst_count=5, burst_window_s=1.0))
     for n in range(12):  # the same number, spread out: no burst
-        out = spaced.step(PdaInputs(n * 0.5, (RodCommand(ball_capture_time=1,
-                                                         rods=(target(2, 1.0),)),)))
-        assert not [m for m in out.messages if getattr(m, "code", None) == AlarmCode.LIMIT_BURST]
+        out = spaced.step(Inputs(n * 0.5, (RodCommand(ball_capture_time=1,
+                                                      rods=(target(2, 1.0),)),)))
+        assert not out.causes
 
 
 def test_bad_policy_is_refused() -> None:
@@ -184,38 +181,8 @@ def test_bad_policy_is_refused() -> None:
         PoleDriverConfig(limit_policy="ignore")
 
 
-class Wire:
-    """A scripted endpoint: each receive() hands out the next batch."""
-
-    def __init__(self, batches: list[list[SimpleNamespace]]) -> None:
-        self.batches = batches
-        self.sent: list[object] = []
-
-    def receive(self, timeout: float = 0.0) -> list[SimpleNamespace]:
-        return self.batches.pop(0) if self.batches else []
-
-    def send(self, message: object) -> None:
-        self.sent.append(message)
-
-
-def test_runner_takes_targets_only_from_the_strategy_and_sends_heartbeats() -> None:
-    command = RodCommand(ball_capture_time=1, rods=(target(0, 0.0),))
-    wire = Wire([
-        [SimpleNamespace(message=motor_status(DriveState.READY), sender=Agent.MOTOR_DRIVER)],
-        [SimpleNamespace(message=command, sender=Agent.GAME_PANEL)],  # not its job: ignored
-        [SimpleNamespace(message=command, sender=Agent.STRATEGY)],
-    ])
-    ticks = iter(range(6))
-    now = [0.0]
-
-    def running() -> bool:
-        now[0] += 0.01
-        return next(ticks, None) is not None
-
-    core = run_pole_driver(wire, TABLE, clock=lambda: now[0], running=running,
-                           health=lambda: Health(1.0, 2.0, 3.0))
-    assert core.forwarded == 1
-    assert len([m for m in wire.sent if isinstance(m, MotorCommand)]) == 1
-    beats = [m for m in wire.sent if isinstance(m, Heartbeat)]
-    assert len(beats) >= 5 and beats[-1].agent == Agent.POLE_DRIVER
-    assert beats[-1].state == SafetyState.READY
+def test_the_state_says_homing_until_every_axis_is_homed() -> None:
+    core = PoleDriverCore(TABLE)
+    assert core.step(Inputs(0.0, (motor_status(DriveState.HOMING),))).state == \
+        SafetyState.HOMING
+    assert core.step(Inputs(0.1, (motor_status(DriveState.READY),))).state == SafetyState.READY

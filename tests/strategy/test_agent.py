@@ -1,16 +1,16 @@
 from __future__ import annotations
 
+from foosball.agents.runtime import Inputs
 from foosball.agents.strategy import StrategyAgentCore, rods_from_motors
 from foosball.geometry import default_table
+from foosball.safety.latch import SafetyView
 from foosball.strategy.seed_rules import SeedRulesStrategy
 from foosball.wire.catalogue import (
-    Agent,
     AxisStatus,
     BallState,
     BallStatus,
     DriveState,
     GameState,
-    Heartbeat,
     MotorStatus,
     RodCommand,
     RodId,
@@ -31,7 +31,16 @@ def game(state: SafetyState) -> GameState:
     return GameState(state=state, score_robot=0, score_human=0, clock_s=0.0, alarm_text="")
 
 
-RODS = RodStatus(rods=tuple(RodPosition(RodId(i), 0.01 * i, 0.2, 0.0, 0.0) for i in range(4)))
+RODS = RodStatus(tuple(RodPosition(RodId(i), 0.01 * i, 0.2, 0.0, 0.0) for i in range(4)))
+
+
+def feed(c: StrategyAgentCore, t_ns: int, *messages: object,
+         faulted: bool = False) -> RodCommand | None:
+    """One step of the core with these messages; its command, if any."""
+    out = c.step(Inputs(t_ns * 1e-9, messages, safety=SafetyView(faulted=faulted),
+                        wall_ns=t_ns))
+    assert len(out.messages) <= 1
+    return out.messages[0] if out.messages else None
 
 
 def core() -> StrategyAgentCore:
@@ -40,8 +49,8 @@ def core() -> StrategyAgentCore:
 
 def test_playing_emits_one_command_per_ball_state():
     c = core()
-    assert c.step(0, game=game(SafetyState.PLAYING), rods=RODS) is None
-    command = c.step(2_000_000, ball=ball())
+    assert feed(c, 0, game(SafetyState.PLAYING), RODS) is None
+    command = feed(c, 2_000_000, ball())
     assert isinstance(command, RodCommand)
     assert len(command.rods) == 4
     assert command.ball_capture_time == 1_000_000
@@ -49,16 +58,16 @@ def test_playing_emits_one_command_per_ball_state():
 
 def test_paused_holds_the_rods_where_they_are():
     c = core()
-    c.step(0, game=game(SafetyState.PAUSED), rods=RODS)
-    command = c.step(2_000_000, ball=ball())
+    feed(c, 0, game(SafetyState.PAUSED), RODS)
+    command = feed(c, 2_000_000, ball())
     assert [t.translation for t in command.rods] == [p.translation for p in RODS.rods]
     assert [t.rotation for t in command.rods] == [0.2] * 4
 
 
 def test_fault_sends_nothing():
     c = core()
-    c.step(0, game=game(SafetyState.FAULT), rods=RODS)
-    assert c.step(2_000_000, ball=ball()) is None
+    feed(c, 0, game(SafetyState.FAULT), RODS)
+    assert feed(c, 2_000_000, ball()) is None
     assert c.suppressed == 1
 
 
@@ -66,8 +75,8 @@ def test_a_faulted_drive_silences_the_agent_even_while_playing():
     c = core()
     axes = tuple(AxisStatus(i, DriveState.RUNNING, 0.0, 0.0, 0.0, 0) for i in range(8))
     bad = (*axes[:3], AxisStatus(3, DriveState.QUICK_STOP, 0.0, 0.0, 0.0, 0), *axes[4:])
-    c.step(0, game=game(SafetyState.PLAYING), rods=RODS, motors=MotorStatus(axes=bad))
-    assert c.step(2_000_000, ball=ball()) is None
+    feed(c, 0, game(SafetyState.PLAYING), RODS, MotorStatus(axes=bad))
+    assert feed(c, 2_000_000, ball()) is None
 
 
 def test_rod_positions_from_motor_angles():
@@ -78,31 +87,23 @@ def test_rod_positions_from_motor_angles():
     assert status.rods[0].rotation == 10.0
 
 
-def test_run_loop_feeds_the_core_and_sends_its_commands():
-    from foosball.agents.strategy import make_core, run
+def test_without_a_game_state_the_agent_stays_in_boot_and_silent():
+    c = core()
+    assert feed(c, 0, RODS) is None
+    assert feed(c, 2_000_000, ball()) is None
+    assert c.step(Inputs(0.01)).state == SafetyState.BOOT
 
-    class Received:
-        def __init__(self, message):
-            self.message = message
 
-    class FakeEndpoint:
-        def __init__(self, batches):
-            self.batches = list(batches)
-            self.sent = []
+def test_a_fault_latched_by_the_runtime_silences_it_even_while_playing():
+    c = core()
+    feed(c, 0, game(SafetyState.PLAYING), RODS)
+    assert feed(c, 2_000_000, ball(), faulted=True) is None
+    assert isinstance(feed(c, 3_000_000, ball()), RodCommand)
 
-        def receive(self, timeout=0.0):
-            return [Received(m) for m in self.batches.pop(0)] if self.batches else []
 
-        def send(self, message):
-            self.sent.append(message)
-
-    endpoint = FakeEndpoint([[game(SafetyState.PLAYING), RODS], [ball()], [ball(2_000_000)]])
-    core = make_core("seed-rules", TABLE)
-    ticks = iter(range(0, 10**9, 4_000_000))  # the clock advances 4 ms per reading
-    run(endpoint, core, clock=lambda: next(ticks), should_stop=lambda: not endpoint.batches,
-        health=None)
-    commands = [m for m in endpoint.sent if isinstance(m, RodCommand)]
-    beats = [m for m in endpoint.sent if isinstance(m, Heartbeat)]
-    assert len(commands) == 2
-    assert beats and beats[0].agent == Agent.STRATEGY
-    assert beats[-1].state == SafetyState.PLAYING
+def test_after_a_backlog_only_the_newest_ball_state_is_acted_on():
+    c = core()
+    feed(c, 0, game(SafetyState.PLAYING), RODS)
+    command = feed(c, 9_000_000, ball(1_000_000), ball(2_000_000), ball(3_000_000))
+    assert command is not None and command.ball_capture_time == 3_000_000
+    assert c.sent == 1

@@ -3,8 +3,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from foosball.agents.ball_tracker import BallTrackerCore, Health, TrackerInput, run
+from foosball.agents.ball_tracker import BallTrackerCore, Camera
+from foosball.agents.runtime import AgentRuntime, Inputs
 from foosball.geometry import default_table
+from foosball.safety.settings import SafetySettings
 from foosball.vision.calibration import Calibration, calibrate
 from foosball.vision.config import VisionSettings
 from foosball.vision.sources import CapturedFrame, MemorySource
@@ -12,7 +14,6 @@ from foosball.vision.synthetic import LAYOUT, SynthCamera, render
 from foosball.vision.tracker import BallTracker
 from foosball.wire.catalogue import (
     Agent,
-    Alarm,
     AlarmCode,
     BallState,
     BallStatus,
@@ -21,6 +22,9 @@ from foosball.wire.catalogue import (
     VisionConfig,
     VisionPreview,
 )
+from foosball.wire.codec import WireCodec
+from foosball.wire.endpoint import Endpoint
+from foosball.wire.transports.memory import MemoryHub, MemoryTransport
 
 TABLE = default_table()
 CAMERA = SynthCamera()
@@ -50,6 +54,15 @@ def panel(**changes) -> VisionConfig:
     return VisionConfig(**(values | changes))
 
 
+def tick(now_ns: int, frame: CapturedFrame | None = None, messages: tuple = ()) -> Inputs:
+    """The runtime's Inputs for one turn at `now_ns` on the board's monotonic clock."""
+    return Inputs(now_ns * 1e-9, messages, frame)
+
+
+def camera_lost(output) -> list:
+    return [c for c in output.causes if c.code is AlarmCode.CAMERA_LOST]
+
+
 def of_type(output, cls):
     return [m for m in output.messages if isinstance(m, cls)]
 
@@ -59,7 +72,7 @@ def test_one_ball_state_per_frame_with_the_capture_time(calibration, frames):
     states = []
     for i, image in enumerate(frames):
         frame = CapturedFrame(image, 1_000_000_000 + i * 5 * MS, 40 + i)
-        out = agent.step(TrackerInput(now_ns=2_000_000_000 + i * 5 * MS, frame=frame))
+        out = agent.step(tick(2_000_000_000 + i * 5 * MS, frame=frame))
         [state] = of_type(out, BallState)
         assert state.capture_time == frame.capture_time_ns
         assert state.frame == frame.index
@@ -70,64 +83,51 @@ def test_one_ball_state_per_frame_with_the_capture_time(calibration, frames):
     assert states[-1].vx == pytest.approx(2.0, abs=0.2)  # 10 mm per 5 ms
 
 
-def test_heartbeat_every_period_and_states(calibration, frames):
-    agent = core(calibration, heartbeat_period_s=0.01)
-    beats = []
-    for k in range(10):  # steps every 5 ms, no frame yet
-        beats += of_type(agent.step(TrackerInput(now_ns=k * 5 * MS, health=Health(12.0, 30.0,
-                                                                                    55.0))),
-                         Heartbeat)
-    assert len(beats) == 5
-    assert beats[0].agent is Agent.BALL_TRACKER and beats[0].state is SafetyState.BOOT
-    assert beats[0].cpu_load == 12.0 and beats[0].temperature == 55.0
-    agent.step(TrackerInput(now_ns=60 * MS, frame=CapturedFrame(frames[0], 0, 0)))
-    [beat] = of_type(agent.step(TrackerInput(now_ns=70 * MS)), Heartbeat)
-    assert beat.state is SafetyState.READY
+def test_the_state_is_boot_until_the_first_frame(calibration, frames):
+    agent = core(calibration)
+    assert agent.step(tick(0)).state is SafetyState.BOOT
+    assert agent.step(tick(5 * MS, CapturedFrame(frames[0], 0, 0))).state is SafetyState.READY
 
 
-def test_camera_loss_raises_one_latched_alarm(calibration, frames):
+def test_camera_loss_is_a_cause_until_frames_come_back(calibration, frames):
     agent = core(calibration)  # camera_timeout_s 0.05
-    agent.step(TrackerInput(now_ns=0, frame=CapturedFrame(frames[0], 0, 0)))
-    alarms = []
-    for k in range(1, 30):
-        alarms += of_type(agent.step(TrackerInput(now_ns=k * 5 * MS)), Alarm)
-    [alarm] = alarms
-    assert alarm.code is AlarmCode.CAMERA_LOST and alarm.latched
-    assert alarm.source is Agent.BALL_TRACKER
-    assert agent.state is SafetyState.FAULT
-    out = agent.step(TrackerInput(now_ns=200 * MS, frame=CapturedFrame(frames[1], 5 * MS, 1)))
-    assert of_type(out, BallState) and agent.state is SafetyState.READY
+    agent.step(tick(0, CapturedFrame(frames[0], 0, 0)))
+    present = [bool(camera_lost(agent.step(tick(k * 5 * MS)))) for k in range(1, 30)]
+    assert present == [False] * 10 + [True] * 19  # after 50 ms without a frame
+    out = agent.step(tick(200 * MS, CapturedFrame(frames[1], 5 * MS, 1)))
+    assert of_type(out, BallState) and not camera_lost(out)
+    assert agent.state is SafetyState.READY
 
 
 def test_no_frame_at_all_after_start_up_is_a_camera_loss(calibration):
     agent = core(calibration, startup_grace_s=0.5)
-    assert not of_type(agent.step(TrackerInput(now_ns=0)), Alarm)
-    assert not of_type(agent.step(TrackerInput(now_ns=400 * MS)), Alarm)
-    assert of_type(agent.step(TrackerInput(now_ns=600 * MS)), Alarm)
+    assert not camera_lost(agent.step(tick(0)))
+    assert not camera_lost(agent.step(tick(400 * MS)))
+    assert "no camera frame for 600 ms" in camera_lost(agent.step(tick(600 * MS)))[0].text
 
 
 def test_panel_thresholds_apply_and_bad_ones_are_ignored(calibration, frames):
     agent = core(calibration)
     # Hue band on blue: the orange ball disappears.
-    agent.step(TrackerInput(now_ns=0, messages=(panel(hue_low=100, hue_high=130),)))
+    agent.step(tick(0, messages=(panel(hue_low=100, hue_high=130),)))
     for i, image in enumerate(frames[:3]):
-        out = agent.step(TrackerInput(now_ns=i * 5 * MS, frame=CapturedFrame(image, i * 5 * MS, i)))
+        out = agent.step(tick(i * 5 * MS, CapturedFrame(image, i * 5 * MS, i)))
         assert of_type(out, BallState)[0].status is BallStatus.LOST
-    agent.step(TrackerInput(now_ns=20 * MS, messages=(panel(sat_low=250, sat_high=10),)))
+    agent.step(tick(20 * MS, messages=(panel(sat_low=250, sat_high=10),)))
     assert agent.rejected_configs == 1
     assert agent.detector_cfg.hue_low == 100
-    agent.step(TrackerInput(now_ns=25 * MS, messages=(panel(),)))
-    statuses = [of_type(agent.step(TrackerInput(now_ns=(30 + 5 * i) * MS, frame=CapturedFrame(
+    agent.step(tick(25 * MS, messages=(panel(),)))
+    statuses = [of_type(agent.step(tick((30 + 5 * i) * MS, CapturedFrame(
         image, (30 + 5 * i) * MS, 10 + i))), BallState)[0].status for i, image in enumerate(frames)]
     assert statuses[-1] is BallStatus.DETECTED
 
 
 def test_preview_mask_on_request_one_part_per_frame(calibration, frames):
     agent = core(calibration, preview_size=(160, 120))
-    agent.step(TrackerInput(now_ns=0, messages=(panel(preview=True),)))
+    agent.step(tick(0, messages=(panel(preview=True),)))
     parts = []
     for i, image in enumerate(frames[:4]):
-        out = agent.step(TrackerInput(now_ns=i * 5 * MS, frame=CapturedFrame(image, i * 5 * MS, i)))
+        out = agent.step(tick(i * 5 * MS, CapturedFrame(image, i * 5 * MS, i)))
         assert len(of_type(out, VisionPreview)) == 1
         parts += of_type(out, VisionPreview)
     first = [p for p in parts if p.frame == parts[0].frame]
@@ -136,54 +136,43 @@ def test_preview_mask_on_request_one_part_per_frame(calibration, frames):
     mask = mask.reshape(120, 160)
     _ys, xs = np.nonzero(mask)
     assert 0 < len(xs) < 60  # the ball, a few pixels at this scale
-    agent.step(TrackerInput(now_ns=30 * MS, messages=(panel(preview=False),)))
-    out = agent.step(TrackerInput(now_ns=35 * MS, frame=CapturedFrame(frames[5], 35 * MS, 5)))
+    agent.step(tick(30 * MS, messages=(panel(preview=False),)))
+    out = agent.step(tick(35 * MS, CapturedFrame(frames[5], 35 * MS, 5)))
     assert not of_type(out, VisionPreview)
 
 
-class FakeEndpoint:
-    def __init__(self, inbox):
-        self.inbox = list(inbox)
-        self.sent = []
-
-    def receive(self, timeout=0.0):
-        out, self.inbox = self.inbox, []
-        return out
-
-    def send(self, message):
-        self.sent.append(message)
-
-
-class Received:
-    def __init__(self, message):
-        self.message = message
-
-
-def test_run_adapter_moves_frames_and_messages(calibration, frames, clock):
-    agent = core(calibration)
-    source = MemorySource(frames, fps=200.0)
-    endpoint = FakeEndpoint([Received(panel(preview=True))])
-
-    def tick():
+def test_runs_in_the_runtime_with_the_camera_as_its_hardware(calibration, frames, clock):
+    hub = MemoryHub()
+    key = bytes(range(32))
+    vision = Endpoint(MemoryTransport(hub), WireCodec(key, Agent.BALL_TRACKER, clock=clock))
+    panel_end = Endpoint(MemoryTransport(hub), WireCodec(key, Agent.GAME_PANEL, clock=clock))
+    runtime = AgentRuntime(core(calibration), vision, SafetySettings(deadlines={}),
+                           hardware=Camera(MemorySource(frames, fps=200.0)),
+                           monotonic=lambda: clock() * 1e-9, wall_ns=clock, health=None)
+    panel_end.send(panel(preview=True))
+    for _ in range(len(frames) + 1):
         clock.advance(0.005)
-        return clock()
-
-    run(agent, source, endpoint, tick, lambda: False, health=lambda: Health())
-    states = [m for m in endpoint.sent if isinstance(m, BallState)]
+        runtime.io_turn(0.0)
+        runtime.work_turn(0.0)
+        runtime.io_turn(0.0)
+    sent = [r.message for r in panel_end.receive(0.0)]
+    states = [m for m in sent if isinstance(m, BallState)]
     assert [s.frame for s in states] == list(range(len(frames)))
     assert [s.capture_time for s in states] == [round(i * 5e6) for i in range(len(frames))]
-    assert any(isinstance(m, VisionPreview) for m in endpoint.sent)
-    assert any(isinstance(m, Heartbeat) for m in endpoint.sent)
+    assert any(isinstance(m, VisionPreview) for m in sent)
+    beats = [m for m in sent if isinstance(m, Heartbeat)]
+    assert beats and beats[-1].agent is Agent.BALL_TRACKER and beats[-1].state is \
+        SafetyState.READY
 
 
-def test_a_frame_of_the_wrong_size_is_an_alarm_not_a_position(calibration, frames):
+def test_a_frame_of_the_wrong_size_is_a_camera_loss_not_a_position(calibration, frames):
     agent = core(calibration)
     small = np.zeros((240, 320, 3), np.uint8)
-    out = agent.step(TrackerInput(now_ns=0, frame=CapturedFrame(small, 0, 0)))
-    [alarm] = of_type(out, Alarm)
-    assert alarm.code is AlarmCode.CAMERA_LOST and "320x240" in alarm.text
+    out = agent.step(tick(0, CapturedFrame(small, 0, 0)))
+    [cause] = camera_lost(out)
+    assert "320x240" in cause.text
     assert not of_type(out, BallState)
-    assert not of_type(agent.step(TrackerInput(now_ns=5 * MS, frame=CapturedFrame(small, 5, 1))),
-                       Alarm)  # raised once
-    out = agent.step(TrackerInput(now_ns=10 * MS, frame=CapturedFrame(frames[0], 10 * MS, 2)))
-    assert of_type(out, BallState) and agent.state is SafetyState.READY
+    assert camera_lost(agent.step(tick(5 * MS, CapturedFrame(small, 5, 1))))  # still present
+    out = agent.step(tick(10 * MS, CapturedFrame(frames[0], 10 * MS, 2)))
+    assert of_type(out, BallState) and not camera_lost(out)
+    assert agent.state is SafetyState.READY

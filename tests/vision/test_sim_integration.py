@@ -8,8 +8,10 @@ import math
 
 import pytest
 
-from foosball.agents.ball_tracker import BallTrackerCore, Health, run
+from foosball.agents.ball_tracker import BallTrackerCore, Camera
+from foosball.agents.runtime import AgentRuntime
 from foosball.geometry import default_table
+from foosball.safety.settings import SafetySettings
 from foosball.vision.config import VisionSettings
 from foosball.vision.evaluate import evaluate
 
@@ -47,12 +49,15 @@ def test_agent_publishes_every_frame_over_the_wire(calibration, clock):
     panel = Endpoint(MemoryTransport(hub), WireCodec(key, Agent.GAME_PANEL, clock=clock,
                                                        max_age_s=60.0))
 
-    def tick() -> int:
+    runtime = AgentRuntime(core, vision, SafetySettings(deadlines={}), hardware=Camera(source),
+                           monotonic=lambda: clock() * 1e-9, wall_ns=clock, health=None)
+    received = []
+    while not source.finished:  # the runtime's two halves, turn by turn
         clock.advance(0.005)
-        return clock()
-
-    run(core, source, vision, tick, lambda: False, health=lambda: Health())
-    received = [r.message for r in panel.receive(0.0)]
+        runtime.io_turn(0.0)
+        runtime.work_turn(0.0)
+        runtime.io_turn(0.0)
+        received += [r.message for r in panel.receive(0.0)]
     balls = [m for m in received if isinstance(m, BallState)]
     assert [b.frame for b in balls] == list(range(len(states)))
     assert [b.capture_time for b in balls] == [s.time_ns for s in states]

@@ -1,9 +1,10 @@
 """`foosball agent run NAME --config /etc/foosball/board.toml`: one agent as a service.
 
 This is what each board's `foosball-agent@NAME.service` runs. It reads the board's one
-configuration file, opens the real backends it names (raw Ethernet, pysoem, the camera)
-and hands them to the agent's own run loop. Every loop here pets systemd's watchdog
-(Type=notify, WatchdogSec) and stops cleanly on SIGTERM.
+configuration file, opens the real backends it names (raw Ethernet, pysoem, the camera),
+builds the agent's core and runs it in the shared runtime (foosball.agents.runtime), which
+speaks to systemd (READY, WATCHDOG from a healthy loop, STATUS) and stops cleanly on SIGINT
+and SIGTERM (the motor driver quick-stops its drives and closes the bus).
 """
 
 from __future__ import annotations
@@ -13,40 +14,16 @@ import dataclasses
 import logging
 import signal
 import sys
-import time
 from collections.abc import Callable
 from typing import Any
 
+from foosball.agents.runtime import AgentRuntime
 from foosball.config import BoardConfig, BoardConfigError, load_board_config
 from foosball.safety.systemd import SystemdNotifier
 from foosball.wire.catalogue import Agent
 from foosball.wire.settings import open_endpoint
 
 log = logging.getLogger("foosball.agent")
-WATCHDOG_PERIOD_S = 0.1
-
-
-class ServiceLoop:
-    """Answers "should the loop stop?" and pets systemd's watchdog on each call."""
-
-    def __init__(self, notifier: SystemdNotifier, clock: Callable[[], float] = time.monotonic):
-        self.notifier = notifier
-        self.clock = clock
-        self.stopping = False
-        self._last_pet = -WATCHDOG_PERIOD_S
-
-    def should_stop(self) -> bool:
-        now = self.clock()
-        if now - self._last_pet >= WATCHDOG_PERIOD_S:
-            self._last_pet = now
-            self.notifier.watchdog()
-        return self.stopping
-
-    def running(self) -> bool:
-        return not self.should_stop()
-
-    def stop(self, *_: Any) -> None:
-        self.stopping = True
 
 
 def _dataclass_from(cls: type, section: dict[str, Any], where: str) -> Any:
@@ -58,8 +35,8 @@ def _dataclass_from(cls: type, section: dict[str, Any], where: str) -> Any:
 
 
 # Each agent has two halves: `configure` validates its board.toml section and touches no
-# hardware (so `foosball agent check` and the tests can run it anywhere); `run` opens the
-# real backends and runs the agent's loop.
+# hardware (so `foosball agent check` and the tests can run it anywhere); `build` opens the
+# real backends and returns the agent's runtime, ready to run.
 
 
 def configure_ball_tracker(board: BoardConfig) -> Any:
@@ -68,8 +45,8 @@ def configure_ball_tracker(board: BoardConfig) -> Any:
     return parse_settings(board.section("ball_tracker"))
 
 
-def run_ball_tracker(board: BoardConfig, settings: Any, loop: ServiceLoop) -> None:
-    from foosball.agents.ball_tracker import BallTrackerCore, run
+def build_ball_tracker(board: BoardConfig, settings: Any) -> AgentRuntime:
+    from foosball.agents.ball_tracker import BallTrackerCore, Camera
     from foosball.vision.calibration import load_calibration
     from foosball.vision.sources import open_source
     from foosball.vision.tracker import BallTracker
@@ -78,13 +55,9 @@ def run_ball_tracker(board: BoardConfig, settings: Any, loop: ServiceLoop) -> No
     source = open_source(settings.source.kind, **settings.source.options)
     tracker = BallTracker(settings.detector, settings.filter, calibration, board.table,
                           source.pixel_format)
-    endpoint = open_endpoint(board.wire, Agent.BALL_TRACKER)
-    loop.notifier.ready()
-    try:
-        run(BallTrackerCore(tracker, settings), source, endpoint, time.time_ns, loop.should_stop)
-    finally:
-        source.close()
-        endpoint.close()
+    return AgentRuntime(BallTrackerCore(tracker, settings),
+                        open_endpoint(board.wire, Agent.BALL_TRACKER), board.safety,
+                        hardware=Camera(source), notifier=SystemdNotifier())
 
 
 def configure_strategy(board: BoardConfig) -> str:
@@ -99,17 +72,13 @@ def configure_strategy(board: BoardConfig) -> str:
     return str(name)
 
 
-def run_strategy(board: BoardConfig, name: str, loop: ServiceLoop) -> None:
-    from foosball.agents.strategy import StrategyAgentCore, run
+def build_strategy(board: BoardConfig, name: str) -> AgentRuntime:
+    from foosball.agents.strategy import StrategyAgentCore
     from foosball.strategy.registry import strategy_factory
 
     core = StrategyAgentCore(strategy_factory(name)(board.table, 0), board.table)
-    endpoint = open_endpoint(board.wire, Agent.STRATEGY)
-    loop.notifier.ready()
-    try:
-        run(endpoint, core, time.time_ns, loop.should_stop)
-    finally:
-        endpoint.close()
+    return AgentRuntime(core, open_endpoint(board.wire, Agent.STRATEGY), board.safety,
+                        notifier=SystemdNotifier())
 
 
 def configure_pole_driver(board: BoardConfig) -> Any:
@@ -118,15 +87,12 @@ def configure_pole_driver(board: BoardConfig) -> Any:
     return _dataclass_from(PoleDriverConfig, board.section("pole_driver"), "pole_driver")
 
 
-def run_pole_driver(board: BoardConfig, config: Any, loop: ServiceLoop) -> None:
-    from foosball.agents.pole_driver import run_pole_driver as run
+def build_pole_driver(board: BoardConfig, config: Any) -> AgentRuntime:
+    from foosball.agents.pole_driver import PoleDriverCore
 
-    endpoint = open_endpoint(board.wire, Agent.POLE_DRIVER)
-    loop.notifier.ready()
-    try:
-        run(endpoint, board.table, config, running=loop.running)
-    finally:
-        endpoint.close()
+    return AgentRuntime(PoleDriverCore(board.table, config),
+                        open_endpoint(board.wire, Agent.POLE_DRIVER), board.safety,
+                        notifier=SystemdNotifier())
 
 
 def configure_motor_driver(board: BoardConfig) -> tuple[Any, Any]:
@@ -142,38 +108,34 @@ def configure_motor_driver(board: BoardConfig) -> tuple[Any, Any]:
     return bus, _dataclass_from(MotorDriverConfig, section, "motor_driver")
 
 
-def run_motor_driver(board: BoardConfig, configs: tuple[Any, Any], loop: ServiceLoop) -> None:
-    from foosball.agents.motor_driver import run_motor_driver as run
+def build_motor_driver(board: BoardConfig, configs: tuple[Any, Any]) -> AgentRuntime:
+    from foosball.agents.motor_driver import open_motor_driver
     from foosball.ethercat.bus import open_bus
 
     bus_config, config = configs
     endpoint = open_endpoint(board.wire, Agent.MOTOR_DRIVER)
-    # The motor driver's cycle runs in its own SCHED_FIFO thread and speaks to systemd
-    # itself; it stops (quick stop, bus closed) on KeyboardInterrupt, so SIGTERM raises one.
-    signal.signal(signal.SIGTERM, _interrupt)
     try:
-        run(open_bus(bus_config), endpoint, config)
-    finally:
+        return open_motor_driver(open_bus(bus_config), endpoint, config, board.safety,
+                                 realtime=True)
+    except BaseException:
         endpoint.close()
-
-
-def _interrupt(*_: Any) -> None:
-    raise KeyboardInterrupt
+        raise
 
 
 @dataclasses.dataclass(frozen=True)
 class AgentEntry:
     configure: Callable[[BoardConfig], Any]
-    run: Callable[[BoardConfig, Any, ServiceLoop], None]
+    build: Callable[[BoardConfig, Any], AgentRuntime]
+    realtime: bool = False  # the I/O thread under SCHED_FIFO (where the system allows)
 
 
 # Agent name (as in board.toml and the systemd unit) -> its two halves. The panels come with
-# the simulated rig and panel issues and are not runnable yet.
+# the panel issue and are not runnable yet.
 AGENTS: dict[str, AgentEntry] = {
-    "ball_tracker": AgentEntry(configure_ball_tracker, run_ball_tracker),
-    "strategy": AgentEntry(configure_strategy, run_strategy),
-    "pole_driver": AgentEntry(configure_pole_driver, run_pole_driver),
-    "motor_driver": AgentEntry(configure_motor_driver, run_motor_driver),
+    "ball_tracker": AgentEntry(configure_ball_tracker, build_ball_tracker, realtime=True),
+    "strategy": AgentEntry(configure_strategy, build_strategy, realtime=True),
+    "pole_driver": AgentEntry(configure_pole_driver, build_pole_driver, realtime=True),
+    "motor_driver": AgentEntry(configure_motor_driver, build_motor_driver, realtime=True),
 }
 
 
@@ -202,16 +164,22 @@ def _run(args: argparse.Namespace) -> int:
     except (BoardConfigError, ValueError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1
-    loop = ServiceLoop(SystemdNotifier())
-    signal.signal(signal.SIGTERM, loop.stop)
-    signal.signal(signal.SIGINT, loop.stop)
+    stop_requested: list[int] = []
+    # A signal before the runtime exists (the bus still starting) stops it as soon as it does.
+    signal.signal(signal.SIGTERM, lambda signum, _: stop_requested.append(signum))
+    signal.signal(signal.SIGINT, lambda signum, _: stop_requested.append(signum))
     try:
-        entry.run(board, params, loop)
-    except (BoardConfigError, ValueError, OSError) as exc:
+        runtime = entry.build(board, params)
+    except (BoardConfigError, ValueError, OSError, RuntimeError) as exc:
         print(f"error: {args.name}: {exc}", file=sys.stderr)
         return 1
-    except KeyboardInterrupt:
-        pass
+    signal.signal(signal.SIGTERM, runtime.stop)
+    signal.signal(signal.SIGINT, runtime.stop)
+    try:
+        runtime.run(should_stop=lambda: bool(stop_requested), realtime=entry.realtime)
+    finally:
+        runtime.endpoint.close()
+    log.info("%s stopped: %s", args.name, runtime.counters)
     return 0
 
 

@@ -1,9 +1,10 @@
 """Motor driving agent (MDA): the EtherCAT master's brain on the pole board.
 
-`MotorDriverCore.step(inputs) -> outputs` is pure: the drives' process data, the working
-counter and the wire messages in; the drives' outputs and the wire messages to send out.
-`MotorDriverRunner` is the thin edge: the cyclic real-time loop around an `EtherCatBus`
-and a wire `Endpoint`.
+`MotorDriverCore.step(Inputs) -> Outputs` is pure: the drives' process data and working
+counter (a `BusSample`) and the wire messages in; the drives' outputs and the wire messages
+out. It runs in the shared agent runtime (foosball.agents.runtime) with `EtherCatHardware`
+as its hardware: the cycle thread runs SCHED_FIFO at the top priority, the runtime's I/O
+thread (decoding, heartbeats, deadlines) below it.
 
 Per axis: enable (CiA 402: fault reset -> shutdown -> switch on -> enable operation),
 rotor alignment, then for translation axes the zero-match homing (run towards the end
@@ -11,46 +12,45 @@ switch until it is active, back off slowly until it releases: that edge is zero)
 position commands in motor radians and rad/s, followed with a speed- and
 acceleration-limited profile in cyclic synchronous position mode.
 
-Faults (seed paper): a drive fault stops commanding that drive, quick-stops all the
-others, and broadcasts an Alarm; so do link loss, working-counter errors beyond a small
-tolerance and any other agent's Alarm. The fault latches: the MDA watches for the cause to
-clear, and only a RESTART from the game panel after that re-enables, re-aligns and
-re-homes. Anything it is unsure of (an unknown drive state, a timeout) is a fault too.
+Faults (seed paper): a drive fault stops commanding that drive and quick-stops all the
+others; so do link loss, working-counter errors beyond a small tolerance and any fault the
+runtime's latch holds (another agent's alarm, a silent peer). The MDA's own cause is one of
+its Outputs' causes while present, and the runtime announces it. The fault latches: the MDA
+watches for the cause to clear, and only a RESTART (which the runtime passes on only when
+no cause is left anywhere) re-enables, re-aligns and re-homes. Anything it is unsure of (an
+unknown drive state, a timeout) is a fault too.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import enum
-import gc
 import logging
 import math
-import threading
 import time
-from collections import deque
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from foosball.agents.runtime import AgentRuntime, Inputs, Outputs
 from foosball.ethercat import layout as L
 from foosball.ethercat.bus import EtherCatBus, Exchange, receive_timeout_for
-from foosball.ethercat.realtime import CycleStats, prepare_realtime, set_fifo
-from foosball.safety.health import Health, read_board_health
+from foosball.ethercat.realtime import CycleStats, prepare_realtime
+from foosball.safety.latch import Cause
+from foosball.safety.settings import SafetySettings
 from foosball.safety.systemd import SystemdNotifier
 from foosball.wire.catalogue import (
     Agent,
-    Alarm,
     AlarmCode,
     AxisStatus,
     DriveState,
     EtherCatStatus,
     GameCommand,
     GameControl,
-    Heartbeat,
     MotorCommand,
     MotorStatus,
     SafetyState,
 )
-from foosball.wire.codec import Received
 
 log = logging.getLogger(__name__)
 
@@ -107,7 +107,6 @@ class MotorDriverConfig:
     def bus_error_cycles(self) -> int:
         return max(3, round(self.bus_error_tolerance_s / self.cycle_s))
     status_period_s: float = 0.05
-    alarm_repeat_s: float = 1.0  # latched alarms are re-sent, so a lost frame is not fatal
 
 
 # --- pure core -------------------------------------------------------------------------------
@@ -193,6 +192,8 @@ class Latched:
 
 
 class MotorDriverCore:
+    agent = Agent.MOTOR_DRIVER
+
     def __init__(self, config: MotorDriverConfig) -> None:
         self.config = config
         self.axes = [_Axis(setup) for setup in config.axes]
@@ -211,8 +212,6 @@ class MotorDriverCore:
         self.fault_cycle: int | None = None  # cycle at which the last fault latched
         self.quick_stop_done_cycle: int | None = None  # all axes out of operation enabled
         self._last_status_s = -math.inf
-        self._last_alarm_s = -math.inf
-        self.last_alarm: Alarm | None = None
 
     # -- public view ---------------------------------------------------------------------
     def drive_states(self) -> list[DriveState]:
@@ -236,7 +235,28 @@ class MotorDriverCore:
         return a.last.position_rad - a.zero
 
     # -- the step ----------------------------------------------------------------------------
-    def step(self, inputs: MdaInputs) -> MdaOutputs:
+    def step(self, inputs: Inputs) -> Outputs:
+        """The runtime's step: `inputs.sensed` is this cycle's BusSample. A fault latched
+        anywhere in the system (the runtime's latch) quick-stops every axis this cycle."""
+        sample: BusSample | None = inputs.sensed
+        if sample is None:  # no cycle ran (a test stepping messages only)
+            return Outputs(state=self.safety_state(), causes=self.causes())
+        if inputs.safety.faulted and self.latched is None:
+            self._latch(AlarmCode.PEER_FAULT, -1, inputs.now_s, [],
+                        f"system fault: {inputs.safety.fault_text}", own=False)
+        out = self.cycle(MdaInputs(inputs.now_s, sample.exchange, inputs.messages, sample.timing,
+                                   sample.al_state))
+        return Outputs(out.messages, self.causes(), self.safety_state(), out)
+
+    def causes(self) -> tuple[Cause, ...]:
+        """The MDA's own cause while it is present (the latch stays until a restart)."""
+        latched = self.latched
+        if latched is None or latched.cleared:
+            return ()
+        return (Cause(latched.code, latched.text, latched.axis),)
+
+    def cycle(self, inputs: MdaInputs) -> MdaOutputs:
+        """One EtherCAT cycle of the drives' state machines and profiles."""
         self.cycles += 1
         now = inputs.now_s
         out: list[Any] = []
@@ -309,9 +329,6 @@ class MotorDriverCore:
                     self._hold(axis)
             elif command == GameCommand.START:
                 self.accepting = True
-        elif isinstance(message, Alarm) and message.source != Agent.MOTOR_DRIVER:
-            self._latch(message.code, message.axis, now, out,
-                        f"alarm from {message.source.name}: {message.text}", echo=False)
 
     def _set_goal(self, axis: _Axis, position: float, speed: float) -> None:
         if axis.phase not in (Phase.READY, Phase.RUNNING):
@@ -340,7 +357,6 @@ class MotorDriverCore:
         self.restarts += 1
         self.latched = None
         self.alarmed.clear()
-        self.last_alarm = None
         self.fault_cycle = self.quick_stop_done_cycle = None
         self._start_all(now)
 
@@ -367,15 +383,18 @@ class MotorDriverCore:
                         f"drive {index} fault 0x{tx.error_code:04x} ({code.name.lower()})")
 
     def _latch(self, code: AlarmCode, axis: int, now: float, out: list[Any], text: str,
-               echo: bool = True) -> None:
+               own: bool = True) -> None:
+        """Quick stop on every axis. `own`: a cause the MDA sees itself and watches clear;
+        otherwise the system's latch (another agent's cause) and cleared at once here."""
         if (code, axis) in self.alarmed:
-            return  # raised once until the restart; the latched alarm is re-sent meanwhile
+            return  # known since the last restart
         self.alarmed.add((code, axis))
-        first = self.latched is None
+        first = self.latched is None or (own and self.latched.code is AlarmCode.PEER_FAULT)
         if first:
-            self.latched = Latched(code, text, axis, now)
-            self.fault_cycle = self.cycles
-            self.quick_stop_done_cycle = None
+            self.latched = Latched(code, text, axis, now, cleared=not own)
+            if self.fault_cycle is None:
+                self.fault_cycle = self.cycles
+                self.quick_stop_done_cycle = None
             log.error("FAULT latched: %s; quick stop on every axis", text)
         else:
             log.error("further fault while latched: %s", text)
@@ -384,14 +403,6 @@ class MotorDriverCore:
                 a.phase = Phase.FAULT
             elif a.phase is not Phase.FAULT:
                 a.phase = Phase.QUICK_STOP
-        if echo:
-            alarm = Alarm(source=Agent.MOTOR_DRIVER, code=code, text=text[:200], latched=True,
-                          axis=axis if 0 <= axis <= 7 else -1)
-            self.last_alarm = alarm
-            self._last_alarm_s = now
-            out.append(alarm)
-        elif self.latched is not None and first:
-            self.latched.cleared = True  # another agent's cause: its owner watches it
 
     def _watch_fault(self, inputs: MdaInputs, frame_ok: bool, now: float,
                      out: list[Any]) -> None:
@@ -400,9 +411,6 @@ class MotorDriverCore:
         if self.quick_stop_done_cycle is None and frame_ok and all(
                 a.last.state is not L.Cia402State.OPERATION_ENABLED for a in self.axes):
             self.quick_stop_done_cycle = self.cycles
-        if self.last_alarm is not None and now - self._last_alarm_s >= self.config.alarm_repeat_s:
-            self._last_alarm_s = now
-            out.append(self.last_alarm)
         causes_present = (
             not frame_ok
             or inputs.al_state != L.AlState.OP
@@ -562,209 +570,67 @@ def _bounded(value: float, limit: float, low: float | None = None) -> float:
 
 
 # --- the real-time edge ---------------------------------------------------------------------
-RELAY_PRIORITY = 50  # SCHED_FIFO of the agent-LAN relay: below the cycle (99), above all else
-
-ACCEPTED_SENDERS: dict[type, tuple[Agent, ...]] = {
-    MotorCommand: (Agent.POLE_DRIVER,),
-    GameControl: (Agent.GAME_PANEL, Agent.TOOL),
-}
+IO_PRIORITY = 50  # SCHED_FIFO of the runtime's I/O thread: below the cycle (99), above the rest
 
 
-class WireRelay:
-    """The agent-LAN side of the MDA. Decoding, MAC checks and encoding cost time that does not
-    belong in the real-time cycle, so they run here, on their own thread when `start()`ed
-    (the board: SCHED_FIFO below the cycle), or synchronously from the cycle (unit tests).
-    Messages cross in bounded deques (appends and pops are atomic in CPython)."""
+@dataclass(frozen=True)
+class BusSample:
+    """One cycle's reading of the bus: the runtime hands it to the core as `sensed`."""
 
-    def __init__(self, endpoint: Any, health: Callable[[], Health] | None = None,
-                 max_rate_hz: float = 2000.0, burst: int = 200,
-                 clock: Callable[[], float] = time.monotonic) -> None:
-        self.endpoint = endpoint
-        self.inbox: deque[Any] = deque(maxlen=256)
-        self.outbox: deque[Any] = deque(maxlen=1024)
-        self.refused = 0
-        # Decoding budget: a flooding peer costs us reading its frames, not checking their
-        # MACs, so the cycle thread keeps getting the interpreter (see the note's figures).
-        self.max_rate_hz = max_rate_hz
-        self.burst = float(burst)
-        self.tokens = float(burst)
-        self.over_budget = 0
-        self.clock = clock
-        self._refilled_s = clock()
-        self.health_reader = health
-        self.health = Health()
-        self._thread: threading.Thread | None = None
-        self._running = False
-
-    @property
-    def threaded(self) -> bool:
-        return self._thread is not None
-
-    def accepted(self, received: Any) -> bool:
-        """Only the pole driver's limit-checked targets may move a motor; only the game panel
-        (or a person's tool) starts, stops and restarts; anybody may raise an alarm."""
-        allowed = ACCEPTED_SENDERS.get(type(received.message))
-        if allowed is None or received.sender in allowed:
-            return True
-        self.refused += 1
-        return False
-
-    def pump(self, timeout: float = 0.0) -> None:
-        transport = getattr(self.endpoint, "transport", None)
-        codec = getattr(self.endpoint, "codec", None)
-        if transport is None or codec is None:  # a plain endpoint (tests): no budget
-            received_all = self.endpoint.receive(timeout)
-        else:
-            received_all = self._receive_within_budget(transport, codec, timeout)
-        for received in received_all:
-            if self.accepted(received):
-                self.inbox.append(received.message)
-        while self.outbox:
-            self.endpoint.send(self.outbox.popleft())
-
-    def _receive_within_budget(self, transport: Any, codec: Any, timeout: float) -> list[Any]:
-        now = self.clock()
-        self.tokens = min(self.burst, self.tokens + (now - self._refilled_s) * self.max_rate_hz)
-        self._refilled_s = now
-        out = []
-        frame = transport.recv(timeout)
-        count = 0
-        while frame is not None and count < 256:
-            count += 1
-            if self.tokens >= 1.0:
-                self.tokens -= 1.0
-                result = codec.decode(frame)
-                if isinstance(result, Received) and not (
-                        result.sender == codec.sender and result.boot_id == codec.boot_id):
-                    out.append(result)
-            else:
-                self.over_budget += 1  # read and dropped undecoded
-            frame = transport.recv(0)
-        return out
-
-    def start(self, priority: int | None = None) -> None:
-        """`priority`: SCHED_FIFO for the relay, below the cycle's. The relay holds the
-        interpreter lock while it decodes; preempted by ordinary processes with the lock in
-        hand it would stall the cycle behind it (priority inversion), so on the board it
-        runs real-time too, its work bounded by the decoding budget."""
-        self._running = True
-        self._thread = threading.Thread(target=self._loop, args=(priority,), name="mda-wire",
-                                        daemon=True)
-        self._thread.start()
-
-    def stop(self) -> None:
-        self._running = False
-        if self._thread is not None:
-            self._thread.join(timeout=2)
-            self._thread = None
-
-    def _loop(self, priority: int | None) -> None:
-        if priority is not None:
-            set_fifo(priority)
-        last_health = -math.inf
-        while self._running:
-            try:
-                self.pump(0.002)
-                if self.health_reader is not None and time.monotonic() - last_health >= 1.0:
-                    last_health = time.monotonic()
-                    self.health = self.health_reader()  # about a millisecond: not in the cycle
-            except Exception:  # the wire must not take the motors down
-                log.exception("agent-LAN relay error")
-                time.sleep(0.01)
+    exchange: Exchange
+    timing: CycleTiming = CycleTiming()
+    al_state: int = int(L.AlState.OP)
 
 
-class MotorDriverRunner:
-    """The cyclic loop: wake, exchange process data, step the core; the wire via a relay."""
+class EtherCatHardware:
+    """The MDA's hardware for the runtime: each `sense()` waits for the next cycle deadline
+    and exchanges the outputs the core gave last; `act()` takes the next outputs and runs a
+    bus recovery when the core asks. If a step fails, every drive gets a quick stop."""
 
-    MAX_MESSAGES_PER_CYCLE = 64
-
-    def __init__(self, bus: EtherCatBus, core: MotorDriverCore, endpoint: Any = None,
+    def __init__(self, bus: EtherCatBus, cycle_s: float,
                  clock: Callable[[], float] = time.monotonic,
                  sleep: Callable[[float], None] = time.sleep,
-                 stats_capacity: int = 120_000,
-                 health: Callable[[], Health] | None = read_board_health,
-                 notifier: SystemdNotifier | None = None,
-                 heartbeat_period_s: float = 0.01) -> None:
+                 stats_capacity: int = 120_000) -> None:
         self.bus = bus
-        self.core = core
-        self.relay = WireRelay(endpoint, health) if endpoint is not None else None
-        self.notifier = notifier
-        self.heartbeat_period_s = heartbeat_period_s
-        self._last_health_s = -math.inf
-        self._last_heartbeat_s = -math.inf
-        self._last_watchdog_s = -math.inf
+        self.cycle_s = cycle_s
         self.clock = clock
         self.sleep = sleep
         self.stats = CycleStats(stats_capacity)
         self.outputs: tuple[L.RxPdo, ...] = tuple(
-            L.RxPdo(controlword=0) for _ in core.axes)
+            L.RxPdo(controlword=0) for _ in range(bus.config.drives))
         self.al_state = int(L.AlState.OP)
-        self.running = True
-        self.last_outputs: MdaOutputs | None = None
+        self.last: Exchange | None = None
+        self._deadline: float | None = None
         self._last_recover_s = -math.inf
         self.longest_recovery_s = 0.0  # recovery runs in the cycle: how long it held it
-        self._p99_cache = 0.0
+        self._p99 = 0.0
 
-    @property
-    def refused_messages(self) -> int:
-        return self.relay.refused if self.relay is not None else 0
+    def sense(self, timeout_s: float) -> BusSample:
+        """The cycle is the pace; `timeout_s` does not shorten it."""
+        period = self.cycle_s
+        now = self.clock()
+        if self._deadline is None:
+            self._deadline = now + period
+        if self._deadline > now:
+            self.sleep(self._deadline - now)
+        woke = self.clock()
+        late = woke - self._deadline
+        self.stats.add(late)
+        if late > period:  # overran: do not try to catch up with a burst of frames
+            self._deadline = woke
+        self._deadline += period
+        self.last = self.bus.exchange(self.outputs)
+        if self.stats.count % 200 == 1:
+            self._p99 = self.stats.percentiles()["p99"]
+        return BusSample(self.last, CycleTiming(period, self._p99), self.al_state)
 
-    def start_wire_thread(self, priority: int | None = None) -> None:
-        if self.relay is not None and not self.relay.threaded:
-            self.relay.start(priority)
-
-    def stop(self) -> None:
-        self.running = False
-
-    def run(self, cycles: int | None = None, on_cycle: Callable[[MotorDriverRunner], None]
-            | None = None) -> None:
-        period = self.core.config.cycle_s
-        deadline = self.clock() + period
-        done = 0
-        while self.running and (cycles is None or done < cycles):
-            now = self.clock()
-            if deadline > now:
-                self.sleep(deadline - now)
-            woke = self.clock()
-            late = woke - deadline
-            self.stats.add(late)
-            if late > period:  # overran: do not try to catch up with a burst of frames
-                deadline = woke
-            deadline += period
-            self.cycle(woke)
-            done += 1
-            if on_cycle is not None:
-                on_cycle(self)
-
-    def _messages(self) -> tuple[Any, ...]:
-        relay = self.relay
-        if relay is None:
-            return ()
-        if not relay.threaded:
-            relay.pump(0.0)
-        inbox = relay.inbox
-        count = min(len(inbox), self.MAX_MESSAGES_PER_CYCLE)  # the rest waits a cycle
-        return tuple(inbox.popleft() for _ in range(count))
-
-    def _send(self, messages: Sequence[Any]) -> None:
-        if self.relay is None:
+    def act(self, actuation: MdaOutputs | None) -> None:
+        if actuation is None:  # the step failed: stop every drive where it is
+            self.outputs = self.quick_stop_outputs()
             return
-        self.relay.outbox.extend(messages)
-        if messages and not self.relay.threaded:
-            self.relay.pump(0.0)
-
-    def cycle(self, now: float) -> MdaOutputs:
-        exchange = self.bus.exchange(self.outputs)
-        messages = self._messages()
-        if self.stats.count % 200 == 0:
-            self._p99_cache = self.stats.percentiles()["p99"]
-        out = self.core.step(MdaInputs(
-            now_s=now, exchange=exchange, messages=messages,
-            timing=CycleTiming(self.core.config.cycle_s, self._p99_cache),
-            al_state=self.al_state))
-        self.outputs = out.drives
-        self._send(out.messages)
-        if out.recover_bus and now - self._last_recover_s > 0.1:
+        self.outputs = actuation.drives
+        now = self.clock()
+        if actuation.recover_bus and now - self._last_recover_s > 0.1:
             self._last_recover_s = now
             try:
                 states = self.bus.al_states()
@@ -774,60 +640,50 @@ class MotorDriverRunner:
             except Exception:  # a failed recovery is retried; the fault stays
                 log.exception("bus recovery attempt failed")
             self.longest_recovery_s = max(self.longest_recovery_s, self.clock() - now)
-        elif not out.recover_bus:
-            self.al_state = int(L.AlState.OP) if exchange.working_counter == \
-                self.bus.expected_working_counter else self.al_state
-        self._keepalive(now)
-        self.last_outputs = out
-        return out
+        elif not actuation.recover_bus and self.last is not None and \
+                self.last.working_counter == self.bus.expected_working_counter:
+            self.al_state = int(L.AlState.OP)
 
-    def _keepalive(self, now: float) -> None:
-        """Heartbeat at 100 Hz from the cycle itself (so a hung cycle goes quiet), systemd's
-        watchdog at 10 Hz."""
-        slack = 0.5 * self.core.config.cycle_s  # due "this cycle", not a cycle later
-        relay = self.relay
-        if relay is not None and now - self._last_heartbeat_s >= self.heartbeat_period_s - slack:
-            self._last_heartbeat_s = now
-            if not relay.threaded and relay.health_reader is not None and \
-                    now - self._last_health_s >= 1.0:
-                self._last_health_s = now
-                relay.health = relay.health_reader()
-            h = relay.health
-            self._send((Heartbeat(agent=Agent.MOTOR_DRIVER, state=self.core.safety_state(),
-                                  period_s=self.heartbeat_period_s, cpu_load=h.cpu_load,
-                                  memory=h.memory, temperature=h.temperature),))
-        if self.notifier is not None and now - self._last_watchdog_s >= 0.1:
-            self._last_watchdog_s = now
-            self.notifier.watchdog()
+    def quick_stop_outputs(self) -> tuple[L.RxPdo, ...]:
+        inputs = self.last.inputs if self.last is not None else ()
+        csp = int(L.Mode.CYCLIC_SYNC_POSITION)
+        return tuple(L.RxPdo(int(L.Control.QUICK_STOP), csp,
+                             inputs[i].position_actual if i < len(inputs) else 0, 0)
+                     for i in range(len(self.outputs)))
+
+    def close(self) -> None:
+        """Quick stop on every drive for a few cycles, then the bus closed (slaves to INIT,
+        where the drives' own watchdog keeps them stopped)."""
+        try:
+            self.outputs = self.quick_stop_outputs()
+            for _ in range(3):
+                self.sense(self.cycle_s)
+        except Exception:
+            log.exception("quick stop at shutdown failed")
+        finally:
+            self.bus.close()
 
 
-def run_motor_driver(bus: EtherCatBus, endpoint: Any, config: MotorDriverConfig,
-                     realtime: bool = True) -> MotorDriverRunner:
-    """Start the bus and run the agent until interrupted (the board's service)."""
+def open_motor_driver(bus: EtherCatBus, endpoint: Any, config: MotorDriverConfig,
+                      safety: SafetySettings, realtime: bool = True) -> AgentRuntime:
+    """Start the bus and build the MDA's runtime (the board's service runs it). A failed
+    start closes the bus, so no slave is left where the start stopped."""
     if bus.config.receive_timeout_us > receive_timeout_for(config.cycle_s):
         log.warning("frame wait %d us is long for a %.1f ms cycle; use %d us",
                     bus.config.receive_timeout_us, config.cycle_s * 1e3,
                     receive_timeout_for(config.cycle_s))
     if realtime:  # before OP: the drives' watchdog runs from the moment they reach it
         log.info("real-time setup: %s", prepare_realtime())
-    notifier = SystemdNotifier()
-    bus.start()
+    try:
+        bus.start()
+    except BaseException:
+        bus.close()
+        raise
     core = MotorDriverCore(config)
     core.expected_wkc = bus.expected_working_counter
-    runner = MotorDriverRunner(bus, core, endpoint, notifier=notifier)
-    runner.start_wire_thread(RELAY_PRIORITY if realtime else None)
-    notifier.ready()
-    try:
-        runner.run()
-    except KeyboardInterrupt:
-        pass
-    finally:
-        gc.enable()
-        if runner.relay is not None:
-            runner.relay.stop()
-        bus.close()
-    return runner
-
-
-def summarize(states: Sequence[DriveState]) -> str:
-    return " ".join(s.name for s in states)
+    # A cycle silent for ten periods is a hung master: its heartbeats stop at once.
+    safety = dataclasses.replace(safety, stall_s=min(safety.stall_s, 10 * config.cycle_s),
+                                 io_priority=IO_PRIORITY)
+    return AgentRuntime(core, endpoint, safety,
+                        hardware=EtherCatHardware(bus, config.cycle_s),
+                        notifier=SystemdNotifier())

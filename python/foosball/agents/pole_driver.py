@@ -1,6 +1,7 @@
 """Pole driver agent (PDA): table units in, motor units out, nothing out of travel.
 
-`PoleDriverCore.step(inputs) -> outputs` is pure. It knows the geometry (the table JSON):
+`PoleDriverCore.step(Inputs) -> Outputs` is pure (it runs in foosball.agents.runtime).
+It knows the geometry (the table JSON):
 - converts each rod's translation in metres (table frame, origin at the centre) to motor
   radians through the gearbox ratio and pulley radius, measured from the homing switch
   (`zero_offset` is the translation at which the switch trips); rotation radians pass as
@@ -10,7 +11,7 @@
   zero-match again; the PDA holds commands back until that is done and counts it;
 - checks every target against the rod's travel before it can reach the MDA: a target
   outside is clamped with a counted warning or rejected (configured), a non-finite one is
-  always rejected, and a burst of them raises an Alarm;
+  always rejected, and a burst of them is a cause (LIMIT_BURST) while it lasts;
 - turns the MDA's MotorStatus into RodStatus in table units for strategy and panels.
 """
 
@@ -18,18 +19,15 @@ from __future__ import annotations
 
 import logging
 import math
-import time
 from collections import deque
-from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from foosball.agents.runtime import Inputs, Outputs
 from foosball.geometry import Rod, Table
-from foosball.safety.health import Health, read_board_health
-from foosball.safety.heartbeat import HeartbeatSchedule
+from foosball.safety.latch import Cause
 from foosball.wire.catalogue import (
     Agent,
-    Alarm,
     AlarmCode,
     AxisTarget,
     DriveState,
@@ -76,18 +74,9 @@ def speed_to_motor(rod: Rod, metres_per_s: float) -> float:
     return metres_per_s / rod.metres_per_motor_radian()
 
 
-@dataclass(frozen=True)
-class PdaInputs:
-    now_s: float
-    messages: tuple[Any, ...] = ()
-
-
-@dataclass(frozen=True)
-class PdaOutputs:
-    messages: tuple[Any, ...] = ()
-
-
 class PoleDriverCore:
+    agent = Agent.POLE_DRIVER
+
     def __init__(self, table: Table, config: PoleDriverConfig | None = None) -> None:
         self.config = config or PoleDriverConfig()
         self.rods = table.robot_rods
@@ -100,18 +89,32 @@ class PoleDriverCore:
         self.forwarded = 0
         self.held_back = 0  # commands not forwarded because the axes were not homed
         self._violations: deque[float] = deque()
-        self._last_burst_alarm_s = -math.inf
+        self._last_violation = ""
 
-    def step(self, inputs: PdaInputs) -> PdaOutputs:
+    def step(self, inputs: Inputs) -> Outputs:
         out: list[Any] = []
+        now = inputs.now_s
         for message in inputs.messages:
             if isinstance(message, MotorStatus):
                 out.append(self._motor_status(message))
             elif isinstance(message, RodCommand):
-                command = self._rod_command(message, inputs.now_s, out)
+                command = self._rod_command(message, now)
                 if command is not None:
                     out.append(command)
-        return PdaOutputs(tuple(out))
+        return Outputs(tuple(out), self._causes(now),
+                       SafetyState.READY if all(self.homed) else SafetyState.HOMING)
+
+    def _causes(self, now: float) -> tuple[Cause, ...]:
+        """A burst of out-of-limit targets is a cause for as long as the window holds it:
+        something upstream is commanding nonsense."""
+        window = self.config.burst_window_s
+        while self._violations and now - self._violations[0] > window:
+            self._violations.popleft()
+        if len(self._violations) < self.config.burst_count:
+            return ()
+        return (Cause(AlarmCode.LIMIT_BURST,
+                      f"{len(self._violations)} out-of-limit targets within {window:g} s; "
+                      f"last: {self._last_violation}"),)
 
     # -- status: motor -> table units ----------------------------------------------------
     def _motor_status(self, status: MotorStatus) -> RodStatus:
@@ -142,23 +145,21 @@ class PoleDriverCore:
                                                           0.0),))
 
     # -- command: table -> motor units, limit-checked ---------------------------------------
-    def _rod_command(self, command: RodCommand, now: float,
-                     out: list[Any]) -> MotorCommand | None:
+    def _rod_command(self, command: RodCommand, now: float) -> MotorCommand | None:
         targets: list[AxisTarget] = []
         for target in command.rods:
             index = int(target.rod)
             if not 0 <= index < len(self.rods):
-                self._violation(now, out, f"unknown rod {index}")
+                self._violation(now, f"unknown rod {index}")
                 continue
             rod = self.rods[index]
             if not (self.homed[2 * index] and self.homed[2 * index + 1]):
                 self.held_back += 1
                 continue
             translation = self._checked(target.translation, rod.travel_min, rod.travel_max,
-                                        f"{rod.name} translation", now, out)
+                                        f"{rod.name} translation", now)
             rotation = self._checked(target.rotation, -self.config.rotation_limit,
-                                     self.config.rotation_limit, f"{rod.name} rotation", now,
-                                     out)
+                                     self.config.rotation_limit, f"{rod.name} rotation", now)
             if translation is None or rotation is None:
                 continue
             t_speed = _speed(target.translation_speed, self.config.max_translation_speed)
@@ -172,37 +173,28 @@ class PoleDriverCore:
         self.forwarded += 1
         return MotorCommand(axes=tuple(targets))
 
-    def _checked(self, value: float, low: float, high: float, what: str, now: float,
-                 out: list[Any]) -> float | None:
+    def _checked(self, value: float, low: float, high: float, what: str,
+                 now: float) -> float | None:
         if not math.isfinite(value):
             self.rejected += 1
-            self._violation(now, out, f"{what} not a number ({value})")
+            self._violation(now, f"{what} not a number ({value})")
             return None
         if low <= value <= high:
             return value
         if self.config.limit_policy == "reject":
             self.rejected += 1
-            self._violation(now, out, f"{what} {value:.4f} outside [{low:.4f}, {high:.4f}]: "
+            self._violation(now, f"{what} {value:.4f} outside [{low:.4f}, {high:.4f}]: "
                                       f"rejected")
             return None
         self.clamped += 1
-        self._violation(now, out, f"{what} {value:.4f} outside [{low:.4f}, {high:.4f}]: "
+        self._violation(now, f"{what} {value:.4f} outside [{low:.4f}, {high:.4f}]: "
                                   f"clamped")
         return min(high, max(low, value))
 
-    def _violation(self, now: float, out: list[Any], text: str) -> None:
+    def _violation(self, now: float, text: str) -> None:
         log.warning("target limit: %s", text)
-        window = self.config.burst_window_s
         self._violations.append(now)
-        while self._violations and now - self._violations[0] > window:
-            self._violations.popleft()
-        if len(self._violations) >= self.config.burst_count and \
-                now - self._last_burst_alarm_s >= window:
-            self._last_burst_alarm_s = now
-            out.append(Alarm(source=Agent.POLE_DRIVER, code=AlarmCode.LIMIT_BURST,
-                             text=f"{len(self._violations)} out-of-limit targets within "
-                                  f"{window:g} s; last: {text}"[:200],
-                             latched=True, axis=-1))
+        self._last_violation = text
 
 
 def _speed(value: float, limit: float) -> float:
@@ -215,36 +207,3 @@ def _clip(value: float, limit: float) -> float:
     if not math.isfinite(value):
         return 0.0
     return max(-limit, min(limit, value))
-
-
-ACCEPTED_SENDERS: dict[type, tuple[Agent, ...]] = {
-    RodCommand: (Agent.STRATEGY, Agent.TOOL),
-    MotorStatus: (Agent.MOTOR_DRIVER,),
-}
-
-
-def accepted(received: Any) -> bool:
-    """Rod targets only from the strategy (or a person's tool), motor status only from the
-    motor driver: anything else is not news to the pole driver."""
-    allowed = ACCEPTED_SENDERS.get(type(received.message))
-    return allowed is not None and received.sender in allowed
-
-
-def run_pole_driver(endpoint: Any, table: Table, config: PoleDriverConfig | None = None,
-                    clock: Callable[[], float] = time.monotonic,
-                    running: Callable[[], bool] = lambda: True,
-                    health: Callable[[], Health] | None = read_board_health,
-                    heartbeat_period_s: float = 0.01) -> PoleDriverCore:
-    """The thin edge: receive, step, send, heartbeat at 100 Hz, until `running()` is false."""
-    core = PoleDriverCore(table, config)
-    heartbeats = HeartbeatSchedule(Agent.POLE_DRIVER, heartbeat_period_s, health)
-    while running():
-        received = endpoint.receive(heartbeat_period_s / 2)
-        now = clock()
-        outputs = core.step(PdaInputs(now, tuple(r.message for r in received if accepted(r))))
-        for message in outputs.messages:
-            endpoint.send(message)
-        beat = heartbeats.due(now, SafetyState.READY if all(core.homed) else SafetyState.HOMING)
-        if beat is not None:
-            endpoint.send(beat)
-    return core

@@ -1,25 +1,23 @@
 """Strategy Agent (SA): ball state in, rod commands out, once per ball state.
 
-Core: `StrategyAgentCore.step(now_ns, ball=..., game=..., motors=..., rods=...)`, pure apart
-from the controller's own memory. It emits one RodCommand per new BallState (the ball state
-rate) while the game is PLAYING, holds every rod still where it is in PAUSED and READY, and
+Core: `StrategyAgentCore.step(Inputs) -> Outputs` (foosball.agents.runtime), pure apart from
+the controller's own memory. It emits one RodCommand per new BallState (the ball state
+rate; after a backlog, for the newest only) while the game is PLAYING, holds every rod
+still where it is in PAUSED and READY, and
 sends nothing in FAULT, before the drives are homed (BOOT, ALIGNING, HOMING), or while any
 drive reports FAULT or QUICK_STOP. Rod positions come from the pole driver's RodStatus; until
 one arrives they are derived from the MotorStatus with the geometry file's drive train.
 
-I/O edge: `run(endpoint, core, clock, should_stop)` reads the agent LAN, sends the commands and
-a Heartbeat at 100 Hz.
+It follows the game panel's GameState: without one it stays in BOOT and sends nothing.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
-from typing import Any, Protocol
+from typing import Protocol
 
+from foosball.agents.runtime import Inputs, Outputs
 from foosball.geometry import Table
-from foosball.safety.health import Health, read_board_health
-from foosball.safety.heartbeat import HeartbeatSchedule
 from foosball.wire.catalogue import (
     Agent,
     BallState,
@@ -67,6 +65,8 @@ def rods_from_motors(motors: MotorStatus, table: Table) -> RodStatus:
 
 
 class StrategyAgentCore:
+    agent = Agent.STRATEGY
+
     def __init__(self, controller: Controller, table: Table) -> None:
         self.controller = controller
         self.table = table
@@ -100,65 +100,44 @@ class StrategyAgentCore:
         )
         return RodCommand(ball_capture_time=ball.capture_time, rods=targets)
 
-    def step(
-        self,
-        now_ns: int,
-        *,
-        ball: BallState | None = None,
-        game: GameState | None = None,
-        motors: MotorStatus | None = None,
-        rods: RodStatus | None = None,
-    ) -> RodCommand | None:
-        if game is not None:
-            self.game = game
-        if motors is not None:
-            self.motors = motors
-        if rods is not None:
-            self.rods = rods
-        if ball is None:
-            return None  # commands go out at the ball state rate only
+    def step(self, inputs: Inputs) -> Outputs:
+        ball: BallState | None = None
+        for message in inputs.messages:
+            if isinstance(message, BallState):
+                ball = message  # only the newest: after a stall, older ones are history
+            elif isinstance(message, GameState):
+                self.game = message
+            elif isinstance(message, MotorStatus):
+                self.motors = message
+            elif isinstance(message, RodStatus):
+                self.rods = message
+        command = None
+        if ball is not None:
+            command = self.decide(ball, inputs.wall_ns, inputs.safety.faulted)
+        return Outputs((command,) if command is not None else (), state=self.state)
+
+    @property
+    def state(self) -> SafetyState:
+        """The game state the agent acts on; FAULT is the latch's to report, not ours."""
+        state = self.game.state if self.game is not None else SafetyState.BOOT
+        return SafetyState.READY if state == SafetyState.FAULT else state
+
+    def decide(self, ball: BallState, wall_ns: int, faulted: bool = False) -> RodCommand | None:
+        """One command for one ball state, or None when the rods must not be commanded."""
         state = self.game.state if self.game is not None else SafetyState.BOOT
         status = self._rod_status()
         command: RodCommand | None = None
-        if state in SILENT_STATES or not self._drives_ok() or status is None:
+        if faulted or state in SILENT_STATES or not self._drives_ok() or status is None:
             command = None
         elif state in HOLD_STATES:
             command = self.hold(ball, status)
         elif state == SafetyState.PLAYING:
-            command = self.controller.step(ball, status, now_ns)
+            command = self.controller.step(ball, status, wall_ns)
         if command is None:
             self.suppressed += 1
         else:
             self.sent += 1
         return command
-
-
-def run(
-    endpoint: Any,
-    core: StrategyAgentCore,
-    clock: Callable[[], int],
-    should_stop: Callable[[], bool],
-    poll_timeout: float = 0.005,
-    heartbeat_period_s: float = 0.01,
-    health: Callable[[], Health] | None = read_board_health,
-) -> None:
-    """Thin I/O: feed every received message to the core, send what it returns, and send a
-    Heartbeat every `heartbeat_period_s` (100 Hz) with the game state the agent acts on and the
-    board's health (read once a second)."""
-    kinds = {BallState: "ball", GameState: "game", MotorStatus: "motors", RodStatus: "rods"}
-    heartbeats = HeartbeatSchedule(Agent.STRATEGY, heartbeat_period_s, health)
-    while not should_stop():
-        for received in endpoint.receive(timeout=poll_timeout):
-            kind = kinds.get(type(received.message))
-            if kind is None:
-                continue
-            command = core.step(clock(), **{kind: received.message})
-            if command is not None:
-                endpoint.send(command)
-        state = core.game.state if core.game is not None else SafetyState.BOOT
-        beat = heartbeats.due(clock() * 1e-9, state)
-        if beat is not None:
-            endpoint.send(beat)
 
 
 def make_core(strategy: str = "improved", table: Table | None = None) -> StrategyAgentCore:

@@ -1,7 +1,7 @@
 """Heartbeat deadlines: who must be alive, and an Alarm when someone is not.
 
-Pure logic with the clock passed in; the agent's I/O loop feeds it every received message
-and calls `check` once per loop.
+Pure logic with the clock passed in; the agent runtime's I/O loop feeds it every received
+heartbeat and asks for the missing peers once per turn.
 """
 
 from __future__ import annotations
@@ -11,60 +11,53 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from foosball.safety.health import Health, read_board_health
-from foosball.wire.catalogue import Agent, Alarm, AlarmCode, Heartbeat, SafetyState
+from foosball.safety.latch import Cause
+from foosball.wire.catalogue import Agent, AlarmCode, Heartbeat, SafetyState
 
 HEARTBEAT_PERIOD_S = 0.01  # 100 Hz
-DEFAULT_DEADLINE_S = 0.05  # five periods
+DEFAULT_DEADLINE_S = 0.03  # three periods
 
 
 @dataclass
 class HeartbeatMonitor:
-    """Tracks the last heartbeat of each expected peer.
+    """When each watched peer was last heard, and which are silent past their deadline.
 
-    A peer is missing once `deadline_s` passes without its heartbeat (or, before its first
-    one, once `startup_grace_s` passes from the monitor's start). Each missing episode
-    yields one Alarm; the peer's return ends the episode but never clears the latched fault:
-    that takes a restart from the game panel.
+    Pure, monotonic seconds passed in. A peer never heard is given `startup_grace_s` from
+    the monitor's start (boards boot at different speeds); after that, and after any
+    heartbeat, its own deadline applies. `missing` returns one Cause per silent peer for as
+    long as it stays silent: the latch turns the first into an alarm and keeps the fault.
     """
 
-    own_agent: Agent
-    expected: tuple[Agent, ...]
-    start_ns: int
-    deadline_s: float = DEFAULT_DEADLINE_S
-    startup_grace_s: float = 5.0
-    last_seen_ns: dict[Agent, int] = field(default_factory=dict)
+    deadlines_s: dict[Agent, float]
+    start_s: float
+    startup_grace_s: float = 10.0
+    last_seen_s: dict[Agent, float] = field(default_factory=dict)
     peer_states: dict[Agent, SafetyState] = field(default_factory=dict)
-    missing: set[Agent] = field(default_factory=set)
+    longest_gap_s: dict[Agent, float] = field(default_factory=dict)
 
-    def observe(self, heartbeat: Heartbeat, now_ns: int) -> None:
-        self.last_seen_ns[heartbeat.agent] = now_ns
-        self.peer_states[heartbeat.agent] = heartbeat.state
-        self.missing.discard(heartbeat.agent)
+    def observe(self, heartbeat: Heartbeat, now_s: float) -> None:
+        agent = heartbeat.agent
+        last = self.last_seen_s.get(agent)
+        if last is not None:
+            self.longest_gap_s[agent] = max(self.longest_gap_s.get(agent, 0.0), now_s - last)
+        self.last_seen_s[agent] = now_s
+        self.peer_states[agent] = heartbeat.state
 
-    def check(self, now_ns: int) -> list[Alarm]:
-        alarms = []
-        for agent in self.expected:
-            last = self.last_seen_ns.get(agent)
+    def missing(self, now_s: float) -> list[Cause]:
+        causes = []
+        for agent, deadline in self.deadlines_s.items():
+            last = self.last_seen_s.get(agent)
             if last is None:
-                late = now_ns - self.start_ns > self.startup_grace_s * 1e9
-                silent_for = (now_ns - self.start_ns) / 1e9
-            else:
-                late = now_ns - last > self.deadline_s * 1e9
-                silent_for = (now_ns - last) / 1e9
-            if late and agent not in self.missing:
-                self.missing.add(agent)
-                alarms.append(Alarm(
-                    source=self.own_agent,
-                    code=AlarmCode.HEARTBEAT_MISSING,
-                    text=f"no heartbeat from {agent.name.lower()} for {silent_for * 1e3:.0f} ms",
-                    latched=True,
-                    axis=-1,
-                ))
-        return alarms
-
-    @property
-    def all_alive(self) -> bool:
-        return not self.missing and all(a in self.last_seen_ns for a in self.expected)
+                if now_s - self.start_s > self.startup_grace_s:
+                    causes.append(Cause(AlarmCode.HEARTBEAT_MISSING,
+                                        f"no heartbeat from {agent.name.lower()} since start "
+                                        f"({now_s - self.start_s:.1f} s)", subject=agent.name))
+            elif now_s - last > deadline:
+                causes.append(Cause(AlarmCode.HEARTBEAT_MISSING,
+                                    f"no heartbeat from {agent.name.lower()} for "
+                                    f"{(now_s - last) * 1e3:.0f} ms (deadline "
+                                    f"{deadline * 1e3:.0f} ms)", subject=agent.name))
+        return causes
 
 
 class HeartbeatSchedule:
@@ -87,6 +80,10 @@ class HeartbeatSchedule:
         self._health_period_s = health_period_s
         self._last_beat = self._last_health = -math.inf
         self._board = Health()
+
+    @property
+    def next_due_s(self) -> float:
+        return self._last_beat + self.period_s
 
     def due(self, now_s: float, state: SafetyState) -> Heartbeat | None:
         # A millionth of a period of slack: loop turns that land exactly on the period

@@ -1,0 +1,377 @@
+"""The one runtime every agent runs in.
+
+An agent is a core with a pure step, `core.step(Inputs) -> Outputs`, on catalogue messages
+(B-Human style: no sockets, no clocks, no globals in the core). This module is everything
+around it, the same for all six agents, so an agent runs the same on a board, in the
+simulated rig and in a unit test:
+
+- the I/O half (`io_turn`, its own thread, SCHED_FIFO where allowed): receive, MAC and
+  schema check (the codec), then a per-sender rate budget that only authenticated frames
+  spend (a flood without the key cannot crowd out alarms, RESTART or motor commands);
+  heartbeats at 100 Hz; the peers' heartbeat deadlines and reported states; the FAULT latch
+  with its alarms; RESTART accepted or refused with the reason on the wire; clock steps;
+  systemd's READY, WATCHDOG (only while the step loop is alive) and STATUS.
+- the work half (`work_turn`, the calling thread): wait for the agent's hardware sample
+  (a camera frame, an EtherCAT cycle) or for messages, step the core, act on the hardware,
+  send the core's messages. While FAULT is latched no motion command leaves the agent,
+  whatever the core returns.
+
+Every deadline uses the monotonic clock; the wall clock only stamps messages.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import math
+import sys
+import threading
+import time
+from collections import Counter, deque
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from foosball.safety.health import Health, read_board_health
+from foosball.safety.heartbeat import HeartbeatMonitor, HeartbeatSchedule
+from foosball.safety.latch import Cause, SafetyLatch, SafetyView
+from foosball.safety.settings import SafetySettings
+from foosball.safety.systemd import SystemdNotifier
+from foosball.wire.catalogue import (
+    Agent,
+    Alarm,
+    AlarmCode,
+    GameCommand,
+    GameControl,
+    Heartbeat,
+    MotorCommand,
+    RodCommand,
+    SafetyState,
+)
+from foosball.wire.codec import Drop
+
+log = logging.getLogger(__name__)
+
+NO_FAULT = SafetyView()
+MOTION = (RodCommand, MotorCommand)  # what never leaves an agent in FAULT
+MAX_FRAMES_PER_TURN = 512
+WATCHDOG_PERIOD_S = 0.1
+ERROR_HOLD_S = 1.0  # a failed step stays a cause this long after the last failure
+
+
+@dataclass(frozen=True, slots=True)
+class Inputs:
+    now_s: float  # monotonic: every deadline
+    messages: tuple[Any, ...] = ()  # authenticated, from an allowed sender
+    sensed: Any = None  # the hardware's sample this turn (a frame, a bus exchange)
+    safety: SafetyView = NO_FAULT
+    wall_ns: int = 0  # the PTP wall clock, only to compare with message timestamps
+
+
+@dataclass(frozen=True, slots=True)
+class Outputs:
+    messages: tuple[Any, ...] = ()
+    causes: tuple[Cause, ...] = ()  # what this agent observes now that must stop the motors
+    state: SafetyState = SafetyState.READY  # the agent's own state while not in FAULT
+    actuation: Any = None  # for the hardware (the drives' outputs)
+
+
+class AgentCore(Protocol):
+    agent: Agent
+
+    def step(self, inputs: Inputs) -> Outputs: ...
+
+
+class Hardware(Protocol):
+    """An agent's sensors and actuators: the camera, the EtherCAT bus."""
+
+    def sense(self, timeout_s: float) -> Any:
+        """The next sample, waiting up to `timeout_s`; None when none came."""
+
+    def act(self, actuation: Any) -> None: ...
+
+    def close(self) -> None: ...
+
+
+class SenderBudget:
+    """A token bucket per authenticated sender: one chatty (or compromised) peer spends its
+    own budget, never another's."""
+
+    def __init__(self, rate_hz: float, burst: int) -> None:
+        self.rate_hz = rate_hz
+        self.burst = float(burst)
+        self._tokens: dict[Agent, tuple[float, float]] = {}  # sender -> (tokens, at)
+        self.refused: Counter[str] = Counter()
+
+    def spend(self, sender: Agent, now_s: float) -> bool:
+        tokens, at = self._tokens.get(sender, (self.burst, now_s))
+        tokens = min(self.burst, tokens + (now_s - at) * self.rate_hz)
+        if tokens < 1.0:
+            self._tokens[sender] = (tokens, now_s)
+            self.refused[sender.name.lower()] += 1
+            return False
+        self._tokens[sender] = (tokens - 1.0, now_s)
+        return True
+
+
+@dataclass
+class RuntimeCounters:
+    received: int = 0
+    over_budget: int = 0
+    interlocked: int = 0  # motion commands held back because FAULT was latched
+    step_errors: int = 0
+    restarts_refused: int = 0
+    heartbeats_sent: int = 0
+    drops: Counter[str] = field(default_factory=Counter)
+
+
+class AgentRuntime:
+    def __init__(
+        self,
+        core: AgentCore,
+        endpoint: Any,
+        settings: SafetySettings | None = None,
+        *,
+        hardware: Hardware | None = None,
+        monotonic: Callable[[], float] = time.monotonic,
+        wall_ns: Callable[[], int] = time.time_ns,
+        notifier: SystemdNotifier | None = None,
+        health: Callable[[], Health] | None = read_board_health,
+    ) -> None:
+        self.core = core
+        self.agent = core.agent
+        self.endpoint = endpoint
+        self.settings = settings = settings or SafetySettings()
+        self.hardware = hardware
+        self.monotonic = monotonic
+        self.wall_ns = wall_ns
+        self.notifier = notifier or SystemdNotifier("")
+        now = monotonic()
+        self.latch = SafetyLatch(self.agent, settings.alarm_repeat_s,
+                                 3.5 * settings.alarm_repeat_s, settings.restart_grace_s)
+        self.monitor = HeartbeatMonitor(
+            {a: d for a, d in settings.deadlines.items() if a != self.agent}, now,
+            settings.startup_grace_s)
+        self.budget = SenderBudget(settings.sender_rate_hz, settings.sender_burst)
+        self.heartbeats = HeartbeatSchedule(self.agent, settings.heartbeat_period_s, health)
+        self.counters = RuntimeCounters()
+        self.inbox: deque[Any] = deque(maxlen=4096)
+        self._wake = threading.Event()
+        self._view = SafetyView()
+        self._core_causes: tuple[Cause, ...] = ()
+        self._core_state = SafetyState.BOOT
+        self._last_step_s = now
+        self._last_error_s = -math.inf
+        self._last_error = ""
+        self._clock_offset_ns: int | None = None
+        self._clock_step: tuple[float, float] | None = None  # (when, by how many s)
+        self._stale: dict[Agent, tuple[float, str]] = {}
+        self._last_watchdog_s = -math.inf
+        self._status = ""
+        self._running = False
+        self._io_thread: threading.Thread | None = None
+
+    # -- what the agent looks like from outside -------------------------------------------
+    @property
+    def state(self) -> SafetyState:
+        return SafetyState.FAULT if self.latch.faulted else self._core_state
+
+    @property
+    def view(self) -> SafetyView:
+        return self._view
+
+    def stalled(self, now_s: float) -> bool:
+        return now_s - self._last_step_s > self.settings.stall_s
+
+    # -- the I/O half ----------------------------------------------------------------------
+    def io_turn(self, timeout_s: float = 0.0) -> None:
+        """Receive what is waiting (up to `timeout_s` for the first frame), update the
+        deadlines and the latch, send alarms and a due heartbeat."""
+        transport, codec = self.endpoint.transport, self.endpoint.codec
+        frame = transport.recv(timeout_s)
+        frames = 0
+        while frame is not None:
+            now = self.monotonic()
+            result = codec.decode(frame)
+            if isinstance(result, Drop):
+                self.counters.drops[result.reason] += 1
+                sender = getattr(result, "sender", None)
+                if result.reason == "stale" and sender is not None:
+                    self._stale[sender] = (now, result.detail)
+            elif not (result.sender == codec.sender and result.boot_id == codec.boot_id):
+                if self.budget.spend(result.sender, now):
+                    self.counters.received += 1
+                    self._handle(result.message, now)
+                else:
+                    self.counters.over_budget += 1
+            frames += 1
+            frame = transport.recv(0) if frames < MAX_FRAMES_PER_TURN else None
+        self._safety_turn(self.monotonic())
+
+    def _handle(self, message: Any, now: float) -> None:
+        if isinstance(message, Heartbeat):
+            self.monitor.observe(message, now)
+            self.latch.peer_state(message.agent, message.state, now)
+            return
+        if isinstance(message, Alarm):
+            self.latch.peer_alarm(message, now)
+        elif isinstance(message, GameControl) and message.command == GameCommand.RESTART:
+            self._update_latch(now)  # the causes as they are now, not a turn ago
+            reason = self.latch.restart(now)
+            if reason is not None:
+                self.counters.restarts_refused += 1
+                log.warning("%s", reason)
+                self._send(Alarm(source=self.agent, code=AlarmCode.RESTART_REFUSED,
+                                 text=reason[:200], latched=False, axis=-1))
+                return
+            log.info("restart accepted")
+            self._view = self.latch.view(now)  # before the core sees the RESTART
+        self.inbox.append(message)
+        self._wake.set()
+
+    def causes(self, now: float) -> list[Cause]:
+        """Every own cause present now: the core's and the runtime's."""
+        causes = list(self._core_causes) + self.monitor.missing(now)
+        if now - self._last_error_s < ERROR_HOLD_S:
+            causes.append(Cause(AlarmCode.INTERNAL_ERROR, f"step failed: {self._last_error}"))
+        if self.stalled(now):
+            causes.append(Cause(AlarmCode.INTERNAL_ERROR, f"step loop silent for "
+                                f"{(now - self._last_step_s) * 1e3:.0f} ms", subject="stall"))
+        if self._clock_step is not None and now - self._clock_step[0] < self.settings.clock_hold_s:
+            causes.append(Cause(AlarmCode.CLOCK_STEP, f"this board's clock stepped by "
+                                f"{self._clock_step[1]:+.3f} s", subject="own"))
+        for peer, (seen, detail) in list(self._stale.items()):
+            if now - seen < self.settings.stale_hold_s:
+                causes.append(Cause(AlarmCode.CLOCK_STEP, f"frames from {peer.name.lower()} "
+                                    f"out of step with this clock ({detail})",
+                                    subject=peer.name))
+            else:
+                del self._stale[peer]
+        return causes
+
+    def _watch_clock(self, now: float) -> None:
+        offset = self.wall_ns() - round(now * 1e9)
+        if self._clock_offset_ns is not None:
+            jump = (offset - self._clock_offset_ns) * 1e-9
+            if abs(jump) > self.settings.clock_step_s:
+                self._clock_step = (now, jump)
+                log.error("wall clock stepped by %+.3f s", jump)
+        self._clock_offset_ns = offset
+
+    def _update_latch(self, now: float) -> list[Alarm]:
+        alarms = self.latch.update(now, self.causes(now))
+        self._view = self.latch.view(now)
+        return alarms
+
+    def _safety_turn(self, now: float) -> None:
+        self._watch_clock(now)
+        for alarm in self._update_latch(now):
+            self._send(alarm)
+        alive = not self.stalled(now)
+        state = self.state
+        if alive:
+            beat = self.heartbeats.due(now, state)
+            if beat is not None:
+                self._send(beat)
+                self.counters.heartbeats_sent += 1
+            if now - self._last_watchdog_s >= WATCHDOG_PERIOD_S:
+                self._last_watchdog_s = now
+                self.notifier.watchdog()
+        status = state.name + ("; " + "; ".join(self._view.causes) if self._view.causes else "")
+        if status != self._status:
+            self._status = status
+            self.notifier.status(status[:200])
+
+    def next_heartbeat_in(self, now: float) -> float:
+        return max(0.0, self.heartbeats.next_due_s - now)
+
+    # -- the work half ---------------------------------------------------------------------
+    def work_turn(self, timeout_s: float | None = None) -> Outputs | None:
+        """Wait for a hardware sample or messages (up to `timeout_s`, default one heartbeat
+        period), step the core once, act and send. Returns what the core returned."""
+        timeout = self.settings.heartbeat_period_s if timeout_s is None else timeout_s
+        sensed = None
+        if self.hardware is not None:
+            sensed = self.hardware.sense(timeout)
+        elif not self.inbox and timeout > 0:
+            self._wake.wait(timeout)
+        self._wake.clear()
+        count = len(self.inbox)
+        messages = tuple(self.inbox.popleft() for _ in range(count))
+        now = self.monotonic()
+        try:
+            out = self.core.step(Inputs(now, messages, sensed, self._view, self.wall_ns()))
+        except Exception as exc:  # a bad step is a cause, not the end of the agent
+            self.counters.step_errors += 1
+            if now - self._last_error_s > ERROR_HOLD_S:
+                log.exception("%s step failed", self.agent.name.lower())
+            self._last_error_s, self._last_error = now, f"{type(exc).__name__}: {exc}"[:120]
+            self._last_step_s = now
+            if self.hardware is not None:
+                self.hardware.act(None)  # the hardware's own safe reaction (quick stop)
+            return None
+        self._last_step_s = now
+        self._core_causes = out.causes
+        self._core_state = out.state
+        if self.hardware is not None:
+            self.hardware.act(out.actuation)
+        interlocked = self._view.faulted or bool(out.causes)
+        for message in out.messages:
+            if interlocked and isinstance(message, MOTION):
+                self.counters.interlocked += 1
+                continue
+            self._send(message)
+        return out
+
+    def _send(self, message: Any) -> None:
+        try:
+            self.endpoint.send(message)
+        except OSError as exc:  # a full queue or a link down: the deadlines will tell
+            self.counters.drops["send:" + type(exc).__name__] += 1
+        except ValueError as exc:  # the core made a message the catalogue refuses: our bug
+            self.counters.drops["send:invalid"] += 1
+            self._last_error_s = self.monotonic()
+            self._last_error = f"invalid {type(message).__name__}: {exc}"[:120]
+
+    # -- running as a service --------------------------------------------------------------
+    def start_io(self, realtime: bool = False) -> None:
+        """The I/O half on its own thread, so heartbeats keep time while the core works."""
+        self._running = True
+        self._io_thread = threading.Thread(target=self._io_loop, args=(realtime,),
+                                           name=f"{self.agent.name.lower()}-io", daemon=True)
+        self._io_thread.start()
+
+    def _io_loop(self, realtime: bool) -> None:
+        if realtime:
+            from foosball.ethercat.realtime import set_fifo
+
+            set_fifo(self.settings.io_priority)
+        while self._running:
+            try:
+                self.io_turn(min(0.005, self.next_heartbeat_in(self.monotonic())))
+            except Exception:  # never let the safety half die quietly
+                log.exception("I/O turn failed")
+                self._last_error_s, self._last_error = self.monotonic(), "I/O turn failed"
+                time.sleep(0.001)
+
+    def stop(self, *_: Any) -> None:
+        self._running = False
+        self._wake.set()
+
+    def run(self, should_stop: Callable[[], bool] | None = None, realtime: bool = False) -> None:
+        """Until `stop()` (SIGINT/SIGTERM) or `should_stop()`; closes the hardware at the end."""
+        # Hand the interpreter to the I/O thread within 1 ms of its waking, not 5.
+        sys.setswitchinterval(min(sys.getswitchinterval(), 0.001))
+        self.start_io(realtime)
+        self.notifier.ready()
+        try:
+            while self._running and not (should_stop is not None and should_stop()):
+                self.work_turn()
+        finally:
+            self._running = False
+            if self._io_thread is not None:
+                self._io_thread.join(timeout=1.0)
+            if self.hardware is not None:
+                with contextlib.suppress(Exception):
+                    self.hardware.close()
+            self.notifier.notify("STOPPING=1")

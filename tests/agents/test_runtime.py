@@ -1,0 +1,292 @@
+"""The shared agent runtime, driven turn by turn with a hand-moved clock on an in-process
+segment: real codecs, real frames, no threads, no sleeps."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from foosball.agents.runtime import AgentRuntime, Inputs, Outputs, SenderBudget
+from foosball.safety.latch import Cause
+from foosball.safety.settings import SafetySettings
+from foosball.wire.catalogue import (
+    Agent,
+    Alarm,
+    AlarmCode,
+    GameCommand,
+    GameControl,
+    Heartbeat,
+    RodCommand,
+    RodId,
+    RodTarget,
+    SafetyState,
+)
+from foosball.wire.codec import WireCodec
+from foosball.wire.endpoint import Endpoint
+from foosball.wire.transports.memory import MemoryHub, MemoryTransport
+
+KEY = bytes(range(32))
+HOLD = RodTarget(rod=RodId.GOALKEEPER, translation=0.0, rotation=0.0, translation_speed=0.0,
+                 rotation_speed=0.0)
+PEER_DEADLINE = 0.03
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.t = 100.0
+        self.wall_offset_ns = 1_700_000_000 * 10**9
+
+    def mono(self) -> float:
+        return self.t
+
+    def wall(self) -> int:
+        return round(self.t * 1e9) + self.wall_offset_ns
+
+
+@dataclass
+class EchoCore:
+    """A core that records what it sees and, when told, commands rods or fails."""
+
+    agent: Agent = Agent.STRATEGY
+    seen: list[Any] = field(default_factory=list)
+    causes: tuple[Cause, ...] = ()
+    command: bool = False
+    fail: bool = False
+
+    def step(self, inputs: Inputs) -> Outputs:
+        if self.fail:
+            raise RuntimeError("boom")
+        self.seen.extend(inputs.messages)
+        out = (RodCommand(ball_capture_time=1, rods=(HOLD,)),) if self.command else ()
+        return Outputs(out, self.causes, SafetyState.PLAYING)
+
+
+class Notifier:
+    def __init__(self) -> None:
+        self.sent: list[str] = []
+
+    def notify(self, state: str) -> None:
+        self.sent.append(state)
+
+    def ready(self) -> None:
+        self.notify("READY=1")
+
+    def watchdog(self) -> None:
+        self.notify("WATCHDOG=1")
+
+    def status(self, text: str) -> None:
+        self.notify(f"STATUS={text}")
+
+
+class Segment:
+    """The agent under test and peers on one in-process segment."""
+
+    def __init__(self, core: EchoCore | None = None,
+                 peers: tuple[Agent, ...] = (Agent.POLE_DRIVER,), **settings: Any) -> None:
+        self.clock = Clock()
+        self.hub = MemoryHub()
+        self.core = core or EchoCore()
+        self.notifier = Notifier()
+        self.settings = SafetySettings(deadlines={p: PEER_DEADLINE for p in peers},
+                                       startup_grace_s=1.0, **settings)
+        self.runtime = AgentRuntime(self.core, self.endpoint(self.core.agent), self.settings,
+                                    monotonic=self.clock.mono, wall_ns=self.clock.wall,
+                                    notifier=self.notifier, health=None)  # type: ignore[arg-type]
+        self.peers = {p: self.endpoint(p) for p in (*peers, Agent.GAME_PANEL)}
+        self.listener = self.endpoint(Agent.TOOL)
+        self.heard: list[Any] = []
+
+    def endpoint(self, agent: Agent) -> Endpoint:
+        return Endpoint(MemoryTransport(self.hub), WireCodec(KEY, agent, clock=self.clock.wall))
+
+    def beat(self, peer: Agent, state: SafetyState = SafetyState.READY) -> None:
+        self.peers[peer].send(Heartbeat(agent=peer, state=state, period_s=0.01, cpu_load=0.0,
+                                        memory=0.0, temperature=-273.0))
+
+    def turn(self, dt: float = 0.005, beating: tuple[Agent, ...] = (Agent.POLE_DRIVER,)) -> None:
+        self.clock.t += dt
+        for peer in beating:
+            self.beat(peer)
+        self.runtime.io_turn(0.0)
+        self.runtime.work_turn(0.0)
+        self.runtime.io_turn(0.0)
+        self.heard += [r.message for r in self.listener.receive(0.0)]
+
+    def run(self, seconds: float, **kwargs: Any) -> None:
+        for _ in range(round(seconds / 0.005)):
+            self.turn(**kwargs)
+
+    def alarms(self, code: AlarmCode | None = None) -> list[Alarm]:
+        return [m for m in self.heard if isinstance(m, Alarm) and m.source == self.core.agent
+                and (code is None or m.code == code)]
+
+    def restart(self) -> None:
+        self.peers[Agent.GAME_PANEL].send(GameControl(command=GameCommand.RESTART))
+
+
+def test_heartbeats_at_100_hz_say_the_cores_state_and_the_watchdog_is_petted() -> None:
+    s = Segment()
+    s.run(1.0)
+    beats = [m for m in s.heard if isinstance(m, Heartbeat) and m.agent == Agent.STRATEGY]
+    assert 99 <= len(beats) <= 101
+    assert beats[-1].state == SafetyState.PLAYING
+    assert 9 <= s.notifier.sent.count("WATCHDOG=1") <= 11
+    assert not s.runtime.latch.faulted
+
+
+def test_a_silent_peer_is_detected_within_its_deadline_and_latches_fault() -> None:
+    s = Segment(EchoCore(command=True))
+    s.run(0.5)
+    assert any(isinstance(m, RodCommand) for m in s.heard)
+    last_beat = s.clock.t
+    while not s.alarms(AlarmCode.HEARTBEAT_MISSING):
+        s.turn(beating=())
+    detected = s.clock.t - last_beat
+    assert PEER_DEADLINE < detected <= PEER_DEADLINE + 0.01
+    assert s.runtime.state == SafetyState.FAULT
+    s.heard.clear()
+    s.run(0.2, beating=())
+    assert not any(isinstance(m, RodCommand) for m in s.heard), "motion left an agent in FAULT"
+    assert s.runtime.counters.interlocked > 0
+    assert s.alarms(AlarmCode.HEARTBEAT_MISSING), "a present cause is repeated"
+
+
+def test_restart_is_refused_on_the_wire_while_a_cause_is_present_and_accepted_after() -> None:
+    s = Segment()
+    s.run(0.2)
+    s.run(0.1, beating=())
+    s.restart()
+    s.run(0.05, beating=())
+    refused = s.alarms(AlarmCode.RESTART_REFUSED)
+    assert refused and not refused[0].latched
+    assert "no heartbeat from pole_driver" in refused[0].text
+    assert not any(isinstance(m, GameControl) for m in s.core.seen), "core saw a refused restart"
+    s.run(0.1)  # the peer is back: the cause is gone, the fault stays latched
+    assert s.runtime.latch.faulted
+    s.restart()
+    s.run(0.05)
+    assert not s.runtime.latch.faulted
+    assert any(isinstance(m, GameControl) for m in s.core.seen)
+    assert s.runtime.counters.restarts_refused == 1
+
+
+def test_a_peers_alarm_latches_and_blocks_restart_while_it_repeats() -> None:
+    s = Segment()
+    s.run(0.1)
+    alarm = Alarm(source=Agent.POLE_DRIVER, code=AlarmCode.LIMIT_BURST, text="bad targets",
+                  latched=True, axis=-1)
+    for _ in range(5):  # repeated every 0.1 s while present
+        s.peers[Agent.POLE_DRIVER].send(alarm)
+        s.run(0.1)
+        assert s.runtime.latch.faulted
+    s.restart()
+    s.run(0.01)
+    assert "bad targets" in s.alarms(AlarmCode.RESTART_REFUSED)[-1].text
+    s.run(0.5)  # the repeats stopped: the cause is gone
+    s.restart()
+    s.run(0.01)
+    assert not s.runtime.latch.faulted
+
+
+def test_a_peer_in_fault_latches_but_not_in_the_grace_after_a_restart() -> None:
+    s = Segment()
+    s.run(0.1)
+    s.beat(Agent.POLE_DRIVER, SafetyState.FAULT)
+    s.run(0.01)
+    assert s.runtime.latch.faulted
+    s.restart()
+    s.run(0.01)
+    assert not s.runtime.latch.faulted
+    s.beat(Agent.POLE_DRIVER, SafetyState.FAULT)  # it takes the same restart a moment later
+    s.run(0.01)
+    assert not s.runtime.latch.faulted
+    s.run(0.6)
+    s.beat(Agent.POLE_DRIVER, SafetyState.FAULT)  # still in FAULT after the grace: news
+    s.run(0.01)
+    assert s.runtime.latch.faulted
+
+
+def test_unsigned_frames_never_spend_a_senders_budget() -> None:
+    s = Segment(sender_rate_hz=100.0, sender_burst=20)
+    s.run(0.1)
+    transport = MemoryTransport(s.hub)
+    forged = s.endpoint(Agent.GAME_PANEL).codec.encode(GameControl(command=GameCommand.PAUSE))
+    forged = forged[:-1] + bytes([forged[-1] ^ 1])  # the MAC no longer verifies
+    for _ in range(5000):
+        transport.send(forged)
+    s.restart()  # the game panel's real frame after the flood still gets through
+    s.run(0.02)
+    assert s.runtime.counters.drops["mac"] >= 4000
+    assert s.runtime.budget.refused["game_panel"] == 0
+    assert not s.runtime.latch.faulted
+
+
+def test_one_flooding_sender_spends_only_its_own_budget() -> None:
+    budget = SenderBudget(rate_hz=100.0, burst=10)
+    assert sum(budget.spend(Agent.BALL_TRACKER, 0.0) for _ in range(1000)) == 10
+    assert budget.spend(Agent.GAME_PANEL, 0.0)
+    assert budget.refused["ball_tracker"] == 990
+    assert budget.spend(Agent.BALL_TRACKER, 0.05)  # refilled with time
+
+
+def test_a_wall_clock_step_is_a_cause_for_a_while() -> None:
+    s = Segment()
+    s.run(0.1)
+    s.clock.wall_offset_ns += 10**9  # PTP stepped this board's clock by 1 s
+    s.run(0.01)
+    alarms = s.alarms(AlarmCode.CLOCK_STEP)
+    assert alarms and "+1.000 s" in alarms[0].text
+    s.run(2.1)
+    s.restart()
+    s.run(0.01)
+    assert not s.runtime.latch.faulted
+
+
+def test_a_failing_step_is_an_internal_error_and_the_agent_keeps_running() -> None:
+    s = Segment()
+    s.run(0.1)
+    s.core.fail = True
+    s.run(0.05)
+    assert s.alarms(AlarmCode.INTERNAL_ERROR)
+    assert s.runtime.counters.step_errors >= 5
+    s.core.fail = False
+    s.run(1.1)
+    s.restart()
+    s.run(0.01)
+    assert not s.runtime.latch.faulted
+
+
+def test_a_stalled_step_loop_stops_heartbeats_and_the_watchdog() -> None:
+    s = Segment()
+    s.run(0.1)
+    s.notifier.sent.clear()
+    s.heard.clear()
+    for _ in range(100):  # the I/O half alone: the step loop hangs
+        s.clock.t += 0.005
+        s.beat(Agent.POLE_DRIVER)
+        s.runtime.io_turn(0.0)
+    s.heard += [r.message for r in s.listener.receive(0.0)]
+    beats = [m for m in s.heard if isinstance(m, Heartbeat) and m.agent == Agent.STRATEGY]
+    assert len(beats) <= round(s.settings.stall_s / 0.01) + 1
+    assert s.notifier.sent.count("WATCHDOG=1") <= 3
+    assert s.alarms(AlarmCode.INTERNAL_ERROR), "the I/O half says why"
+
+
+def test_a_message_the_catalogue_refuses_is_an_internal_error_not_a_crash() -> None:
+    s = Segment()
+    s.run(0.1)
+    s.runtime._send(RodCommand(ball_capture_time=1, rods=()))  # no rods: refused
+    s.run(0.01)
+    assert s.alarms(AlarmCode.INTERNAL_ERROR)
+    assert s.runtime.counters.drops["send:invalid"] == 1
+
+
+def test_own_cause_from_the_core_is_announced_and_latches() -> None:
+    s = Segment()
+    s.run(0.1)
+    s.core.causes = (Cause(AlarmCode.CAMERA_LOST, "no camera frame for 120 ms"),)
+    s.run(0.25)
+    alarms = s.alarms(AlarmCode.CAMERA_LOST)
+    assert 2 <= len(alarms) <= 4  # new, then every 0.1 s
+    assert s.runtime.view.causes == ("no camera frame for 120 ms",)
+    assert any(m.startswith("STATUS=FAULT; no camera frame") for m in s.notifier.sent)
