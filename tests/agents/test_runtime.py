@@ -290,3 +290,32 @@ def test_own_cause_from_the_core_is_announced_and_latches() -> None:
     assert 2 <= len(alarms) <= 4  # new, then every 0.1 s
     assert s.runtime.view.causes == ("no camera frame for 120 ms",)
     assert any(m.startswith("STATUS=FAULT; no camera frame") for m in s.notifier.sent)
+
+
+def test_a_game_control_the_core_sends_applies_to_its_own_agent_too() -> None:
+    """The game panel's RESTART restarts the panel itself, by the same rule as the peers."""
+
+    @dataclass
+    class PanelCore(EchoCore):
+        restart_now: bool = False
+
+        def step(self, inputs: Inputs) -> Outputs:
+            out = super().step(inputs)
+            if self.restart_now:
+                self.restart_now = False
+                return Outputs((GameControl(command=GameCommand.RESTART),), self.causes,
+                               out.state)
+            return out
+
+    s = Segment(PanelCore(agent=Agent.GAME_PANEL))
+    s.run(0.1)
+    s.run(0.1, beating=())
+    assert s.runtime.latch.faulted
+    s.core.restart_now = True  # type: ignore[attr-defined]
+    s.run(0.02, beating=())
+    assert s.alarms(AlarmCode.RESTART_REFUSED), "refused while the peer is silent"
+    s.run(0.05)
+    s.core.restart_now = True  # type: ignore[attr-defined]
+    s.run(0.02)
+    assert not s.runtime.latch.faulted
+    assert any(isinstance(m, GameControl) for m in s.core.seen)

@@ -156,6 +156,7 @@ class AgentRuntime:
         self.heartbeats = HeartbeatSchedule(self.agent, settings.heartbeat_period_s, health)
         self.counters = RuntimeCounters()
         self.inbox: deque[Any] = deque(maxlen=4096)
+        self._own_controls: deque[GameControl] = deque(maxlen=16)
         self._wake = threading.Event()
         self._view = SafetyView()
         self._core_causes: tuple[Cause, ...] = ()
@@ -188,6 +189,8 @@ class AgentRuntime:
         """Receive what is waiting (up to `timeout_s` for the first frame), update the
         deadlines and the latch, send alarms and a due heartbeat."""
         transport, codec = self.endpoint.transport, self.endpoint.codec
+        while self._own_controls:  # a panel's START or RESTART applies here as everywhere
+            self._handle(self._own_controls.popleft(), self.monotonic())
         frame = transport.recv(timeout_s)
         frames = 0
         while frame is not None:
@@ -320,6 +323,8 @@ class AgentRuntime:
             if interlocked and isinstance(message, MOTION):
                 self.counters.interlocked += 1
                 continue
+            if isinstance(message, GameControl):
+                self._own_controls.append(message)  # the sender follows its own command too
             self._send(message)
         return out
 
