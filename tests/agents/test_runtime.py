@@ -257,7 +257,7 @@ def test_a_failing_step_is_an_internal_error_and_the_agent_keeps_running() -> No
 
 
 def test_a_stalled_step_loop_stops_heartbeats_and_the_watchdog() -> None:
-    s = Segment()
+    s = Segment(stall_s=0.25)
     s.run(0.1)
     s.notifier.sent.clear()
     s.heard.clear()

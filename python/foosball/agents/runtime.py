@@ -24,6 +24,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import math
+import os
 import sys
 import threading
 import time
@@ -56,7 +57,9 @@ NO_FAULT = SafetyView()
 MOTION = (RodCommand, MotorCommand)  # what never leaves an agent in FAULT
 MAX_FRAMES_PER_TURN = 512
 WATCHDOG_PERIOD_S = 0.1
+WORK_PRIORITY = 20  # SCHED_FIFO of the step thread (root): below the I/O thread's
 ERROR_HOLD_S = 1.0  # a failed step stays a cause this long after the last failure
+STALE_FOR_S = 0.2  # a peer's frames all stale this long: its clock is out of step
 
 
 @dataclass(frozen=True, slots=True)
@@ -166,7 +169,9 @@ class AgentRuntime:
         self._last_error = ""
         self._clock_offset_ns: int | None = None
         self._clock_step: tuple[float, float] | None = None  # (when, by how many s)
-        self._stale: dict[Agent, tuple[float, str]] = {}
+        self._stale: dict[Agent, tuple[float, float]] = {}  # first, last stale since fresh
+        self._stale_detail: dict[Agent, str] = {}
+        self._announced: set[tuple[AlarmCode, int, str]] = set()  # peers known missing
         self._last_watchdog_s = -math.inf
         self._status = ""
         self._running = False
@@ -188,9 +193,13 @@ class AgentRuntime:
     def io_turn(self, timeout_s: float = 0.0) -> None:
         """Receive what is waiting (up to `timeout_s` for the first frame), update the
         deadlines and the latch, send alarms and a due heartbeat."""
-        transport, codec = self.endpoint.transport, self.endpoint.codec
         while self._own_controls:  # a panel's START or RESTART applies here as everywhere
             self._handle(self._own_controls.popleft(), self.monotonic())
+        self._receive(timeout_s)
+        self._safety_turn(self.monotonic())
+
+    def _receive(self, timeout_s: float) -> None:
+        transport, codec = self.endpoint.transport, self.endpoint.codec
         frame = transport.recv(timeout_s)
         frames = 0
         while frame is not None:
@@ -200,8 +209,11 @@ class AgentRuntime:
                 self.counters.drops[result.reason] += 1
                 sender = getattr(result, "sender", None)
                 if result.reason == "stale" and sender is not None:
-                    self._stale[sender] = (now, result.detail)
+                    first, _ = self._stale.get(sender, (now, now))
+                    self._stale[sender] = (first, now)
+                    self._stale_detail[sender] = result.detail
             elif not (result.sender == codec.sender and result.boot_id == codec.boot_id):
+                self._stale.pop(result.sender, None)  # a fresh frame: its clock agrees
                 if self.budget.spend(result.sender, now):
                     self.counters.received += 1
                     self._handle(result.message, now)
@@ -209,7 +221,6 @@ class AgentRuntime:
                     self.counters.over_budget += 1
             frames += 1
             frame = transport.recv(0) if frames < MAX_FRAMES_PER_TURN else None
-        self._safety_turn(self.monotonic())
 
     def _handle(self, message: Any, now: float) -> None:
         if isinstance(message, Heartbeat):
@@ -232,9 +243,19 @@ class AgentRuntime:
         self.inbox.append(message)
         self._wake.set()
 
+    def _missing(self, now: float) -> list[Cause]:
+        missing = self.monitor.missing(now)
+        if any(c.key not in self._announced for c in missing):
+            # Before calling a peer silent, read what came while this thread itself was
+            # held up (between its last read and now): its heartbeat may be waiting.
+            self._receive(0.0)
+            missing = self.monitor.missing(now)
+        self._announced = {c.key for c in missing}
+        return missing
+
     def causes(self, now: float) -> list[Cause]:
         """Every own cause present now: the core's and the runtime's."""
-        causes = list(self._core_causes) + self.monitor.missing(now)
+        causes = list(self._core_causes) + self._missing(now)
         if now - self._last_error_s < ERROR_HOLD_S:
             causes.append(Cause(AlarmCode.INTERNAL_ERROR, f"step failed: {self._last_error}"))
         if self.stalled(now):
@@ -243,13 +264,15 @@ class AgentRuntime:
         if self._clock_step is not None and now - self._clock_step[0] < self.settings.clock_hold_s:
             causes.append(Cause(AlarmCode.CLOCK_STEP, f"this board's clock stepped by "
                                 f"{self._clock_step[1]:+.3f} s", subject="own"))
-        for peer, (seen, detail) in list(self._stale.items()):
-            if now - seen < self.settings.stale_hold_s:
-                causes.append(Cause(AlarmCode.CLOCK_STEP, f"frames from {peer.name.lower()} "
-                                    f"out of step with this clock ({detail})",
-                                    subject=peer.name))
-            else:
+        for peer, (first, last) in list(self._stale.items()):
+            # A backlog read late (this agent stalled) is stale for a moment, then fresh
+            # frames follow; a peer whose frames stay stale has a clock out of step.
+            if now - last > self.settings.stale_hold_s:
                 del self._stale[peer]
+            elif last - first >= STALE_FOR_S:
+                causes.append(Cause(AlarmCode.CLOCK_STEP, f"frames from {peer.name.lower()} "
+                                    f"out of step with this clock ({self._stale_detail[peer]})",
+                                    subject=peer.name))
         return causes
 
     def _watch_clock(self, now: float) -> None:
@@ -357,7 +380,7 @@ class AgentRuntime:
             except Exception:  # never let the safety half die quietly
                 log.exception("I/O turn failed")
                 self._last_error_s, self._last_error = self.monotonic(), "I/O turn failed"
-                time.sleep(0.001)
+                threading.Event().wait(0.001)  # not time.sleep: see frame_link.pause
 
     def stop(self, *_: Any) -> None:
         self._running = False
@@ -367,6 +390,13 @@ class AgentRuntime:
         """Until `stop()` (SIGINT/SIGTERM) or `should_stop()`; closes the hardware at the end."""
         # Hand the interpreter to the I/O thread within 1 ms of its waking, not 5.
         sys.setswitchinterval(min(sys.getswitchinterval(), 0.001))
+        if realtime and os.sched_getscheduler(0) != os.SCHED_FIFO:
+            # The step thread holds the interpreter lock the I/O thread needs: preempted
+            # by ordinary processes with the lock in hand, it would stall the heartbeats
+            # (priority inversion). Real-time below the I/O thread, it cannot be.
+            from foosball.ethercat.realtime import set_fifo
+
+            set_fifo(WORK_PRIORITY)
         self.start_io(realtime)
         self.notifier.ready()
         try:

@@ -11,6 +11,7 @@ Control protocol, one command per line, one JSON object answered per line:
   fault <axis|all> <kind>       kind: emergency_button | overcurrent | motor_locked
   clear <axis|all> [kind]       the cause goes away (the drive stays in FAULT until reset)
   mute on|off                   stop/resume answering frames (a cut cable)
+  deaf <axis|all> on|off        that slave stops exchanging process data (short counter)
   quit
 
 Coupling to a simulator: pass `listeners`; each is called after every time step with the
@@ -152,6 +153,14 @@ class DriveEmulator:
             if verb == "mute" and len(args) == 1 and args[0] in ("on", "off"):
                 self.muted = args[0] == "on"
                 return {"ok": True, "muted": self.muted}
+            if verb == "deaf" and len(args) == 2 and args[1] in ("on", "off"):
+                for drive in self._axes(args[0]):
+                    position = self.drives.index(drive)
+                    if args[1] == "on":
+                        self.chain.deaf.add(position)
+                    else:
+                        self.chain.deaf.discard(position)
+                return {"ok": True, "deaf": sorted(self.chain.deaf)}
             if verb == "quit":
                 return {"ok": True, "quit": True}
         except (ValueError, IndexError) as exc:

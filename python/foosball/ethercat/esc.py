@@ -515,6 +515,9 @@ class EscChain:
     def __init__(self, slaves: list[EscSlave]) -> None:
         self.slaves = slaves
         self.frames = 0
+        # Slaves that stop exchanging process data (a failing PDI, a half-broken link):
+        # the frame still comes back, with a working counter short by their share.
+        self.deaf: set[int] = set()
 
     def process_frame(self, payload: bytearray) -> bytearray:
         """`payload` is the EtherCAT part of the Ethernet frame (after the EtherType)."""
@@ -547,8 +550,9 @@ class EscChain:
         wkc = 0
         if command in (LRD, LWR, LRW):
             logical = adp | (ado << 16)
-            for slave in self.slaves:
-                wkc += _logical(slave, command, logical, buf, at, length)
+            for position, slave in enumerate(self.slaves):
+                if position not in self.deaf:
+                    wkc += _logical(slave, command, logical, buf, at, length)
             return wkc
         for position, slave in enumerate(self.slaves):
             if command in (APRD, APWR, APRW):

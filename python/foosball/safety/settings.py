@@ -41,7 +41,7 @@ class SafetySettings:
     clock_step_s: float = 0.02  # a jump of the wall clock against the monotonic one
     clock_hold_s: float = 2.0  # a clock step stays a cause this long
     stale_hold_s: float = 0.5  # a peer's stale frames stay a cause this long
-    stall_s: float = 0.25  # the agent's own step loop silent this long: stop heartbeats
+    stall_s: float = 1.0  # the agent's own step loop silent this long: stop heartbeats
     io_priority: int = 50  # SCHED_FIFO of the I/O thread where the system allows it
 
     @classmethod

@@ -38,6 +38,17 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     replay.set_defaults(func=_replay)
 
+    camera = sub.add_parser("camera", help="serve rendered camera frames on a UNIX socket "
+                                           "(the rig's camera for the ball tracker)")
+    camera.add_argument("--socket", required=True, help="path of the UNIX socket to serve")
+    camera.add_argument("--fps", type=float, default=100.0)
+    camera.add_argument("--frames", type=int, default=600,
+                        help="length of the simulated rally that is played in a loop")
+    camera.add_argument("--seed", type=int, default=1)
+    camera.add_argument("--write-calibration", metavar="FILE",
+                        help="first write the camera's calibration (from its rendered markers)")
+    camera.set_defaults(func=_camera)
+
     controllers = sub.add_parser("controllers", help="list the registered controllers")
     controllers.set_defaults(func=_controllers)
 
@@ -110,6 +121,38 @@ def _replay(args: argparse.Namespace) -> int:
         return 1
     write_video(frames, args.out, fps=1.0 / (recording.frame_period * args.every), scale=args.scale)
     print(f"{args.out}: {len(frames)} frames")
+    return 0
+
+
+def _camera(args: argparse.Namespace) -> int:
+    """A scripted rally rendered live, looped, each frame stamped when it is sent."""
+    import signal
+    import time
+
+    from foosball.geometry import default_table
+    from foosball.sim.render import CameraConfig, Renderer
+    from foosball.vision.calibration import write_calibration
+    from foosball.vision.frame_link import CameraServer
+    from foosball.vision.sim_source import match_states, sim_calibration
+
+    if args.write_calibration:
+        write_calibration(sim_calibration(), args.write_calibration)
+    table = default_table()
+    states = match_states(args.frames, args.seed, table)
+    renderer = Renderer(table, CameraConfig(), seed=args.seed)
+
+    def next_frame(index: int) -> tuple[object, int]:
+        return renderer.render(states[index % len(states)]).image, time.time_ns()
+
+    server = CameraServer(args.socket, args.fps, next_frame)  # type: ignore[arg-type]
+    signal.signal(signal.SIGTERM, lambda *_: setattr(server, "running", False))
+    print(f"camera: {args.fps:g} fps on {args.socket}", flush=True)
+    try:
+        server.serve()
+    except KeyboardInterrupt:
+        pass
+    finally:
+        server.close()
     return 0
 
 

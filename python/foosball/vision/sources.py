@@ -78,6 +78,7 @@ BACKENDS: dict[str, tuple[str, str]] = {
     "images": ("foosball.vision.sources", "ImageFolderSource"),
     "memory": ("foosball.vision.sources", "MemorySource"),
     "sim": ("foosball.vision.sim_source", "SimSource"),
+    "socket": ("foosball.vision.frame_link", "SocketSource"),
 }
 
 

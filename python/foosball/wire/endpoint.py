@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import threading
 from collections import Counter
 from typing import Any
 
@@ -16,9 +17,13 @@ class Endpoint:
         self.transport = transport
         self.codec = codec
         self.last_drop: Drop | None = None
+        self._send_lock = threading.Lock()
 
     def send(self, message: Any) -> None:
-        self.transport.send(self.codec.encode(message))
+        # One lock over numbering and sending: two threads (the runtime's I/O and work
+        # halves) must not put sequence N + 1 on the wire before N, or N is a "replay".
+        with self._send_lock:
+            self.transport.send(self.codec.encode(message))
 
     def receive(self, timeout: float | None = 0.0) -> list[Received]:
         """Every valid message waiting (waiting up to `timeout` for the first frame)."""

@@ -1,0 +1,270 @@
+"""The simulated rig: the product's agents as separate processes on three "boards".
+
+Each agent runs exactly as its board's systemd unit runs it (`foosball agent run NAME
+--config board.toml`), from a board.toml the rig writes for each board; the EtherCAT drives
+are the drive emulator answering the real pysoem master over a veth (root) or the fake bus
+(no root); the camera is the simulator's renderer serving frames on a UNIX socket to the
+tracker's `socket` frame source. Every process's output goes to `<run_dir>/logs/<name>.log`.
+
+Faults a test (or a person) can inject: signals to any process, a board's LAN cable cut,
+the EtherCAT cable cut, drive faults and deaf slaves through the emulator's control
+socket, the camera stopped, and a board's wall clock stepped (libfaketime on that board's
+processes: the monotonic clock is left alone, as PTP leaves it).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import IO, Any
+
+from foosball.geometry import default_table_path
+from foosball.rig.network import LoopbackLan, NamespaceLan, netns_unavailable
+from foosball.wire.codec import new_key
+
+AGENT_BOARD = {
+    "motor_driver": "pole",
+    "pole_driver": "pole",
+    "supervisory_panel": "pole",
+    "ball_tracker": "vision",
+    "strategy": "strategy",
+    "game_panel": "strategy",
+}
+CORE_AGENTS = ("motor_driver", "pole_driver", "ball_tracker", "strategy")
+PANEL_PORTS = {"game_panel": 8080, "supervisory_panel": 8081}
+FAKETIME_LIBRARIES = ("/usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1",
+                      "/usr/lib/aarch64-linux-gnu/faketime/libfaketime.so.1")
+
+
+def faketime_library() -> str | None:
+    return next((p for p in FAKETIME_LIBRARIES if os.path.exists(p)), None)
+
+
+@dataclass
+class RigOptions:
+    run_dir: Path
+    agents: tuple[str, ...] = CORE_AGENTS
+    fps: float = 50.0
+    strategy: str = "improved"
+    deadline_s: float = 0.03
+    startup_grace_s: float = 30.0
+    camera_timeout_s: float = 0.2
+    steppable_clocks: tuple[str, ...] = ()  # boards whose wall clock the rig may step
+    panel_ports: dict[str, int] = field(default_factory=lambda: dict(PANEL_PORTS))
+    use_namespaces: bool | None = None  # None: when root
+
+
+class Rig:
+    def __init__(self, options: RigOptions) -> None:
+        self.options = options
+        self.run_dir = options.run_dir
+        self.logs = self.run_dir / "logs"
+        use_ns = options.use_namespaces
+        if use_ns is None:
+            use_ns = netns_unavailable() is None
+        self.lan: NamespaceLan | LoopbackLan = NamespaceLan() if use_ns else LoopbackLan()
+        self.processes: dict[str, subprocess.Popen[bytes]] = {}
+        self._log_files: dict[str, IO[bytes]] = {}
+        self.key_file = self.run_dir / "wire.key"
+        self.emulator_socket = self.run_dir / "emulator.sock"
+        self.camera_socket = self.run_dir / "camera.sock"
+        self.calibration = self.run_dir / "calibration.json"
+
+    @property
+    def namespaced(self) -> bool:
+        return isinstance(self.lan, NamespaceLan)
+
+    # -- configuration -------------------------------------------------------------------
+    def board_file(self, board: str) -> Path:
+        return self.run_dir / f"{board}.toml"
+
+    def write_board_files(self) -> None:
+        o = self.options
+        deadlines = "\n".join(f"{agent} = {o.deadline_s}" for agent in o.agents)
+        for board in ("pole", "vision", "strategy"):
+            agents = [a for a in o.agents if AGENT_BOARD[a] == board]
+            if not agents:
+                continue
+            lines = [
+                f"# The rig's {board} board (written by foosball.rig)",
+                "[wire]",
+                f'transport = "{self.lan.transport}"',
+                *([f'iface = "{self.lan.iface}"'] if self.lan.transport == "raw" else []),
+                f'key_file = "{self.key_file}"',
+                "max_age_s = 0.05",
+                "[table]",
+                f'geometry = "{default_table_path()}"',
+                "[safety]",
+                f"startup_grace_s = {o.startup_grace_s}",
+                "[safety.deadlines]",
+                deadlines,
+            ]
+            for agent in agents:
+                lines += self._agent_section(agent)
+            self.board_file(board).write_text("\n".join(lines) + "\n")
+
+    def _agent_section(self, agent: str) -> list[str]:
+        o = self.options
+        if agent == "motor_driver":
+            backend = ('backend = "pysoem"\niface = "ecat0"' if self.namespaced
+                       else 'backend = "fake"')
+            return ["[motor_driver]", backend, "drives = 8", "cycle_s = 0.005"]
+        if agent == "ball_tracker":
+            return ["[ball_tracker]", f'calibration = "{self.calibration}"',
+                    f"camera_timeout_s = {o.camera_timeout_s}",
+                    "[ball_tracker.source]", 'kind = "socket"',
+                    f'options = {{ path = "{self.camera_socket}" }}']
+        if agent == "strategy":
+            return ["[strategy]", f'strategy = "{o.strategy}"']
+        if agent in o.panel_ports:
+            return [f"[{agent}]", f"port = {o.panel_ports[agent]}"]
+        return [f"[{agent}]"]
+
+    # -- processes -----------------------------------------------------------------------
+    def _env(self, board: str) -> dict[str, str]:
+        env = dict(os.environ, PYTHONUNBUFFERED="1")
+        if board in self.options.steppable_clocks:
+            library = faketime_library()
+            if library is None:
+                raise RuntimeError("stepping a board's clock needs libfaketime (apt faketime)")
+            clock_file = self.clock_file(board)
+            if not clock_file.exists():
+                clock_file.write_text("+0\n")
+            env.update(LD_PRELOAD=library, FAKETIME_TIMESTAMP_FILE=str(clock_file),
+                       FAKETIME_CACHE_DURATION="1", DONT_FAKE_MONOTONIC="1")
+        return env
+
+    def clock_file(self, board: str) -> Path:
+        return self.run_dir / f"clock-{board}"
+
+    def spawn(self, name: str, board: str, args: list[str]) -> subprocess.Popen[bytes]:
+        if name in self.processes and self.processes[name].poll() is None:
+            raise RuntimeError(f"{name} is already running")
+        log = self._log_files.get(name)
+        if log is None:
+            log = self._log_files[name] = (self.logs / f"{name}.log").open("ab")
+        command = [*self.lan.prefix_command(board), sys.executable, "-m", "foosball.cli", *args]
+        log.write(f"--- {time.time():.6f} start: {' '.join(command)}\n".encode())
+        log.flush()
+        process = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT,
+                                   stdin=subprocess.DEVNULL, env=self._env(board),
+                                   start_new_session=True)
+        self.processes[name] = process
+        return process
+
+    def start_agent(self, agent: str) -> subprocess.Popen[bytes]:
+        board = AGENT_BOARD[agent]
+        return self.spawn(agent, board, ["agent", "run", agent, "--config",
+                                         str(self.board_file(board))])
+
+    def start_camera(self) -> subprocess.Popen[bytes]:
+        return self.spawn("camera", "vision", [
+            "sim", "camera", "--socket", str(self.camera_socket), "--fps",
+            str(self.options.fps), "--frames", "600"])
+
+    def up(self) -> None:
+        self.run_dir.mkdir(parents=True, exist_ok=True)
+        self.logs.mkdir(exist_ok=True)
+        self.key_file.write_text(new_key() + "\n")
+        self.key_file.chmod(0o600)
+        self.write_board_files()
+        agents = self.options.agents
+        if "ball_tracker" in agents:
+            from foosball.vision.calibration import write_calibration
+            from foosball.vision.sim_source import sim_calibration
+
+            write_calibration(sim_calibration(), self.calibration)
+        if "motor_driver" in agents and self.namespaced:
+            self.spawn("emulator", "pole", [
+                "ethercat", "emulate", "--iface", "ecat1", "--drives", "8",
+                "--start-fraction", "0.15", "--alignment-time", "0.1", "--rt-priority", "70",
+                "--control-socket", str(self.emulator_socket)])
+            self._wait_for(self.emulator_socket.exists, 20.0, "the drive emulator")
+        for agent in agents:
+            self.start_agent(agent)
+        if "ball_tracker" in agents:
+            self.start_camera()
+
+    def _wait_for(self, done: Any, timeout_s: float, what: str) -> None:
+        deadline = time.monotonic() + timeout_s
+        while not done():
+            if time.monotonic() > deadline:
+                raise RuntimeError(f"{what} did not start; see {self.logs}")
+            time.sleep(0.05)
+
+    def signal(self, name: str, signum: int) -> None:
+        process = self.processes[name]
+        # ip netns exec execs the command, so the pid is the agent's own
+        os.kill(process.pid, signum)
+
+    def stop(self, name: str, timeout_s: float = 10.0) -> int | None:
+        process = self.processes.get(name)
+        if process is None or process.poll() is not None:
+            return process.returncode if process is not None else None
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(process.pid, signal.SIGCONT)  # a stopped process cannot take SIGTERM
+            process.terminate()
+        try:
+            return process.wait(timeout=timeout_s)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            return process.wait()
+
+    def down(self) -> dict[str, int | None]:
+        """Stop everything (agents first, the emulator last) and remove the namespaces."""
+        codes = {}
+        order = [n for n in self.processes if n not in ("emulator", "camera")]
+        for name in [*order, "camera", "emulator"]:
+            if name in self.processes:
+                codes[name] = self.stop(name)
+        for log in self._log_files.values():
+            log.close()
+        self._log_files.clear()
+        self.lan.delete()
+        return codes
+
+    # -- faults ---------------------------------------------------------------------------
+    def emulator(self, line: str) -> dict[str, Any]:
+        with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock:
+            sock.settimeout(5.0)
+            sock.connect(str(self.emulator_socket))
+            sock.sendall(line.encode() + b"\n")
+            reply = b""
+            while not reply.endswith(b"\n"):
+                chunk = sock.recv(65536)
+                if not chunk:
+                    break
+                reply += chunk
+        answer: dict[str, Any] = json.loads(reply)
+        if not answer.get("ok"):
+            raise RuntimeError(f"emulator refused {line!r}: {answer}")
+        return answer
+
+    def step_clock(self, board: str, seconds: float) -> None:
+        """Step the board's wall clock to `seconds` off true time (libfaketime re-reads the
+        offset file within a second)."""
+        if board not in self.options.steppable_clocks:
+            raise RuntimeError(f"{board}'s clock was not started steppable")
+        self.clock_file(board).write_text(f"{seconds:+g}\n")
+
+    def log_text(self, name: str) -> str:
+        path = self.logs / f"{name}.log"
+        return path.read_text(errors="replace") if path.exists() else ""
+
+    def describe(self) -> str:
+        return (f"rig in {self.run_dir}: {self.lan.describe()}; agents "
+                f"{', '.join(self.options.agents)}; logs in {self.logs}")
+
+
+def clean_run_dir(path: Path) -> None:
+    if path.exists():
+        shutil.rmtree(path)
