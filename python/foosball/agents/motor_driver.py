@@ -395,7 +395,9 @@ class MotorDriverCore:
             if self.fault_cycle is None:
                 self.fault_cycle = self.cycles
                 self.quick_stop_done_cycle = None
-            log.error("FAULT latched: %s; quick stop on every axis", text)
+            # mono= and cycle= let the rig's fault matrix time the chain across processes
+            log.error("FAULT latched: %s; quick stop on every axis (mono=%.6f cycle=%d)",
+                      text, now, self.cycles)
         else:
             log.error("further fault while latched: %s", text)
         for index, a in enumerate(self.axes):
@@ -411,6 +413,9 @@ class MotorDriverCore:
         if self.quick_stop_done_cycle is None and frame_ok and all(
                 a.last.state is not L.Cia402State.OPERATION_ENABLED for a in self.axes):
             self.quick_stop_done_cycle = self.cycles
+            log.warning("every drive out of operation enabled (mono=%.6f cycle=%d, %d cycles "
+                        "after the fault)", inputs.now_s, self.cycles,
+                        self.cycles - (self.fault_cycle or self.cycles))
         causes_present = (
             not frame_ok
             or inputs.al_state != L.AlState.OP

@@ -223,11 +223,11 @@ class AgentRuntime:
             frame = transport.recv(0) if frames < MAX_FRAMES_PER_TURN else None
 
     def _handle(self, message: Any, now: float) -> None:
+        was = self.latch.faulted
         if isinstance(message, Heartbeat):
             self.monitor.observe(message, now)
             self.latch.peer_state(message.agent, message.state, now)
-            return
-        if isinstance(message, Alarm):
+        elif isinstance(message, Alarm):
             self.latch.peer_alarm(message, now)
         elif isinstance(message, GameControl) and message.command == GameCommand.RESTART:
             self._update_latch(now)  # the causes as they are now, not a turn ago
@@ -238,10 +238,14 @@ class AgentRuntime:
                 self._send(Alarm(source=self.agent, code=AlarmCode.RESTART_REFUSED,
                                  text=reason[:200], latched=False, axis=-1))
                 return
-            log.info("restart accepted")
+            log.info("restart accepted (mono=%.6f)", now)
             self._view = self.latch.view(now)  # before the core sees the RESTART
-        self.inbox.append(message)
-        self._wake.set()
+        if self.latch.faulted and not was:
+            self._view = self.latch.view(now)  # the step thread stops motion this turn
+            log.error("FAULT latched: %s (mono=%.6f)", self.latch.fault_text, now)
+        if not isinstance(message, Heartbeat):
+            self.inbox.append(message)
+            self._wake.set()
 
     def _missing(self, now: float) -> list[Cause]:
         missing = self.monitor.missing(now)
@@ -285,8 +289,11 @@ class AgentRuntime:
         self._clock_offset_ns = offset
 
     def _update_latch(self, now: float) -> list[Alarm]:
+        was = self.latch.faulted
         alarms = self.latch.update(now, self.causes(now))
         self._view = self.latch.view(now)
+        if self.latch.faulted and not was:
+            log.error("FAULT latched: %s (mono=%.6f)", self.latch.fault_text, now)
         return alarms
 
     def _safety_turn(self, now: float) -> None:
@@ -374,13 +381,18 @@ class AgentRuntime:
             from foosball.ethercat.realtime import set_fifo
 
             set_fifo(self.settings.io_priority)
+        pause = threading.Event()  # waits without time.sleep: see frame_link.pause
         while self._running:
             try:
                 self.io_turn(min(0.005, self.next_heartbeat_in(self.monotonic())))
-            except Exception:  # never let the safety half die quietly
-                log.exception("I/O turn failed")
-                self._last_error_s, self._last_error = self.monotonic(), "I/O turn failed"
-                threading.Event().wait(0.001)  # not time.sleep: see frame_link.pause
+            except Exception as exc:  # never let the safety half die quietly
+                now = self.monotonic()
+                if now - self._last_error_s > ERROR_HOLD_S:
+                    log.exception("I/O turn failed")
+                self._last_error_s, self._last_error = now, f"I/O: {exc}"[:120]
+                # A real-time thread that fails at once every turn (the LAN interface
+                # gone) would take its core from everything below it: back off.
+                pause.wait(0.05)
 
     def stop(self, *_: Any) -> None:
         self._running = False

@@ -22,6 +22,8 @@ can follow the emulated motors. Axis numbering: axis = 2 * rod_index + (0 transl
 
 from __future__ import annotations
 
+import contextlib
+import errno
 import json
 import logging
 import os
@@ -176,6 +178,9 @@ class DriveEmulator:
         return [self.drives[axis]]
 
 
+LINK_DOWN = (errno.ENETDOWN, errno.ENXIO, errno.ENODEV)
+
+
 def set_realtime(priority: int) -> bool:
     """SCHED_FIFO for the calling thread; False (and logged) when refused."""
     try:
@@ -245,11 +250,18 @@ def serve(iface: str, config: EmulatorConfig, control_socket: str | None = None,
                         frame, address = raw.recvfrom(2048)
                     except BlockingIOError:
                         break
+                    except OSError as exc:  # the cable is out (link down): drives carry on
+                        if exc.errno not in LINK_DOWN:
+                            raise
+                        emulator.advance(time.monotonic())
+                        time.sleep(0.001)
+                        break
                     if address[2] == PACKET_OUTGOING:
                         continue  # our own replies, seen by our own socket
                     reply = emulator.handle_frame(frame, time.monotonic())
                     if reply is not None:
-                        raw.send(reply)
+                        with contextlib.suppress(OSError):  # the link went down meanwhile
+                            raw.send(reply)
             else:
                 emulator.advance(now)
             if server is not None and server in readable:

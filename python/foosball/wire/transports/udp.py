@@ -54,12 +54,16 @@ class UdpTransport(Transport):
         self._sock.sendto(frame, self._destination)
 
     def recv(self, timeout: float | None) -> bytes | None:
-        while True:
-            try:
-                return self._sock.recv(2048)
-            except BlockingIOError:
-                if not wait_readable(self._sock, timeout):
-                    return None
+        try:
+            return self._sock.recv(2048)
+        except BlockingIOError:
+            pass
+        if not wait_readable(self._sock, timeout):
+            return None
+        try:  # once: select(2) may report a datagram that a checksum check then drops
+            return self._sock.recv(2048)
+        except BlockingIOError:
+            return None
 
     def fileno(self) -> int:
         return self._sock.fileno()

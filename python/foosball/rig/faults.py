@@ -1,0 +1,251 @@
+"""The fault matrix: each fault DESIGN.md names, injected into the running rig, timed from
+injection to detection and to the quick stop of every axis, with the restart refused while
+the cause is present and accepted once it is gone.
+
+Times come from one clock: CLOCK_MONOTONIC is shared by every process on the host (network
+namespaces do not change it). Detection is the first latched Alarm the observer hears;
+the motor driver logs when it latched and when every drive left operation enabled
+(`mono=` in its log); when the motor driver itself is the victim, the drives' own EtherCAT
+watchdog stops them, read from the emulator.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import signal
+import socket
+import time
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from foosball.rig.network import inside
+from foosball.rig.observer import Observer
+from foosball.rig.rig import Rig
+from foosball.wire.catalogue import (
+    Agent,
+    Alarm,
+    AlarmCode,
+    Heartbeat,
+    MotorStatus,
+    SafetyState,
+)
+
+HOMED = ("READY", "RUNNING")
+ENABLED = "operation enabled"  # the emulator reports CiA 402 states by name
+
+
+@dataclass
+class FaultResult:
+    case: str
+    detected_by: str = ""
+    detection_ms: float | None = None  # injection -> first latched alarm heard
+    since_last_heartbeat_ms: float | None = None  # agent loss: victim's last beat -> alarm
+    mda_latched_ms: float | None = None  # injection -> the motor driver latched FAULT
+    quick_stop_cycles: int | None = None  # MDA latch -> every drive out of operation
+    quick_stop_ms: float | None = None  # injection -> every drive out of operation
+    restart_refused: bool = False
+    refusal: str = ""
+    restart_accepted: bool = False
+    recovered_s: float | None = None  # restart -> every axis homed and no agent in FAULT
+    alarms: int = 0
+    notes: list[str] = field(default_factory=list)
+
+    def as_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass
+class Fault:
+    name: str
+    inject: Callable[[Rig], None]
+    clear: Callable[[Rig], None]
+    victim: str | None = None  # an agent whose heartbeats stop
+    # The master cannot reach the drives (it is gone, or the cable is): their own EtherCAT
+    # watchdog must stop them, read from the emulator.
+    drives_stop_themselves: bool = False
+
+
+def _drive(axis: int, kind: str) -> Fault:
+    return Fault(f"drive {axis}: {kind.replace('_', ' ')}",
+                 lambda rig: rig.emulator(f"fault {axis} {kind}"),
+                 lambda rig: rig.emulator(f"clear {axis} {kind}"))
+
+
+def _restart_process(name: str) -> Callable[[Rig], None]:
+    def restart(rig: Rig) -> None:
+        rig.stop(name)
+        if name == "camera":
+            rig.start_camera()
+        else:
+            rig.start_agent(name)
+    return restart
+
+
+def _signal(name: str, signum: int) -> Callable[[Rig], None]:
+    return lambda rig: rig.signal(name, signum)
+
+
+def unsigned_flood(rig: Rig, rate_hz: float, seconds: float) -> int:
+    """Frames of our EtherType that no key signed, from the tool board; returns the count."""
+    with inside(rig.lan.namespace("tool")):
+        if rig.namespaced:
+            sock = socket.socket(socket.AF_PACKET, socket.SOCK_RAW)
+            sock.bind(("lan0", 0))
+            header = b"\xff" * 6 + b"\x02\x00\x00\x00\x00\x01" + b"\x88\xb5"
+        else:
+            sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+            header = b""
+    sent = 0
+    start = time.monotonic()
+    period = 1.0 / rate_hz
+    try:
+        while time.monotonic() - start < seconds:
+            body = os.urandom(64)
+            frame = header + len(body).to_bytes(2, "big") + body
+            if rig.namespaced:
+                sock.send(frame)
+            else:
+                sock.sendto(frame, ("239.255.88.181", 58815))
+            sent += 1
+            behind = start + sent * period - time.monotonic()
+            if behind > 0.001:
+                time.sleep(behind)
+    finally:
+        sock.close()
+    return sent
+
+
+def matrix(agents: tuple[str, ...]) -> list[Fault]:
+    faults = [
+        _drive(3, "emergency_button"),
+        _drive(5, "overcurrent"),
+        _drive(0, "motor_locked"),
+        Fault("EtherCAT link down", lambda rig: rig.lan.ethercat_link(False),
+              lambda rig: rig.lan.ethercat_link(True), drives_stop_themselves=True),
+        Fault("working counter: one slave deaf", lambda rig: rig.emulator("deaf 6 on"),
+              lambda rig: rig.emulator("deaf 6 off")),
+    ]
+    for agent in agents:
+        master = agent == "motor_driver"
+        faults.append(Fault(f"SIGKILL {agent}", _signal(agent, signal.SIGKILL),
+                            _restart_process(agent), victim=agent,
+                            drives_stop_themselves=master))
+        faults.append(Fault(f"SIGSTOP {agent}", _signal(agent, signal.SIGSTOP),
+                            _signal(agent, signal.SIGCONT), victim=agent,
+                            drives_stop_themselves=master))
+    if "ball_tracker" in agents:
+        faults += [
+            Fault("LAN partition: vision board unplugged", lambda rig: rig.lan.cut("vision"),
+                  lambda rig: rig.lan.mend("vision")),
+            Fault("camera lost", _signal("camera", signal.SIGSTOP),
+                  _signal("camera", signal.SIGCONT)),
+            Fault("vision board clock stepped +1 s", lambda rig: rig.step_clock("vision", 1.0),
+                  lambda rig: rig.step_clock("vision", 0.0)),
+        ]
+    return faults
+
+
+class FaultMatrix:
+    def __init__(self, rig: Rig, observer: Observer) -> None:
+        self.rig = rig
+        self.observer = observer
+
+    # -- the system's state, as the observer hears it ------------------------------------
+    def healthy(self, since: float) -> bool:
+        """Every agent heard in the last 0.3 s, none in FAULT, every axis homed."""
+        recent = self.observer.since(max(since, time.monotonic() - 0.3))
+        states: dict[Agent, SafetyState] = {}
+        motors = None
+        for heard in recent:
+            if isinstance(heard.message, Heartbeat):
+                states[heard.sender] = heard.message.state
+            elif isinstance(heard.message, MotorStatus):
+                motors = heard.message
+        names = {Agent[a.upper()] for a in self.rig.options.agents}
+        if set(states) != names or SafetyState.FAULT in states.values():
+            return False
+        return motors is not None and all(a.state.name in HOMED for a in motors.axes)
+
+    def wait_healthy(self, timeout_s: float) -> float | None:
+        start = time.monotonic()
+        while time.monotonic() - start < timeout_s:
+            if self.healthy(start):
+                return time.monotonic() - start
+            time.sleep(0.05)
+        return None
+
+    def recover(self, timeout_s: float = 30.0) -> float | None:
+        """RESTART until everything is healthy again (a cause may take a moment to clear)."""
+        start = time.monotonic()
+        while time.monotonic() - start < timeout_s:
+            self.observer.restart()
+            if self.wait_healthy(3.0) is not None:
+                return time.monotonic() - start
+        return None
+
+    # -- one case ------------------------------------------------------------------------
+    def run(self, fault: Fault, refuse_after_s: float = 0.5) -> FaultResult:
+        result = FaultResult(fault.name)
+        mda_log_at = len(self.rig.log_text("motor_driver"))
+        victim = Agent[fault.victim.upper()] if fault.victim else None
+        last_beat = None
+        t0 = time.monotonic()
+        fault.inject(self.rig)
+        try:
+            first = self.observer.wait_for(
+                lambda: self.observer.first(t0, lambda h: isinstance(h.message, Alarm)
+                                            and h.message.latched), 5.0)
+            if first is not None:
+                result.detected_by = f"{first.sender.name.lower()}: {first.message.text}"
+                result.detection_ms = (first.at_s - t0) * 1e3
+                if victim is not None:
+                    beats = [h for h in self.observer.heartbeats(victim, t0 - 1.0)
+                             if h.at_s <= first.at_s]
+                    if beats:
+                        last_beat = beats[-1].at_s
+                        result.since_last_heartbeat_ms = (first.at_s - last_beat) * 1e3
+            self._quick_stop(result, t0, mda_log_at, fault)
+            time.sleep(refuse_after_s)
+            asked = time.monotonic()
+            self.observer.restart()
+            refusal = self.observer.wait_for(lambda: self.observer.first(
+                asked, lambda h: isinstance(h.message, Alarm)
+                and h.message.code == AlarmCode.RESTART_REFUSED), 2.0)
+            if refusal is not None:
+                result.restart_refused = True
+                result.refusal = f"{refusal.sender.name.lower()}: {refusal.message.text}"
+        finally:
+            fault.clear(self.rig)
+        cleared = time.monotonic()
+        result.recovered_s = self.recover()
+        result.restart_accepted = result.recovered_s is not None
+        if result.restart_accepted:
+            result.recovered_s = time.monotonic() - cleared
+        result.alarms = sum(1 for h in self.observer.alarms(t0) if h.message.latched)
+        return result
+
+    def _quick_stop(self, result: FaultResult, t0: float, log_at: int, fault: Fault) -> None:
+        if fault.drives_stop_themselves:
+            deadline = t0 + 2.0
+            while time.monotonic() < deadline:
+                slaves = self.rig.emulator("status")["slaves"]
+                if all(s.get("cia402_state") != ENABLED for s in slaves):
+                    result.quick_stop_ms = (time.monotonic() - t0) * 1e3
+                    result.notes.append("stopped by the drives' EtherCAT watchdog")
+                    return
+                time.sleep(0.005)
+            return
+        deadline = time.monotonic() + 3.0
+        while time.monotonic() < deadline:
+            text = self.rig.log_text("motor_driver")[log_at:]
+            latched = re.search(r"FAULT latched: .*?\(mono=([\d.]+) cycle=(\d+)\)", text)
+            done = re.search(r"every drive out of operation enabled \(mono=([\d.]+) "
+                             r"cycle=(\d+), (\d+) cycles", text)
+            if latched and done:
+                result.mda_latched_ms = (float(latched.group(1)) - t0) * 1e3
+                result.quick_stop_ms = (float(done.group(1)) - t0) * 1e3
+                result.quick_stop_cycles = int(done.group(3))
+                return
+            time.sleep(0.02)
