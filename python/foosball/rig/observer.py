@@ -25,7 +25,10 @@ class Heard:
 
 
 class Observer:
-    def __init__(self, rig: Rig, sender: Agent = Agent.TOOL) -> None:
+    def __init__(self, rig: Rig, sender: Agent = Agent.TOOL, realtime: bool = False) -> None:
+        """`realtime`: listen under SCHED_FIFO like the agents' I/O threads, so that gaps
+        measured here are the senders' and not this process's."""
+        self.realtime = realtime
         settings = WireSettings(transport=rig.lan.transport, iface=rig.lan.iface,
                                 key_file=str(rig.key_file), max_age_s=5.0)
         with inside(rig.lan.namespace("tool")):
@@ -37,6 +40,10 @@ class Observer:
         self._thread.start()
 
     def _listen(self) -> None:
+        if self.realtime:
+            from foosball.ethercat.realtime import set_fifo
+
+            set_fifo(50)
         while self._running:
             for received in self.endpoint.receive(0.01):
                 heard = Heard(time.monotonic(), received.sender, received.boot_id,
