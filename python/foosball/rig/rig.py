@@ -41,6 +41,7 @@ AGENT_BOARD = {
 }
 CORE_AGENTS = ("motor_driver", "pole_driver", "ball_tracker", "strategy")
 PANEL_PORTS = {"game_panel": 8080, "supervisory_panel": 8081}
+ROD_POSE_PORT = 47800  # the emulator's rod poses to the live table (pole namespace loopback)
 FAKETIME_LIBRARIES = ("/usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1",
                       "/usr/lib/aarch64-linux-gnu/faketime/libfaketime.so.1")
 
@@ -54,6 +55,7 @@ class RigOptions:
     run_dir: Path
     agents: tuple[str, ...] = CORE_AGENTS
     fps: float = 50.0
+    opponent: str = "club"  # who plays the human's rods: rookie | club | pro | hold
     strategy: str = "improved"
     deadline_s: float = 0.03
     startup_grace_s: float = 30.0
@@ -146,7 +148,9 @@ class Rig:
     def clock_file(self, board: str) -> Path:
         return self.run_dir / f"clock-{board}"
 
-    def spawn(self, name: str, board: str, args: list[str]) -> subprocess.Popen[bytes]:
+    def spawn(self, name: str, board: str, args: list[str],
+              clock_of: str | None = None) -> subprocess.Popen[bytes]:
+        """`board`: the namespace it runs in; `clock_of`: whose wall clock it keeps."""
         if name in self.processes and self.processes[name].poll() is None:
             raise RuntimeError(f"{name} is already running")
         log = self._log_files.get(name)
@@ -156,7 +160,8 @@ class Rig:
         log.write(f"--- {time.time():.6f} start: {' '.join(command)}\n".encode())
         log.flush()
         process = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT,
-                                   stdin=subprocess.DEVNULL, env=self._env(board),
+                                   stdin=subprocess.DEVNULL,
+                                   env=self._env(clock_of or board),
                                    start_new_session=True, preexec_fn=_die_with_parent)
         self.processes[name] = process
         return process
@@ -167,9 +172,15 @@ class Rig:
                                          str(self.board_file(board))])
 
     def start_camera(self) -> subprocess.Popen[bytes]:
-        return self.spawn("camera", "vision", [
-            "sim", "camera", "--socket", str(self.camera_socket), "--fps",
-            str(self.options.fps), "--frames", "600"])
+        """The live table and its camera. It runs beside the drive emulator (the rod poses
+        come over UDP on that namespace's loopback) and keeps the vision board's clock, as
+        the camera is the vision board's."""
+        args = ["sim", "camera", "--socket", str(self.camera_socket), "--fps",
+                str(self.options.fps), "--opponent", self.options.opponent]
+        if "motor_driver" in self.options.agents and self.namespaced:
+            args += ["--rod-poses", str(ROD_POSE_PORT)]
+        return self.spawn("camera", "pole" if self.namespaced else "vision", args,
+                          clock_of="vision")
 
     def up(self) -> None:
         self.run_dir.mkdir(parents=True, exist_ok=True)
@@ -187,7 +198,8 @@ class Rig:
             self.spawn("emulator", "pole", [
                 "ethercat", "emulate", "--iface", "ecat1", "--drives", "8",
                 "--start-fraction", "0.15", "--alignment-time", "0.1", "--rt-priority", "70",
-                "--control-socket", str(self.emulator_socket)])
+                "--control-socket", str(self.emulator_socket),
+                "--rod-poses", f"127.0.0.1:{ROD_POSE_PORT}"])
             self._wait_for(self.emulator_socket.exists, 20.0, "the drive emulator")
         for agent in agents:
             self.start_agent(agent)

@@ -38,12 +38,15 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     replay.set_defaults(func=_replay)
 
-    camera = sub.add_parser("camera", help="serve rendered camera frames on a UNIX socket "
-                                           "(the rig's camera for the ball tracker)")
+    camera = sub.add_parser("camera", help="the live simulated table seen by a camera: "
+                                           "frames on a UNIX socket for the ball tracker")
     camera.add_argument("--socket", required=True, help="path of the UNIX socket to serve")
     camera.add_argument("--fps", type=float, default=100.0)
-    camera.add_argument("--frames", type=int, default=600,
-                        help="length of the simulated rally that is played in a loop")
+    camera.add_argument("--opponent", default="club",
+                        help="who plays the human's rods: rookie | club | pro | hold")
+    camera.add_argument("--rod-poses", type=int, metavar="PORT",
+                        help="UDP port on 127.0.0.1 where the drive emulator publishes the "
+                             "robot's rod poses (without it the robot's rods stand still)")
     camera.add_argument("--seed", type=int, default=1)
     camera.add_argument("--write-calibration", metavar="FILE",
                         help="first write the camera's calibration (from its rendered markers)")
@@ -125,34 +128,31 @@ def _replay(args: argparse.Namespace) -> int:
 
 
 def _camera(args: argparse.Namespace) -> int:
-    """A scripted rally rendered live, looped, each frame stamped when it is sent."""
     import signal
-    import time
 
-    from foosball.geometry import default_table
-    from foosball.sim.render import CameraConfig, Renderer
+    from foosball.sim.live import LiveTable
     from foosball.vision.calibration import write_calibration
     from foosball.vision.frame_link import CameraServer
-    from foosball.vision.sim_source import match_states, sim_calibration
+    from foosball.vision.sim_source import sim_calibration
 
     if args.write_calibration:
         write_calibration(sim_calibration(), args.write_calibration)
-    table = default_table()
-    states = match_states(args.frames, args.seed, table)
-    renderer = Renderer(table, CameraConfig(), seed=args.seed)
-
-    def next_frame(index: int) -> tuple[object, int]:
-        return renderer.render(states[index % len(states)]).image, time.time_ns()
-
-    server = CameraServer(args.socket, args.fps, next_frame)  # type: ignore[arg-type]
+    table = LiveTable(args.opponent, args.seed, args.rod_poses)
+    server = CameraServer(args.socket, args.fps, table.next_frame)
     signal.signal(signal.SIGTERM, lambda *_: setattr(server, "running", False))
-    print(f"camera: {args.fps:g} fps on {args.socket}", flush=True)
+    robot = f"from the drive emulator on port {args.rod_poses}" if args.rod_poses else "held"
+    print(f"camera: {args.fps:g} fps on {args.socket}; opponent {args.opponent}; robot rods "
+          f"{robot}", flush=True)
     try:
         server.serve()
     except KeyboardInterrupt:
         pass
     finally:
         server.close()
+        table.close()
+        robot, human = table.score()
+        print(f"camera: {server.sent} frames; score robot {robot} : {human} human; "
+              f"{table.poses_received} rod-pose datagrams", flush=True)
     return 0
 
 

@@ -158,43 +158,47 @@ class Match:
         import time as _time
 
         wall = _time.perf_counter()
-        period = self.params.frame_period
-        delivery_delay = self.params.exposure / 2 + self.params.tracker_latency
-        frames = round(self.duration / period)
-        world = self.world
-        for _ in range(frames):
-            frame_end = world.time + period
-            contacts: list[Contact] = []
-            # a command whose latency ends inside this frame acts at that exact time
-            while self._commands and self._commands[0][0] < frame_end - 1e-9:
-                due, team, command = self._commands.popleft()
-                if due > world.time + 1e-9:
-                    contacts += world.step(due - world.time)
-                self._apply(team, command)
-            contacts += world.step(frame_end - world.time)
-            now = world.time
-            state = world.state()
-            self._account(contacts, state)
-            self._kick_off_rule(state, now)
-            state = world.state()
-            fraction = visible_fraction(
-                self.table, state, world.man.reach, self.params.camera_height
-            )
-            ball = self.tracker.observe(state, fraction)
-            self._deliveries.append((now + delivery_delay, ball))
-            while self._deliveries and self._deliveries[0][0] <= now + 1e-9:
-                _, delivered = self._deliveries.popleft()
-                self._run_controllers(delivered, now)
-            while self._commands and self._commands[0][0] <= now + 1e-9:
-                _, team, command = self._commands.popleft()
-                self._apply(team, command)
-            if self.on_frame is not None:
-                self.on_frame(state)
+        for _ in range(round(self.duration / self.params.frame_period)):
+            self.step_frame()
         self._close_shot("missed")
-        self.result.goals_robot = world.score.robot
-        self.result.goals_human = world.score.human
+        self.result.goals_robot = self.world.score.robot
+        self.result.goals_human = self.world.score.human
         self.result.wall_time = _time.perf_counter() - wall
         return self.result
+
+    def step_frame(self) -> WorldState:
+        """One camera frame period of play: commands due, physics, rules, perception, the
+        controllers. Headless matches run it as fast as they can; the rig's live table
+        runs it in real time."""
+        world = self.world
+        period = self.params.frame_period
+        delivery_delay = self.params.exposure / 2 + self.params.tracker_latency
+        frame_end = world.time + period
+        contacts: list[Contact] = []
+        # a command whose latency ends inside this frame acts at that exact time
+        while self._commands and self._commands[0][0] < frame_end - 1e-9:
+            due, team, command = self._commands.popleft()
+            if due > world.time + 1e-9:
+                contacts += world.step(due - world.time)
+            self._apply(team, command)
+        contacts += world.step(frame_end - world.time)
+        now = world.time
+        state = world.state()
+        self._account(contacts, state)
+        self._kick_off_rule(state, now)
+        state = world.state()
+        fraction = visible_fraction(self.table, state, world.man.reach, self.params.camera_height)
+        ball = self.tracker.observe(state, fraction)
+        self._deliveries.append((now + delivery_delay, ball))
+        while self._deliveries and self._deliveries[0][0] <= now + 1e-9:
+            _, delivered = self._deliveries.popleft()
+            self._run_controllers(delivered, now)
+        while self._commands and self._commands[0][0] <= now + 1e-9:
+            _, team, command = self._commands.popleft()
+            self._apply(team, command)
+        if self.on_frame is not None:
+            self.on_frame(state)
+        return state
 
     def _run_controllers(self, ball: BallState, now: float) -> None:
         now_ns = round(now * 1e9)

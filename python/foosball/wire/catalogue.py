@@ -3,9 +3,9 @@
 Each message is a frozen dataclass whose fields carry their wire spec: a small integer CBOR
 key, a type, a unit and an allowed range. `to_body` turns a message into the CBOR map that
 goes on the wire; `from_body` turns a decoded map back into a message and rejects anything
-that is not exactly a valid message (unknown type, missing or extra key, wrong type, out of
-range). Both directions use the same specs, so a sender cannot emit what a receiver would
-refuse.
+that is not exactly a valid message (unknown type, missing, extra or reordered key, wrong
+type, out of range). Both directions use the same specs, so a sender cannot emit what a
+receiver would refuse. `SENDERS` says which agents may send each message.
 
 Units: metres, seconds, radians, amperes; times on the wire are integer nanoseconds.
 """
@@ -55,6 +55,10 @@ class AlarmCode(IntEnum):
     CAMERA_LOST = 9
     LIMIT_BURST = 10
     WATCHDOG = 11
+    CLOCK_STEP = 12  # a board's clock jumped, or a peer's frames are out of step with ours
+    INTERNAL_ERROR = 13  # an agent's own step failed
+    PEER_FAULT = 14  # a peer reports FAULT
+    RESTART_REFUSED = 15  # not a cause (latched=False): a RESTART came while causes remain
 
 
 class DriveState(IntEnum):
@@ -72,6 +76,11 @@ class GameCommand(IntEnum):
     PAUSE = 2
     STOP = 3
     RESTART = 4  # leave FAULT once its cause is gone
+
+
+class DriveCommand(IntEnum):
+    HALT = 1  # quick stop this drive and hold it stopped
+    RELEASE = 2  # let it follow commands again (homing it first when it needs it)
 
 
 class RodId(IntEnum):
@@ -113,6 +122,12 @@ class Spec:
     enum: type[IntEnum] | None = None
     record: type | None = None
 
+    def __post_init__(self) -> None:
+        # A number field's limits must be finite: the checks compare integers from the wire
+        # with them before converting, and float() of an in-range integer cannot overflow.
+        if self.kind in ("float", "floats"):
+            assert math.isfinite(self.low) and math.isfinite(self.high), self
+
     def check(self, name: str, value: Any) -> Any:
         """Validate an outgoing or incoming value; return its Python form."""
         return _CHECKS[self.kind](self, name, value)
@@ -131,22 +146,34 @@ class Spec:
 # message sent or received, so it stays flat and branch-free.
 
 
+def brief(value: Any) -> str:
+    """A short, safe description of a value from the wire, for drop details: a peer's 2^1100
+    or kilobyte string must not become a 400-digit log line (or, past 4300 digits, a
+    ValueError from str())."""
+    if type(value) is int and value.bit_length() > 64:
+        return f"{'-' if value < 0 else ''}an integer of {value.bit_length()} bits"
+    try:
+        text = repr(value)
+    except Exception:  # a hostile structure's repr may itself fail
+        return f"a {type(value).__name__}"
+    return text if len(text) <= 40 else text[:37] + "..."
+
+
 def _check_float(spec: Spec, name: str, value: Any) -> float:
     kind = type(value)
-    if kind is not float:
-        if kind is not int:
-            raise SchemaError(f"{name}: expected a number, got {kind.__name__}")
-        value = float(value)
-    if not spec.low <= value <= spec.high:  # also rejects NaN
-        raise SchemaError(f"{name}: {value} outside [{spec.low}, {spec.high}] {spec.unit}")
-    return value  # type: ignore[no-any-return]
+    if kind is not float and kind is not int:  # bool is not accepted as a number
+        raise SchemaError(f"{name}: expected a number, got {kind.__name__}")
+    # Compared before float(): an int compares exactly, and float(2**1100) would overflow.
+    if not spec.low <= value <= spec.high:  # also rejects NaN and infinities
+        raise SchemaError(f"{name}: {brief(value)} outside [{spec.low}, {spec.high}] {spec.unit}")
+    return value if kind is float else float(value)  # type: ignore[no-any-return]
 
 
 def _check_int(spec: Spec, name: str, value: Any) -> int:
     if type(value) is not int:  # bool is not accepted as an integer
         raise SchemaError(f"{name}: expected an integer, got {type(value).__name__}")
     if not spec.low <= value <= spec.high:
-        raise SchemaError(f"{name}: {value} outside [{spec.low}, {spec.high}]")
+        raise SchemaError(f"{name}: {brief(value)} outside [{spec.low}, {spec.high}]")
     return value
 
 
@@ -156,7 +183,7 @@ def _check_enum(spec: Spec, name: str, value: Any) -> IntEnum:
     assert spec.enum is not None
     member = spec.enum._value2member_map_.get(value)
     if member is None:
-        raise SchemaError(f"{name}: {value} is not a {spec.enum.__name__}")
+        raise SchemaError(f"{name}: {brief(value)} is not a {spec.enum.__name__}")
     return member  # type: ignore[return-value]
 
 
@@ -250,16 +277,21 @@ def specs(cls: type) -> tuple[tuple[str, Spec], ...]:
     if cached is None:
         cached = tuple((f.name, f.metadata["wire"]) for f in fields(cls))
         keys = [s.key for _, s in cached]
-        assert len(set(keys)) == len(keys), f"{cls.__name__}: duplicate CBOR keys"
+        # Ascending keys: the order to_body writes them is then the canonical CBOR order,
+        # the only order from_body accepts.
+        assert keys == sorted(set(keys)), f"{cls.__name__}: CBOR keys must ascend, no repeats"
         cls._specs = cached  # type: ignore[attr-defined]
     return cached
 
 
-def _checked_specs(cls: type) -> tuple[tuple[str, Spec, Any], ...]:
-    """specs() with each field's checker looked up once, cached on the class."""
+def _checked_specs(cls: type) -> tuple[tuple[int, ...], tuple[tuple[str, Spec, Any], ...]]:
+    """The CBOR keys in order, and specs() with each field's checker looked up once; cached
+    on the class."""
     cached = cls.__dict__.get("_checked_specs")
     if cached is None:
-        cached = tuple((name, spec, _CHECKS[spec.kind]) for name, spec in specs(cls))
+        table = specs(cls)
+        cached = (tuple(spec.key for _, spec in table),
+                  tuple((name, spec, _CHECKS[spec.kind]) for name, spec in table))
         cls._checked_specs = cached  # type: ignore[attr-defined]
     return cached
 
@@ -267,7 +299,7 @@ def _checked_specs(cls: type) -> tuple[tuple[str, Spec, Any], ...]:
 def to_body(message: Any) -> dict[int, Any]:
     """The CBOR map of a message or record, validating every field on the way out."""
     body = {}
-    for name, spec, check in _checked_specs(type(message)):
+    for name, spec, check in _checked_specs(type(message))[1]:
         value = check(spec, name, getattr(message, name))
         body[spec.key] = spec.to_wire(value) if spec.kind in _CONVERTED else value
     return body
@@ -287,21 +319,37 @@ def _record_check(cls: type, name: str, index: int, value: Any) -> Any:
 
 
 def from_body(cls: type, body: Any, where: str | None = None) -> Any:
-    """Build a message or record from its CBOR map; SchemaError on anything unexpected."""
-    where = where or cls.__name__
+    """Build a message or record from its CBOR map; SchemaError on anything unexpected,
+    keys in another order than to_body writes them included (one message, one encoding)."""
     if not isinstance(body, dict) and not isinstance(body, Mapping):
-        raise SchemaError(f"{where}: expected a map")
-    table = specs(cls)
-    if len(body) != len(table):
-        raise SchemaError(f"{where}: expected {len(table)} fields, got {len(body)}")
+        raise SchemaError(f"{where or cls.__name__}: expected a map")
+    keys, checked = _checked_specs(cls)
+    if tuple(body) != keys or {*map(type, body)} != INT_KEYS:
+        raise SchemaError(_key_complaint(where or cls.__name__, cls, body))
     values = []  # in field order, so the constructor takes them positionally (faster)
-    for name, spec, check in _checked_specs(cls):
-        try:
-            raw = body[spec.key]
-        except KeyError:
-            raise SchemaError(f"{where}.{name}: missing") from None
-        values.append(check(spec, name, raw))
+    for name, spec, check in checked:
+        values.append(check(spec, name, body[spec.key]))
     return cls(*values)
+
+
+# The type every map key must have: 1.0, True and Decimal(1) all equal 1 in Python (and in
+# dict lookups) but are other encodings of the key.
+INT_KEYS = {int}
+
+
+def _key_complaint(where: str, cls: type, body: Mapping[Any, Any]) -> str:
+    """What is wrong with the keys of a body whose keys are not exactly cls's, in order."""
+    odd = [brief(k) for k in body if type(k) is not int]
+    if odd:
+        return f"{where}: keys must be integers, got {', '.join(odd[:4])}"
+    for name, spec in specs(cls):
+        if spec.key not in body:
+            return f"{where}.{name}: missing"
+    keys = {spec.key for _, spec in specs(cls)}
+    extra = [brief(k) for k in body if k not in keys]
+    if extra:
+        return f"{where}: unknown keys {', '.join(extra[:4])}"
+    return f"{where}: keys out of order"
 
 
 # --- messages ------------------------------------------------------------------------------
@@ -445,6 +493,15 @@ class GameControl:
 
 
 @dataclass(frozen=True, slots=True)
+class DriveControl:
+    """Supervisory panel (or a person's tool) -> motor driver: one drive halted or let go."""
+
+    TYPE_ID: ClassVar[int] = 15
+    axis: int = integer(1, 0, 7)
+    command: DriveCommand = choice(2, DriveCommand)
+
+
+@dataclass(frozen=True, slots=True)
 class GameState:
     """Game panel -> every agent: the one authoritative game state."""
 
@@ -512,25 +569,45 @@ class OtaStatus:
     text: str = text(5, 200)
 
 
-MESSAGE_TYPES: tuple[type, ...] = (
-    Heartbeat,
-    Alarm,
-    BallState,
-    RodCommand,
-    RodStatus,
-    MotorCommand,
-    MotorStatus,
-    EtherCatStatus,
-    GameControl,
-    GameState,
-    VisionConfig,
-    VisionPreview,
-    OtaCommand,
-    OtaStatus,
-)
+ANY_AGENT = frozenset(Agent)
+
+# Which agents may send each message; receivers drop anything else (reason "sender"). Any
+# key holder can sign, so this is what stops one agent from speaking for another.
+SENDERS: dict[type, frozenset[Agent]] = {
+    Heartbeat: ANY_AGENT,
+    Alarm: ANY_AGENT,  # a person's tool may inject one to test the stop path
+    BallState: frozenset({Agent.BALL_TRACKER}),
+    RodCommand: frozenset({Agent.STRATEGY, Agent.TOOL}),
+    RodStatus: frozenset({Agent.POLE_DRIVER}),
+    MotorCommand: frozenset({Agent.POLE_DRIVER}),
+    MotorStatus: frozenset({Agent.MOTOR_DRIVER}),
+    EtherCatStatus: frozenset({Agent.MOTOR_DRIVER}),
+    GameControl: frozenset({Agent.GAME_PANEL, Agent.SUPERVISORY_PANEL, Agent.TOOL}),
+    DriveControl: frozenset({Agent.SUPERVISORY_PANEL, Agent.TOOL}),
+    GameState: frozenset({Agent.GAME_PANEL}),
+    VisionConfig: frozenset({Agent.GAME_PANEL, Agent.TOOL}),
+    VisionPreview: frozenset({Agent.BALL_TRACKER}),
+    OtaCommand: frozenset({Agent.OTA, Agent.TOOL}),
+    OtaStatus: frozenset({Agent.OTA}),
+}
+# Messages that name their sender in the body: the name must be the authenticated sender's.
+SENDER_FIELD: dict[type, str] = {Heartbeat: "agent", Alarm: "source"}
+
+MESSAGE_TYPES: tuple[type, ...] = tuple(SENDERS)  # one list: a message without senders is none
 BY_TYPE_ID: dict[int, type] = {cls.TYPE_ID: cls for cls in MESSAGE_TYPES}  # type: ignore[attr-defined]
 BY_NAME: dict[str, type] = {cls.__name__: cls for cls in MESSAGE_TYPES}
 assert len(BY_TYPE_ID) == len(MESSAGE_TYPES), "two messages share a TYPE_ID"
+
+
+def check_sender(message: Any, sender: Agent) -> None:
+    """SchemaError unless `sender` may send `message` (SENDERS, SENDER_FIELD)."""
+    cls = type(message)
+    if sender not in SENDERS.get(cls, ()):
+        raise SchemaError(f"{sender.name} may not send {cls.__name__}")
+    field_name = SENDER_FIELD.get(cls)
+    if field_name is not None and getattr(message, field_name) != sender:
+        named = getattr(message, field_name)
+        raise SchemaError(f"{cls.__name__}.{field_name} is {named.name}, sent by {sender.name}")
 
 
 def type_id(message: Any) -> int:
