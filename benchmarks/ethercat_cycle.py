@@ -1,9 +1,13 @@
-"""EtherCAT cycle figures: pysoem master (the MDA loop) against the 8-drive emulator.
+"""EtherCAT cycle figures: pysoem master (the MDA in the agent runtime) against the 8-drive
+emulator.
 
 Measures, per cycle period: wake-up lateness of the cyclic loop (p50 / p99 / max), bad
 working counters, and the cycles from an injected drive fault to quick stop on all axes.
-By default the agent LAN carries play traffic meanwhile (`WireTraffic`); --no-wire
-measures the bare cycle.
+The MDA runs as on the board: `open_motor_driver(...)` and the runtime's `run()`, its work
+half cycling the bus on this (SCHED_FIFO) thread, its I/O half on its own; a conductor
+thread injects faults and restarts meanwhile, as the emulator's operator and the game panel
+would. By default the agent LAN carries play traffic (`WireTraffic`); --no-wire measures the
+bare cycle.
 Needs root (network namespace, SCHED_FIFO). Reports; never fails on timing.
 
     sudo .venv/bin/python benchmarks/ethercat_cycle.py --seconds 60 --cycle-ms 5 1 --json out.json
@@ -21,20 +25,24 @@ import secrets
 import signal
 import subprocess
 import sys
+import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
-from types import SimpleNamespace
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the repository root
 
 from foosball.agents.motor_driver import (
-    RELAY_PRIORITY,
+    EtherCatHardware,
     MotorDriverConfig,
     MotorDriverCore,
-    MotorDriverRunner,
+    open_motor_driver,
 )
+from foosball.agents.runtime import AgentRuntime
 from foosball.ethercat.bus import BusConfig, open_bus, receive_timeout_for
-from foosball.ethercat.realtime import prepare_realtime
+from foosball.ethercat.realtime import CycleStats
+from foosball.safety.settings import SafetySettings
 from foosball.wire.catalogue import (
     Agent,
     AxisTarget,
@@ -46,52 +54,69 @@ from foosball.wire.catalogue import (
 from foosball.wire.codec import WireCodec
 from foosball.wire.endpoint import Endpoint
 from foosball.wire.transports import open_transport
+from foosball.wire.transports.memory import MemoryHub, MemoryTransport
 from tests.ethercat.netns import EmulatorProcess, Namespace, inside
 
 FAULTS = ("overcurrent", "motor_locked", "emergency_button")
-
-
-class Inbox:
-    """Stands in for the wire endpoint: messages put here reach the MDA next cycle."""
-
-    def __init__(self) -> None:
-        self.pending: list[object] = []
-
-    def receive(self, timeout: float = 0.0) -> list[SimpleNamespace]:
-        out = [SimpleNamespace(message=m, sender=Agent.GAME_PANEL) for m in self.pending]
-        self.pending.clear()
-        return out
-
-    def send(self, message: object) -> None:
-        pass
-
-
-def run_until(runner: MotorDriverRunner, done, timeout_s: float) -> bool:  # type: ignore[no-untyped-def]
-    deadline = time.monotonic() + timeout_s
-    hit = False
-
-    def check(r: MotorDriverRunner) -> None:
-        nonlocal hit
-        if done():
-            hit = True
-            r.stop()
-        elif time.monotonic() > deadline:
-            r.stop()
-
-    runner.running = True
-    runner.run(on_cycle=check)
-    return hit
 
 
 def operational(core: MotorDriverCore) -> bool:
     return all(s in (DriveState.READY, DriveState.RUNNING) for s in core.drive_states())
 
 
+def wait_until(done: Callable[[], bool], timeout_s: float) -> bool:
+    """The conductor's wait; the cycle runs on meanwhile."""
+    deadline = time.monotonic() + timeout_s
+    while not done():
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.002)
+    return True
+
+
+class Window:
+    """The timing window, opened and closed on the cycle thread itself (it is the runtime's
+    `should_stop`, asked between work turns), so it holds exactly `cycles` whole cycles of
+    steady running and nothing of start-up or of the fault tests."""
+
+    def __init__(self, runtime: AgentRuntime) -> None:
+        self.runtime = runtime
+        self.hardware: EtherCatHardware = runtime.hardware  # type: ignore[assignment]
+        self.core: MotorDriverCore = runtime.core  # type: ignore[assignment]
+        self.wanted = 0
+        self.start_cycle: int | None = None
+        self.opened = threading.Event()
+        self.closed = threading.Event()
+        self.finished = threading.Event()
+        self.figures: dict[str, Any] = {}
+
+    def open(self, cycles: int) -> None:
+        self.wanted = cycles
+        self.opened.set()
+
+    def __call__(self) -> bool:  # on the cycle thread, between work turns
+        if self.opened.is_set() and self.start_cycle is None:
+            self.hardware.stats.count = 0
+            self.start_cycle = self.core.cycles
+            self.figures = {"bad_before": self.core.bad_working_counters,
+                            "started": time.monotonic()}
+        elif self.start_cycle is not None and not self.closed.is_set() and \
+                self.core.cycles - self.start_cycle >= self.wanted:
+            self.figures.update(
+                elapsed=time.monotonic() - self.figures["started"],
+                cycles=self.hardware.stats.count,
+                lateness=self.hardware.stats.window().copy(),  # the percentiles off the cycle
+                bad=self.core.bad_working_counters - self.figures["bad_before"],
+                latched=None if self.core.latched is None else self.core.latched.text)
+            self.closed.set()
+        return self.finished.is_set()
+
+
 class WireTraffic:
     """The agent LAN as the MDA sees it in play: authenticated frames on the namespace's
     agent-LAN veth pair. Another process (as another board would) plays the pole driver,
     sending 8 axis targets every `period_s` (0: a flood) and reading everything; the
-    MDA's relay thread decodes and encodes beside the cycle."""
+    runtime's I/O thread decodes and encodes beside the cycle."""
 
     def __init__(self, ns: Namespace, period_s: float, seconds: float) -> None:
         key = secrets.token_bytes(32)
@@ -146,26 +171,62 @@ def _peer_loop(endpoint: Endpoint, period_s: float, seconds: float, counts: list
         counts[1] += len(endpoint.receive(wait))
 
 
-def back_to_running(runner: MotorDriverRunner, core: MotorDriverCore,
-                    traffic: WireTraffic | None, inbox: Inbox) -> bool:
-    """Clear any latched fault with RESTARTs from the panel (a flood may drop one)."""
+def back_to_running(core: MotorDriverCore, restart: Callable[[], None]) -> bool:
+    """Clear any latched fault with RESTARTs from the panel (a flood may drop one, and the
+    runtime refuses one while a cause is present)."""
     for _ in range(10):
         if core.latched is None and operational(core):
             return True
         if core.latched is not None:
-            run_until(runner, lambda: core.latched is None or core.latched.cleared, 2.0)
-            restart_from_panel(runner, traffic, inbox)
-        run_until(runner, lambda: core.latched is None and operational(core), 5.0)
+            wait_until(lambda: core.latched is None or core.latched.cleared, 2.0)
+            restart()
+        wait_until(lambda: core.latched is None and operational(core), 5.0)
     return core.latched is None and operational(core)
 
 
-def restart_from_panel(runner: MotorDriverRunner, traffic: WireTraffic | None,
-                       inbox: Inbox) -> None:
-    restart = GameControl(command=GameCommand.RESTART)
-    if traffic is not None:
-        traffic.panel.send(restart)
-    else:
-        inbox.pending.append(restart)
+def _conduct(runtime: AgentRuntime, window: Window, emulator: EmulatorProcess,
+             restart: Callable[[], None], cycles: int, out: dict[str, Any]) -> None:
+    """The conductor thread: start-up, the window, then each fault and its quick stop."""
+    with contextlib.suppress(OSError):  # created by a SCHED_FIFO thread: back to normal
+        os.sched_setscheduler(0, os.SCHED_OTHER, os.sched_param(0))
+    core = window.core
+    try:
+        wait_until(lambda: operational(core) or core.latched is not None, 15.0)
+        out["fault_during_startup"] = None if core.latched is None else core.latched.text
+        out["back_to_running"] = back_to_running(core, restart)
+        if not out["back_to_running"]:
+            out["states"] = [s.name for s in core.drive_states()]
+            return
+        window.open(cycles)
+        window.closed.wait()
+        out["emulator_longest_stall_ms"] = round(
+            float(emulator.command("status")["longest_stall_s"]) * 1e3, 2)
+        quick_stop: dict[str, object] = {}
+        for kind in FAULTS:
+            if not back_to_running(core, restart):
+                quick_stop[kind] = "not measured: the system did not come back to running"
+                continue
+            injected = core.cycles
+            emulator.command(f"fault 3 {kind}")
+            wait_until(lambda: core.quick_stop_done_cycle is not None, 2.0)
+            fault_seen, done = core.fault_cycle, core.quick_stop_done_cycle
+            quick_stop[kind] = {
+                "cycles_to_fault_latched": None if fault_seen is None else fault_seen - injected,
+                "cycles_to_quick_stop_all_axes": None if done is None else done - injected,
+            }
+            emulator.command("clear 3")
+        out["fault_to_quick_stop"] = quick_stop
+    finally:
+        window.finished.set()
+
+
+def _realtime_in_effect() -> dict[str, bool]:
+    locked = 0
+    with contextlib.suppress(OSError):
+        for line in Path("/proc/self/status").read_text().splitlines():
+            if line.startswith("VmLck:"):
+                locked = int(line.split()[1])
+    return {"sched_fifo": os.sched_getscheduler(0) == os.SCHED_FIFO, "mlockall": locked > 0}
 
 
 def measure(cycle_ms: float, seconds: float, fifo: bool, wire: bool,
@@ -179,68 +240,69 @@ def measure(cycle_ms: float, seconds: float, fifo: bool, wire: bool,
         traffic = WireTraffic(ns, 0.0 if flood else 0.01, seconds + 60) if wire else None
         if traffic is not None:
             traffic.start()
-        realtime = prepare_realtime() if fifo else {"sched_fifo": False}
+            endpoint, panel = traffic.mda, traffic.panel
+        else:  # nobody on the agent LAN but the panel's RESTARTs
+            key = secrets.token_bytes(32)
+            hub = MemoryHub()
+            endpoint = Endpoint(MemoryTransport(hub), WireCodec(key, Agent.MOTOR_DRIVER))
+            panel = Endpoint(MemoryTransport(hub), WireCodec(key, Agent.GAME_PANEL))
+        config = MotorDriverConfig(cycle_s=cycle_ms / 1000.0)
+        cycles = int(seconds * 1000 / cycle_ms)
         with inside(ns):
             bus = open_bus(BusConfig(backend="pysoem", iface="ecat0", drives=8,
-                                     receive_timeout_us=receive_timeout_for(cycle_ms / 1e3)))
-            bus.start()
-        core = MotorDriverCore(MotorDriverConfig(cycle_s=cycle_ms / 1000.0))
-        core.expected_wkc = bus.expected_working_counter
-        inbox = Inbox()
-        runner = MotorDriverRunner(bus, core, traffic.mda if traffic else inbox,
-                                   stats_capacity=int(seconds * 1000 / cycle_ms) + 10)
-        if traffic is not None:
-            runner.start_wire_thread(RELAY_PRIORITY if fifo else None)
-        run_until(runner, lambda: operational(core) or core.latched is not None, 15.0)
-        startup_fault = None if core.latched is None else core.latched.text
-        assert back_to_running(runner, core, traffic, inbox), core.drive_states()
-        # the timing window: only steady cycling, after start-up
-        runner.stats.count = 0
-        bad_before = core.bad_working_counters
-        started = time.monotonic()
-        runner.running = True
-        runner.run(cycles=int(seconds * 1000 / cycle_ms))
-        elapsed = time.monotonic() - started
-        peer_over_budget = runner.relay.over_budget if runner.relay is not None else 0
-        lateness = runner.stats.percentiles()
+                                     receive_timeout_us=receive_timeout_for(config.cycle_s)))
+            # mlockall, SCHED_FIFO for this thread, no GC pauses; then the bus to OP
+            runtime = open_motor_driver(bus, endpoint, config, SafetySettings(deadlines={}),
+                                        realtime=fifo)
+        hardware: EtherCatHardware = runtime.hardware  # type: ignore[assignment]
+        hardware.stats = type(hardware.stats)(cycles + 10)
+        realtime = _realtime_in_effect()
+        window = Window(runtime)
+        conducted: dict[str, Any] = {}
+        conductor = threading.Thread(
+            target=_conduct, name="conductor", daemon=True,
+            args=(runtime, window, emulator,
+                  lambda: panel.send(GameControl(command=GameCommand.RESTART)), cycles,
+                  conducted))
+        conductor.start()
+        runtime.run(should_stop=window, realtime=fifo)  # closes the bus when it returns
+        conductor.join(timeout=10)
+        counters = runtime.counters
+        w = window.figures
+        if "lateness" in w:
+            stats = CycleStats(max(1, len(w["lateness"])))
+            stats.lateness[:len(w["lateness"])] = w["lateness"]
+            stats.count = len(w["lateness"])
+            w["lateness"] = stats.percentiles()
         figures: dict[str, object] = {
-            "cycle_ms": cycle_ms, "seconds": round(elapsed, 1), "cycles": runner.stats.count,
-            "sched_fifo": realtime.get("sched_fifo"), "mlockall": realtime.get("mlockall"),
-            "wakeup_lateness_us": {k: round(v * 1e6, 1) for k, v in lateness.items()},
-            "bad_working_counters": core.bad_working_counters - bad_before,
+            "cycle_ms": cycle_ms, "seconds": round(w.get("elapsed", 0.0), 1),
+            "cycles": w.get("cycles", 0),
+            "sched_fifo": realtime["sched_fifo"], "mlockall": realtime["mlockall"],
+            "wakeup_lateness_us": {k: round(v * 1e6, 1)
+                                   for k, v in w.get("lateness", {}).items()},
+            "bad_working_counters": w.get("bad"),
             "wire_traffic": None if traffic is None else {
-                "refused": runner.refused_messages, "over_decoding_budget": peer_over_budget},
+                "refused": counters.drops.get("sender", 0),
+                "over_decoding_budget": counters.over_budget,
+                "received": counters.received, "drops": dict(counters.drops)},
+            "latched_in_window": w.get("latched"),
+            **conducted,
         }
-        figures["latched_in_window"] = None if core.latched is None else core.latched.text
-        figures["fault_during_startup"] = startup_fault  # then restarted before the window
-        figures["emulator_longest_stall_ms"] = round(
-            float(emulator.command("status")["longest_stall_s"]) * 1e3, 2)  # type: ignore[arg-type]
-        quick_stop: dict[str, object] = {}
-        for kind in FAULTS:
-            if not back_to_running(runner, core, traffic, inbox):
-                quick_stop[kind] = "not measured: the system did not come back to running"
-                continue
-            injected = core.cycles
-            emulator.command(f"fault 3 {kind}")
-            run_until(runner, lambda: core.quick_stop_done_cycle is not None, 2.0)
-            fault_seen, done = core.fault_cycle, core.quick_stop_done_cycle
-            quick_stop[kind] = {
-                "cycles_to_fault_latched": None if fault_seen is None else fault_seen - injected,
-                "cycles_to_quick_stop_all_axes": None if done is None else done - injected,
-            }
-            emulator.command("clear 3")
-        figures["fault_to_quick_stop"] = quick_stop
-        bus.close()
         if traffic is not None:
-            runner.relay.stop()  # type: ignore[union-attr]
             figures["wire_traffic"].update(traffic.finish())  # type: ignore[union-attr]
         return figures
     finally:
-        if traffic is not None and traffic.process is not None and \
-                traffic.process.poll() is None:
-            traffic.process.kill()
+        if traffic is not None:
+            if traffic.process is not None and traffic.process.poll() is None:
+                traffic.process.kill()
+            traffic.mda.close()
+            traffic.panel.close()
         emulator.stop()
         ns.delete()
+        # open_motor_driver made this thread SCHED_FIFO 99: the next run's emulator and
+        # peer processes must not inherit that from the fork
+        with contextlib.suppress(OSError):
+            os.sched_setscheduler(0, os.SCHED_OTHER, os.sched_param(0))
 
 
 def main() -> int:

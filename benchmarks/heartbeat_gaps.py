@@ -45,7 +45,9 @@ def main() -> int:
     try:
         rig.up()
         observer = Observer(rig, realtime=True)
-        if FaultMatrix(rig, observer).wait_healthy(60.0) is None:
+        # A board that comes up late latches FAULT on its peers, as on the real table: one
+        # RESTART (a person on the game panel) once everything is up.
+        if FaultMatrix(rig, observer).recover(60.0) is None:
             print(f"the rig did not come up healthy; logs in {rig.logs}", file=sys.stderr)
             return 1
         if args.load == "tournament":

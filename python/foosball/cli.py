@@ -20,6 +20,7 @@ COMMAND_GROUPS: dict[str, str] = {
     "ethercat": "foosball.ethercat.cli",
     "strategy": "foosball.strategy.cli",
     "agent": "foosball.agents.cli",
+    "rig": "foosball.rig.cli",
 }
 
 

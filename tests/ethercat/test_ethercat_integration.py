@@ -2,8 +2,11 @@
 
 One namespace and one emulator process carry the main story in order (OP, enable,
 alignment, homing, moves, each fault, link loss, then the SyncManager watchdog when the
-master goes silent); start-up errors use their own emulator. Timing is not asserted here;
-the figures come from benchmarks/ethercat_cycle.py.
+master hangs); start-up errors use their own emulator. The MDA runs as the board runs it:
+`open_motor_driver(...)` and the shared runtime's `run()` (its work half cycling the bus on
+a SCHED_FIFO thread, its I/O half on its own), and once as the `foosball agent run
+motor_driver` service process. Timing is not asserted here; the figures come from
+benchmarks/ethercat_cycle.py.
 """
 
 from __future__ import annotations
@@ -12,27 +15,31 @@ import contextlib
 import json
 import os
 import secrets
+import signal
 import socket
 import subprocess
 import sys
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from foosball.agents.motor_driver import (
-    RELAY_PRIORITY,
+    EtherCatHardware,
     MotorDriverConfig,
     MotorDriverCore,
-    MotorDriverRunner,
+    open_motor_driver,
 )
-from foosball.agents.pole_driver import run_pole_driver
+from foosball.agents.pole_driver import PoleDriverCore
+from foosball.agents.runtime import AgentRuntime
 from foosball.ethercat import layout as L
-from foosball.ethercat.bus import BusConfig, BusConfigurationError, open_bus
+from foosball.ethercat.bus import BusConfig, BusConfigurationError, Exchange, open_bus
 from foosball.geometry import default_table
+from foosball.safety.settings import SafetySettings
 from foosball.wire.catalogue import (
     Agent,
     Alarm,
@@ -48,6 +55,7 @@ from foosball.wire.catalogue import (
     RodCommand,
     RodId,
     RodTarget,
+    SafetyState,
 )
 from foosball.wire.codec import WireCodec
 from foosball.wire.endpoint import Endpoint
@@ -56,6 +64,7 @@ from tests.ethercat.netns import EmulatorProcess, Namespace, inside, needs_netns
 
 pytestmark = [needs_netns, pytest.mark.netns]
 TRANSLATION_AXES = (0, 2, 4, 6)
+NO_PEERS = SafetySettings(deadlines={})  # the rig runs no other agent to watch
 
 
 @contextlib.contextmanager
@@ -67,36 +76,64 @@ def realtime_thread(priority: int = 80) -> Iterator[None]:
     yield
 
 
+class Gate:
+    """Between the cycle and the bus: closed, the cycle hangs in its exchange as a stuck
+    master would (no frame leaves it), while the runtime's I/O thread runs on."""
+
+    def __init__(self, bus: Any) -> None:
+        self._open = threading.Event()
+        self._open.set()
+        self._exchange = bus.exchange
+        bus.exchange = self.exchange
+
+    def exchange(self, outputs: Sequence[L.RxPdo]) -> Exchange:
+        self._open.wait()
+        return self._exchange(outputs)
+
+    def close(self) -> None:
+        self._open.clear()
+
+    def open(self) -> None:
+        self._open.set()
+
+
 @dataclass
 class Rig:
-    """The MDA cycling continuously in its own thread (as on the board: the drives'
-    watchdog trips if the master pauses), the emulator, and a panel on the agent LAN."""
+    """The MDA's runtime running continuously (as on the board: the drives' watchdog trips
+    if the master pauses), the emulator, and a panel and a pole driver on the agent LAN."""
 
     ns: Namespace
     emulator: EmulatorProcess
-    bus: object
-    core: MotorDriverCore
-    runner: MotorDriverRunner
+    bus: Any
+    runtime: AgentRuntime
     panel: Endpoint  # stands for the game panel on the agent LAN
     pole: Endpoint  # stands for the pole driver
+    gate: Gate
     key: bytes = b""
-    heard: list[object] = field(default_factory=list)
+    heard: list[Any] = field(default_factory=list)
+    heard_at: list[tuple[float, Any]] = field(default_factory=list)
     thread: threading.Thread | None = None
 
-    def start_cycling(self) -> None:
-        def cycle() -> None:
-            with realtime_thread():
-                self.runner.run()
+    @property
+    def core(self) -> MotorDriverCore:
+        return self.runtime.core  # type: ignore[return-value]
 
-        self.runner.running = True
-        self.runner.start_wire_thread(RELAY_PRIORITY)  # the agent LAN on its own thread
-        self.thread = threading.Thread(target=cycle, name="mda-cycle", daemon=True)
+    @property
+    def hardware(self) -> EtherCatHardware:
+        return self.runtime.hardware  # type: ignore[return-value]
+
+    def start(self) -> None:
+        def work() -> None:
+            with realtime_thread():
+                self.runtime.run(realtime=True)  # the I/O thread SCHED_FIFO below the cycle
+
+        self.thread = threading.Thread(target=work, name="mda-work", daemon=True)
         self.thread.start()
 
-    def stop_cycling(self) -> None:
-        self.runner.stop()
-        if self.runner.relay is not None:
-            self.runner.relay.stop()
+    def stop(self) -> None:
+        """As the service stops: quick stop, then the bus closed."""
+        self.gate.open()
+        self.runtime.stop()
         if self.thread is not None:
             self.thread.join(timeout=5)
             self.thread = None
@@ -105,7 +142,10 @@ class Rig:
         """Wait until `done()` or the timeout; collect what the panel hears meanwhile."""
         deadline = time.monotonic() + timeout_s
         while True:
-            self.heard.extend(r.message for r in self.panel.receive(0.005))
+            for received in self.panel.receive(0.005):
+                if received.sender is Agent.MOTOR_DRIVER:
+                    self.heard.append(received.message)
+                    self.heard_at.append((time.monotonic(), received.message))
             if done():
                 return True
             if time.monotonic() > deadline:
@@ -123,6 +163,9 @@ class Rig:
 
     def alarms(self) -> list[Alarm]:
         return [m for m in self.heard if isinstance(m, Alarm)]
+
+    def refusals(self) -> list[Alarm]:
+        return [a for a in self.alarms() if a.code == AlarmCode.RESTART_REFUSED]
 
 
 @pytest.fixture(scope="module")
@@ -144,17 +187,17 @@ def rig() -> Iterator[Rig]:
                              WireCodec(key, Agent.GAME_PANEL))
             pole = Endpoint(open_transport("raw", iface="lan1"),
                             WireCodec(key, Agent.POLE_DRIVER))
-        core = MotorDriverCore(MotorDriverConfig(cycle_s=0.005))
-        runner = MotorDriverRunner(bus, core, mda_wire)
-        rig = Rig(ns, emulator, bus, core, runner, panel, pole, key)
-        bus.start()
-        core.expected_wkc = bus.expected_working_counter
-        rig.start_cycling()
+        gate = Gate(bus)
+        # the test process stays an ordinary process: no mlockall, no GC switched off
+        runtime = open_motor_driver(bus, mda_wire, MotorDriverConfig(cycle_s=0.005), NO_PEERS,
+                                    realtime=False)
+        rig = Rig(ns, emulator, bus, runtime, panel, pole, gate, key)
+        rig.start()  # at once: the drives' watchdog runs from OP
         yield rig
     finally:
         if rig is not None:
-            rig.stop_cycling()
-        if bus is not None:
+            rig.stop()
+        elif bus is not None:
             bus.close()
         if emulator is not None:
             emulator.stop()
@@ -199,8 +242,10 @@ def test_position_moves_reach_target_within_tolerance(rig: Rig) -> None:
     targets = {0: 20.0, 1: 3.0, 2: 30.0, 3: -2.0, 4: 10.0, 5: 6.0, 6: 25.0, 7: -1.5}
     command = MotorCommand(axes=tuple(AxisTarget(axis=a, position=p, velocity=150.0)
                                       for a, p in targets.items()))
-    rig.panel.send(command)  # the game panel may not move motors: refused
-    assert rig.run_until(lambda: rig.runner.refused_messages == 1, 1.0)
+    dropped = rig.runtime.counters.drops["sender"]
+    rig.panel.send(command)  # the game panel may not move motors: the codec drops it
+    assert rig.run_until(lambda: rig.runtime.counters.drops["sender"] == dropped + 1, 1.0)
+    assert all(abs(rig.core.position(a)) < 0.05 for a in targets)
     rig.pole.send(command)
 
     def arrived() -> bool:
@@ -220,10 +265,10 @@ def test_strategy_targets_in_metres_reach_the_rods_through_the_pole_driver(rig: 
     table = default_table()
     pda_wire = rig.endpoint("lan1", Agent.POLE_DRIVER)
     strategy = rig.endpoint("lan0", Agent.STRATEGY)  # across the link from the pole driver
-    running = True
-    pda = threading.Thread(target=run_pole_driver, args=(pda_wire, table),
-                           kwargs={"running": lambda: running}, daemon=True)
-    pda.start()
+    # the pole driver in the same runtime as on its board
+    pda = AgentRuntime(PoleDriverCore(table), pda_wire, NO_PEERS)
+    pda_thread = threading.Thread(target=pda.run, name="pda", daemon=True)
+    pda_thread.start()
     try:
         goalkeeper, attack = table.robot_rods[0], table.robot_rods[3]
         command = RodCommand(ball_capture_time=1, rods=(
@@ -250,9 +295,12 @@ def test_strategy_targets_in_metres_reach_the_rods_through_the_pole_driver(rig: 
         translation = goalkeeper.zero_offset + (slaves[0]["position"] - slaves[0][
             "switch_position"]) * goalkeeper.metres_per_motor_radian()
         assert translation == pytest.approx(0.05, abs=1e-4)  # metres from the table centre
+        assert pda.core.forwarded > 0 and not pda.latch.faulted
     finally:
-        running = False
-        pda.join(timeout=2)
+        pda.stop()
+        pda_thread.join(timeout=2)
+        pda_wire.close()
+        strategy.close()
 
 
 def _restart_and_home(rig: Rig) -> None:
@@ -285,11 +333,16 @@ def test_fault_quick_stops_every_axis_alarms_and_restarts_only_when_cleared(
     assert all(abs(s["velocity"]) < 1e-3 for s in slaves)
     assert slaves[faulty]["cia402_state"] == "fault"
 
-    # a restart while the cause is present is refused
-    refused = rig.core.restarts_refused
+    assert rig.runtime.state is SafetyState.FAULT
+
+    # a restart while the cause is present is refused, and the panel is told why
+    refused = rig.runtime.counters.restarts_refused
     rig.panel.send(GameControl(command=GameCommand.RESTART))
-    rig.run_until(lambda: rig.core.restarts_refused > refused, 1.0)
-    assert rig.core.restarts_refused == refused + 1
+    assert rig.run_until(lambda: bool(rig.refusals()), 1.0)
+    assert rig.runtime.counters.restarts_refused == refused + 1
+    [refusal] = rig.refusals()
+    assert refusal.source == Agent.MOTOR_DRIVER and not refusal.latched
+    assert f"drive {faulty} fault" in refusal.text
     assert rig.core.latched is not None and not rig.core.latched.cleared
     assert all(s in (DriveState.QUICK_STOP, DriveState.FAULT) for s in rig.states())
 
@@ -298,8 +351,9 @@ def test_fault_quick_stops_every_axis_alarms_and_restarts_only_when_cleared(
     assert rig.run_until(lambda: rig.core.latched.cleared, 1.0)
     rig.run_until(lambda: False, 0.2)
     assert all(s in (DriveState.QUICK_STOP, DriveState.FAULT) for s in rig.states())
+    assert rig.runtime.state is SafetyState.FAULT
     _restart_and_home(rig)
-    assert rig.core.latched is None
+    assert rig.core.latched is None and not rig.runtime.latch.faulted
 
 
 def test_link_loss_alarms_and_recovers_after_restart(rig: Rig) -> None:
@@ -309,8 +363,9 @@ def test_link_loss_alarms_and_recovers_after_restart(rig: Rig) -> None:
     rig.emulator.command("mute on")
     assert rig.run_until(lambda: any(a.code == AlarmCode.ETHERCAT_LINK
                                      for a in rig.alarms()), 2.0)
-    # 15 ms of missing frames, then the relay sends it: a second is a generous bound that
-    # still catches a starved relay (a lost frame once held the interpreter lock per cycle)
+    # 15 ms of missing frames, then the I/O thread sends it: a second is a generous bound
+    # that still catches a starved I/O thread (a lost frame once held the interpreter lock
+    # per cycle)
     assert time.monotonic() - cut < 1.0
     rig.run_until(lambda: False, 0.2)  # longer than the drives' 50 ms watchdog
     rig.emulator.command("mute off")
@@ -318,7 +373,7 @@ def test_link_loss_alarms_and_recovers_after_restart(rig: Rig) -> None:
     assert rig.run_until(lambda: rig.core.latched is not None and rig.core.latched.cleared, 5.0)
     assert all(s["al_state"] == int(L.AlState.OP) for s in rig.emulator.slaves())
     print(f"longest bus recovery step inside the cycle: "
-          f"{rig.runner.longest_recovery_s * 1e3:.1f} ms")
+          f"{rig.hardware.longest_recovery_s * 1e3:.1f} ms")
     _restart_and_home(rig)
 
 
@@ -330,18 +385,89 @@ def test_status_messages_reach_the_panels(rig: Rig) -> None:
     assert [a.axis for a in status.axes] == list(range(8))
     beats = [m for m in rig.heard if isinstance(m, Heartbeat)]
     assert beats and beats[-1].agent == Agent.MOTOR_DRIVER
+    assert beats[-1].state in (SafetyState.READY, SafetyState.PLAYING)
 
 
 def test_syncmanager_watchdog_trips_when_the_master_goes_silent(rig: Rig) -> None:
     assert rig.run_until(rig.operational, 10.0)
     assert all(s["al_state"] == int(L.AlState.OP) for s in rig.emulator.slaves())
-    rig.stop_cycling()
-    time.sleep(0.3)  # the master sends nothing; the drives' watchdog is 50 ms
+    rig.heard.clear()
+    rig.heard_at.clear()
+    rig.gate.close()  # the cycle hangs: the master sends nothing
+    hung = time.monotonic()
+    rig.run_until(lambda: False, 0.3)  # the drives' watchdog is 50 ms
     slaves = rig.emulator.slaves()
     assert all(s["al_state"] == int(L.AlState.SAFEOP) | L.AL_ERROR_FLAG for s in slaves)
     assert all(s["al_status_code"] == L.AL_CODE_SM_WATCHDOG for s in slaves)
     assert all(s["cia402_state"] in ("fault", "fault reaction active") for s in slaves)
     assert all(s["error_code"] == L.ErrorCode.COMMUNICATION for s in slaves)
+    # the runtime's I/O thread saw its step loop go silent: no more heartbeats (ten cycles
+    # of silence; the bound is generous), and the cause on the wire
+    beats = [at for at, m in rig.heard_at if isinstance(m, Heartbeat)]
+    assert not beats or max(beats) - hung < 0.2, [round(at - hung, 3) for at in beats]
+    assert any(a.code == AlarmCode.INTERNAL_ERROR and a.latched and "silent" in a.text
+               for a in rig.alarms()), rig.alarms()
+    rig.stop()  # the end of the main story: the MDA stops as the service does
+
+
+# --- the service ----------------------------------------------------------------------------
+def test_the_motor_driver_service_homes_and_stops_the_bus_cleanly_on_sigterm(
+        namespace: Namespace, emulator_factory: Callable, tmp_path: Path) -> None:
+    """`foosball agent run motor_driver` as the board's unit runs it: raw agent LAN, pysoem,
+    SCHED_FIFO; SIGTERM quick-stops the drives and takes the slaves to INIT (the master
+    stops them, rather than leaving their watchdog to notice its silence)."""
+    emulator = emulator_factory(8)
+    key = secrets.token_bytes(32)
+    key_file = tmp_path / "wire.key"
+    key_file.write_text(key.hex())
+    config = tmp_path / "board.toml"
+    config.write_text(f"""
+[wire]
+transport = "raw"
+iface = "lan0"
+key_file = "{key_file}"
+
+[safety.deadlines]  # no other agent runs here
+
+[motor_driver]
+backend = "pysoem"
+iface = "ecat0"
+drives = 8
+cycle_s = 0.005
+""")
+    with inside(namespace):
+        panel = Endpoint(open_transport("raw", iface="lan1"), WireCodec(key, Agent.GAME_PANEL))
+    agent = subprocess.Popen(
+        [*namespace.exec_args(), sys.executable, "-m", "foosball.cli", "agent", "run",
+         "motor_driver", "--config", str(config)],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    states: list[SafetyState] = []
+    homed = False
+    try:
+        deadline = time.monotonic() + 30.0
+        while not homed and time.monotonic() < deadline and agent.poll() is None:
+            for received in panel.receive(0.05):
+                message = received.message
+                if received.sender is not Agent.MOTOR_DRIVER:
+                    continue
+                if isinstance(message, Heartbeat):
+                    states.append(message.state)
+                elif isinstance(message, MotorStatus):
+                    homed = all(a.state is DriveState.READY for a in message.axes)
+        assert homed, (agent.poll(), states[-5:])
+        assert SafetyState.HOMING in states and SafetyState.FAULT not in states
+        assert all(s["al_state"] == int(L.AlState.OP) for s in emulator.slaves())
+        agent.send_signal(signal.SIGTERM)
+        _, stderr = agent.communicate(timeout=20)
+        assert agent.returncode == 0, stderr[-2000:]
+    finally:
+        if agent.poll() is None:
+            agent.kill()
+            agent.communicate()
+        panel.close()
+    slaves = emulator.slaves()
+    assert all(s["al_state"] == int(L.AlState.INIT) for s in slaves), slaves
+    assert all(s["watchdog_trips"] == 0 for s in slaves), slaves
 
 
 # --- start-up errors ----------------------------------------------------------------------

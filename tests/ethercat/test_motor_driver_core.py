@@ -1,23 +1,32 @@
-"""The MDA core on the fake bus, with a hand-moved clock (no sleeps, no sockets)."""
+"""The MDA in the shared agent runtime on the fake bus, with a hand-moved clock (no sleeps,
+no sockets): FakeBus -> EtherCatHardware -> MotorDriverCore in an AgentRuntime, whose agent
+LAN is a MemoryHub. The pole driver and the game panel are peers on that hub that send
+through real codecs (so the codec's sender rules apply) and hear what the MDA sends."""
 
 from __future__ import annotations
 
 import math
 import os
+from collections import Counter
 from collections.abc import Callable
 from types import SimpleNamespace
+from typing import Any
 
 import pytest
 
 from foosball.agents.motor_driver import (
+    IO_PRIORITY,
+    P99_CYCLES,
     AxisSetup,
+    BusSample,
+    EtherCatHardware,
     MdaInputs,
     MotorDriverConfig,
     MotorDriverCore,
-    MotorDriverRunner,
-    WireRelay,
     default_axes,
+    open_motor_driver,
 )
+from foosball.agents.runtime import AgentRuntime, Inputs, Outputs, SenderBudget
 from foosball.ethercat import layout as L
 from foosball.ethercat.bus import (
     BusConfig,
@@ -31,9 +40,11 @@ from foosball.ethercat.bus import (
     receive_timeout_for,
 )
 from foosball.ethercat.drive import FaultKind
+from foosball.ethercat.emulator import EmulatorConfig
 from foosball.ethercat.fake import FakeBus
 from foosball.ethercat.realtime import set_fifo
 from foosball.safety.health import Health
+from foosball.safety.settings import SafetySettings
 from foosball.wire.catalogue import (
     Agent,
     Alarm,
@@ -47,58 +58,105 @@ from foosball.wire.catalogue import (
     MotorCommand,
     MotorStatus,
     SafetyState,
+    SchemaError,
 )
 from foosball.wire.codec import WireCodec
 from foosball.wire.endpoint import Endpoint
 from foosball.wire.transports.memory import MemoryHub, MemoryTransport
 
-USUAL_SENDER = {MotorCommand: Agent.POLE_DRIVER, GameControl: Agent.GAME_PANEL,
-                Alarm: Agent.POLE_DRIVER}
+KEY = bytes(range(32))
+EPOCH_NS = 1_700_000_000 * 10**9  # the wall clock at monotonic 0 (PTP time on the rig)
 
 
-class Inbox:
-    def __init__(self) -> None:
-        self.pending: list[object] = []
-        self.sent: list[object] = []
-
-    def receive(self, timeout: float | None = 0.0) -> list[SimpleNamespace]:
-        out = [m if isinstance(m, SimpleNamespace) else
-               SimpleNamespace(message=m, sender=USUAL_SENDER.get(type(m), Agent.TOOL))
-               for m in self.pending]
-        self.pending.clear()
-        return out
-
-    def send(self, message: object) -> None:
-        self.sent.append(message)
+def beat(agent: Agent) -> Heartbeat:
+    return Heartbeat(agent=agent, state=SafetyState.READY, period_s=0.01, cpu_load=1.0,
+                     memory=2.0, temperature=30.0)
 
 
 class Rig:
-    def __init__(self, config: MotorDriverConfig | None = None) -> None:
+    """One MDA as the board runs it, with a clock the test moves: each `cycle()` is one
+    I/O turn and one work turn (the hardware's sleep to the cycle deadline moves the clock).
+    `heard` is what the game panel heard from the MDA."""
+
+    def __init__(self, config: MotorDriverConfig | None = None,
+                 settings: SafetySettings | None = None,
+                 bus: FakeBus | None = None) -> None:
         self.t = 0.0
-        self.bus = FakeBus(BusConfig(backend="fake"), clock=lambda: self.t)
+        self.config = config or MotorDriverConfig()
+        self.bus = bus or FakeBus(BusConfig(backend="fake"), clock=self.monotonic)
         self.bus.start()
-        self.core = MotorDriverCore(config or MotorDriverConfig())
-        self.inbox = Inbox()
-        self.runner = MotorDriverRunner(self.bus, self.core, self.inbox, clock=lambda: self.t,
-                                        sleep=self._sleep, stats_capacity=1000,
-                                        health=lambda: Health(12.0, 34.0, 45.0))
+        self.core = MotorDriverCore(self.config)
+        self.core.expected_wkc = self.bus.expected_working_counter
+        self.hardware = EtherCatHardware(self.bus, self.config.cycle_s, clock=self.monotonic,
+                                         sleep=self._sleep, stats_capacity=1000)
+        self.hub = MemoryHub()
+        self.runtime = AgentRuntime(
+            self.core, self.endpoint(Agent.MOTOR_DRIVER),
+            settings or SafetySettings(deadlines={}), hardware=self.hardware,
+            monotonic=self.monotonic, wall_ns=self.wall_ns,
+            health=lambda: Health(12.0, 34.0, 45.0))
+        self.pole = self.endpoint(Agent.POLE_DRIVER)
+        self.panel = self.endpoint(Agent.GAME_PANEL)
+        self.heard: list[Any] = []
+        self.last: Outputs | None = None
+        self.beating: dict[Agent, Endpoint] = {}  # peers sending heartbeats at 100 Hz
+        self._last_beat = -math.inf
+
+    def monotonic(self) -> float:
+        return self.t
+
+    def wall_ns(self) -> int:
+        return EPOCH_NS + round(self.t * 1e9)
 
     def _sleep(self, seconds: float) -> None:
         self.t += seconds
 
+    def endpoint(self, agent: Agent, key: bytes = KEY) -> Endpoint:
+        return Endpoint(MemoryTransport(self.hub), WireCodec(key, agent, clock=self.wall_ns))
+
+    def cycle(self) -> None:
+        if self.beating and self.t - self._last_beat >= 0.01 - 1e-9:
+            self._last_beat = self.t
+            for agent, endpoint in self.beating.items():
+                endpoint.send(beat(agent))
+        self.runtime.io_turn(0.0)
+        out = self.runtime.work_turn()
+        if out is not None:
+            self.last = out
+        self.heard.extend(r.message for r in self.panel.receive(0.0)
+                          if r.sender is Agent.MOTOR_DRIVER)
+
     def run_until(self, done: Callable[[], bool], seconds: float) -> bool:
-        cycles = round(seconds / self.core.config.cycle_s)
-        for _ in range(cycles):
-            self.runner.run(cycles=1)
+        for _ in range(round(seconds / self.config.cycle_s)):
+            self.cycle()
             if done():
                 return True
         return False
+
+    def run_for(self, seconds: float) -> None:
+        self.run_until(lambda: False, seconds)
 
     def operational(self) -> bool:
         return all(s in (DriveState.READY, DriveState.RUNNING) for s in self.core.drive_states())
 
     def alarms(self) -> list[Alarm]:
-        return [m for m in self.inbox.sent if isinstance(m, Alarm)]
+        return [m for m in self.heard if isinstance(m, Alarm)]
+
+    def latched_alarms(self) -> list[Alarm]:
+        return [a for a in self.alarms() if a.latched]
+
+    def refusals(self) -> list[Alarm]:
+        return [a for a in self.alarms() if a.code == AlarmCode.RESTART_REFUSED]
+
+    def heartbeats(self) -> list[Heartbeat]:
+        return [m for m in self.heard if isinstance(m, Heartbeat)]
+
+    def restart(self) -> None:
+        self.panel.send(GameControl(command=GameCommand.RESTART))
+
+    def move(self, axis: int, position: float, velocity: float = 100.0) -> None:
+        self.pole.send(MotorCommand(axes=(AxisTarget(axis=axis, position=position,
+                                                     velocity=velocity),)))
 
 
 @pytest.fixture
@@ -121,11 +179,12 @@ def test_start_up_enables_aligns_and_homes_translation_axes_to_the_switch_edge()
         drive = r.bus.drives[axis]
         assert abs(r.core.axes[axis].zero - drive.switch_position) < 0.02
     assert not r.alarms()
+    assert r.runtime.state is SafetyState.READY and not r.runtime.latch.faulted
 
 
 def test_commands_move_axes_and_respect_speed_limits(rig: Rig) -> None:
-    rig.inbox.pending.append(MotorCommand(axes=(AxisTarget(axis=0, position=10.0, velocity=50.0),
-                                                AxisTarget(axis=1, position=-3.0, velocity=100.0))))
+    rig.pole.send(MotorCommand(axes=(AxisTarget(axis=0, position=10.0, velocity=50.0),
+                                     AxisTarget(axis=1, position=-3.0, velocity=100.0))))
     speeds: list[float] = []
     assert rig.run_until(lambda: speeds.append(abs(rig.bus.drives[0].velocity)) or (
         abs(rig.core.position(0) - 10.0) < 0.01 and abs(rig.core.position(1) + 3.0) < 0.01), 2.0)
@@ -137,49 +196,62 @@ def test_goals_are_clamped_to_the_soft_travel() -> None:
                  for a in default_axes())
     r = Rig(MotorDriverConfig(axes=axes))
     assert r.run_until(r.operational, 5.0)
-    r.inbox.pending.append(MotorCommand(axes=(AxisTarget(axis=0, position=50.0,
-                                                         velocity=100.0),)))
-    r.run_until(lambda: False, 1.0)
+    r.move(0, 50.0)
+    r.run_for(1.0)
     assert r.core.position(0) == pytest.approx(5.0, abs=0.01)
 
 
 def test_drive_fault_quick_stops_all_alarms_and_needs_clear_then_restart(rig: Rig) -> None:
-    rig.inbox.pending.append(MotorCommand(axes=(AxisTarget(axis=2, position=20.0,
-                                                           velocity=100.0),)))
-    rig.run_until(lambda: False, 0.05)
+    rig.move(2, 20.0)
+    rig.run_for(0.05)
     rig.bus.drives[5].inject(FaultKind.OVERCURRENT)
     assert rig.run_until(lambda: rig.core.quick_stop_done_cycle is not None, 0.1)
     assert rig.core.quick_stop_done_cycle - rig.core.fault_cycle <= 3
-    [alarm] = rig.alarms()
-    assert (alarm.code, alarm.axis, alarm.latched, alarm.source) == (
-        AlarmCode.OVERCURRENT, 5, True, Agent.MOTOR_DRIVER)
+    # the runtime's latch announces the MDA's cause: one cause, from the MDA, latched
+    assert rig.latched_alarms(), "no alarm by the time every axis is stopped"
+    assert {(a.code, a.axis, a.latched, a.source) for a in rig.alarms()} == {
+        (AlarmCode.OVERCURRENT, 5, True, Agent.MOTOR_DRIVER)}
     states = rig.core.drive_states()
     assert states[5] is DriveState.FAULT
     assert all(s is DriveState.QUICK_STOP for i, s in enumerate(states) if i != 5)
-    rig.run_until(lambda: False, 0.2)
+    rig.run_for(0.2)
     assert all(d.velocity == 0.0 for d in rig.bus.drives)
     assert rig.bus.drives[5].rx.controlword == L.Control.DISABLE_VOLTAGE  # not commanded
-    # commands are ignored while latched
-    rig.inbox.pending.append(MotorCommand(axes=(AxisTarget(axis=0, position=9.0,
-                                                           velocity=100.0),)))
-    rig.inbox.pending.append(GameControl(command=GameCommand.RESTART))
-    rig.run_until(lambda: False, 0.2)
-    assert rig.core.restarts_refused == 1 and rig.core.latched is not None
+    assert len(rig.latched_alarms()) >= 2  # repeated (every 0.1 s) while the cause is present
+    assert rig.runtime.state is SafetyState.FAULT
+    assert rig.heartbeats()[-1].state is SafetyState.FAULT
+    # commands are ignored while latched; a restart is refused, the reason on the wire
+    rig.move(0, 9.0)
+    rig.restart()
+    rig.run_for(0.2)
+    [refusal] = rig.refusals()
+    assert (refusal.source, refusal.latched, refusal.axis) == (Agent.MOTOR_DRIVER, False, -1)
+    assert "drive 5 fault" in refusal.text and "overcurrent" in refusal.text
+    assert rig.runtime.counters.restarts_refused == 1
+    assert rig.core.latched is not None and rig.core.restarts == 0
     assert all(d.velocity == 0.0 for d in rig.bus.drives)
     rig.bus.drives[5].clear()
     assert rig.run_until(lambda: rig.core.latched.cleared, 0.1)
-    rig.run_until(lambda: False, 0.5)
+    rig.run_for(0.1)  # a repeat already under way may still arrive
+    rig.heard.clear()
+    rig.run_for(0.5)
     assert rig.core.latched is not None  # cleared is not enough: a restart is needed
-    rig.inbox.pending.append(GameControl(command=GameCommand.RESTART))
+    assert not rig.latched_alarms()  # the cause is gone, so are its repeats
+    assert rig.heartbeats()[-1].state is SafetyState.FAULT
+    assert all(d.velocity == 0.0 for d in rig.bus.drives)
+    rig.restart()
     assert rig.run_until(rig.operational, 5.0)
     assert rig.core.latched is None and rig.core.restarts == 1
+    assert rig.runtime.latch.restarts == 1 and rig.runtime.counters.restarts_refused == 1
+    rig.run_for(0.02)
+    assert rig.heartbeats()[-1].state is SafetyState.READY
 
 
 def test_working_counter_errors_are_tolerated_up_to_the_limit(rig: Rig) -> None:
     rig.bus.missing_working_counter = 2
-    rig.run_until(lambda: False, 3 * rig.core.config.cycle_s)
+    rig.run_for(3 * rig.config.cycle_s)
     assert rig.core.latched is None and not rig.alarms()
-    rig.run_until(lambda: False, 2 * rig.core.config.cycle_s)
+    rig.run_for(2 * rig.config.cycle_s)
     assert rig.core.latched is not None
     assert [a.code for a in rig.alarms()] == [AlarmCode.WORKING_COUNTER]
     rig.bus.missing_working_counter = 0
@@ -188,49 +260,83 @@ def test_working_counter_errors_are_tolerated_up_to_the_limit(rig: Rig) -> None:
 
 def test_link_loss_alarms_and_recovers_the_bus_once_frames_return(rig: Rig) -> None:
     rig.bus.link_up = False
-    rig.run_until(lambda: False, 0.05)
-    assert [a.code for a in rig.alarms()] == [AlarmCode.ETHERCAT_LINK]
-    assert rig.runner.last_outputs is not None
-    assert not rig.runner.last_outputs.recover_bus  # nothing answers: do not block on it
+    rig.run_for(0.05)
+    assert {a.code for a in rig.alarms()} == {AlarmCode.ETHERCAT_LINK}
+    assert rig.last is not None
+    assert not rig.last.actuation.recover_bus  # nothing answers: do not block on it
     assert not rig.core.latched.cleared
     rig.bus.link_up = True
     rig.bus.missing_working_counter = 16  # back, but the drives fell to SAFEOP meanwhile
-    rig.run_until(lambda: False, 0.01)
-    assert rig.runner.last_outputs.recover_bus and not rig.core.latched.cleared
+    rig.run_for(0.01)
+    assert rig.last.actuation.recover_bus and not rig.core.latched.cleared
     rig.bus.missing_working_counter = 0
     assert rig.run_until(lambda: rig.core.latched.cleared, 0.3)
 
 
 def test_another_agents_alarm_stops_the_motors_until_restart(rig: Rig) -> None:
-    rig.inbox.pending.append(Alarm(source=Agent.POLE_DRIVER, code=AlarmCode.LIMIT_BURST,
-                                   text="burst", latched=True, axis=-1))
-    rig.run_until(lambda: False, 0.1)
+    burst = Alarm(source=Agent.POLE_DRIVER, code=AlarmCode.LIMIT_BURST, text="burst",
+                  latched=True, axis=-1)
+    for _ in range(3):  # the pole driver repeats its alarm while its cause lasts
+        rig.pole.send(burst)
+        rig.run_for(0.1)
+        assert all(s is DriveState.QUICK_STOP for s in rig.core.drive_states())
+    assert all(d.velocity == 0.0 for d in rig.bus.drives)
+    assert not rig.latched_alarms()  # not echoed: its source already told everybody
+    assert rig.runtime.state is SafetyState.FAULT
+    assert rig.heartbeats()[-1].state is SafetyState.FAULT
+    rig.restart()  # its last repeat is recent: the cause still holds
+    rig.run_for(0.05)
+    [refusal] = rig.refusals()
+    assert "pole_driver: burst" in refusal.text
     assert all(s is DriveState.QUICK_STOP for s in rig.core.drive_states())
-    assert not rig.alarms()  # not echoed: its source already told everybody
-    rig.inbox.pending.append(GameControl(command=GameCommand.RESTART))
+    rig.run_for(0.4)  # no repeat for longer than the latch holds a peer's alarm: gone
+    rig.restart()
     assert rig.run_until(rig.operational, 5.0)
+    assert rig.core.latched is None and not rig.runtime.latch.faulted
+
+
+def test_a_silent_peer_stops_the_motors_until_it_is_back_and_restarted() -> None:
+    r = Rig(settings=SafetySettings(deadlines={Agent.POLE_DRIVER: 0.03}))
+    r.beating[Agent.POLE_DRIVER] = r.pole
+    assert r.run_until(r.operational, 5.0)
+    assert not r.alarms()
+    del r.beating[Agent.POLE_DRIVER]
+    r.run_for(0.05)
+    [alarm] = r.latched_alarms()
+    assert (alarm.code, alarm.source) == (AlarmCode.HEARTBEAT_MISSING, Agent.MOTOR_DRIVER)
+    assert "pole_driver" in alarm.text
+    assert all(s is DriveState.QUICK_STOP for s in r.core.drive_states())
+    r.restart()
+    r.run_for(0.05)
+    assert "no heartbeat from pole_driver" in r.refusals()[0].text
+    r.beating[Agent.POLE_DRIVER] = r.pole
+    r.run_for(0.05)
+    r.restart()
+    assert r.run_until(r.operational, 5.0)
+    assert len(r.refusals()) == 1
 
 
 def test_pause_holds_the_rods_and_start_resumes(rig: Rig) -> None:
-    rig.inbox.pending.append(GameControl(command=GameCommand.PAUSE))
-    rig.inbox.pending.append(MotorCommand(axes=(AxisTarget(axis=1, position=4.0,
-                                                           velocity=100.0),)))
-    rig.run_until(lambda: False, 0.2)
+    rig.panel.send(GameControl(command=GameCommand.PAUSE))
+    rig.move(1, 4.0)
+    rig.run_for(0.2)
     assert abs(rig.core.position(1)) < 0.01
-    rig.inbox.pending.append(GameControl(command=GameCommand.START))
-    rig.inbox.pending.append(MotorCommand(axes=(AxisTarget(axis=1, position=4.0,
-                                                           velocity=100.0),)))
+    assert rig.heartbeats()[-1].state is SafetyState.PAUSED
+    rig.panel.send(GameControl(command=GameCommand.START))
+    rig.move(1, 4.0)
     assert rig.run_until(lambda: abs(rig.core.position(1) - 4.0) < 0.01, 1.0)
 
 
 def test_status_messages_are_published_and_fit_the_catalogue(rig: Rig) -> None:
-    rig.inbox.sent.clear()
-    rig.run_until(lambda: False, 0.2)
-    motor = [m for m in rig.inbox.sent if isinstance(m, MotorStatus)]
-    bus = [m for m in rig.inbox.sent if isinstance(m, EtherCatStatus)]
+    rig.heard.clear()
+    rig.run_for(0.2)  # heard through the codec: each one encoded and decoded
+    motor = [m for m in rig.heard if isinstance(m, MotorStatus)]
+    bus = [m for m in rig.heard if isinstance(m, EtherCatStatus)]
     assert len(motor) >= 3 and len(bus) >= 3
     assert bus[-1].working_counter == bus[-1].expected_working_counter == 24
     assert bus[-1].link_up and bus[-1].slaves == 8
+    assert [a.axis for a in motor[-1].axes] == list(range(8))
+    assert not rig.runtime.counters.drops
 
 
 def test_alignment_that_never_ends_is_a_fault() -> None:
@@ -238,17 +344,25 @@ def test_alignment_that_never_ends_is_a_fault() -> None:
     for drive in r.bus.drives:
         drive.params = type(drive.params)(**{**drive.params.__dict__, "alignment_time_s": 10.0})
     assert r.run_until(lambda: r.core.latched is not None, 2.0)
+    r.cycle()  # the runtime announces the cause in its next I/O turn
     assert r.alarms()[0].code == AlarmCode.DRIVE_FAULT
     assert "alignment" in r.alarms()[0].text
 
 
 def test_non_finite_commands_never_reach_a_drive(rig: Rig) -> None:
     core = rig.core
-    before = core.axes[0].goal
-    core.step(MdaInputs(now_s=rig.t, exchange=Exchange(24, tuple(d.tx() for d in rig.bus.drives)),
-                        messages=(SimpleNamespace(),)))
+    before = (core.axes[0].goal, core.axes[1].goal)
+    exchange = Exchange(24, tuple(d.tx() for d in rig.bus.drives))
+    core.cycle(MdaInputs(now_s=rig.t, exchange=exchange, messages=(SimpleNamespace(),)))
     core._set_goal(core.axes[0], math.nan, 10.0)
-    assert core.axes[0].goal == before
+    assert core.axes[0].goal == before[0]
+    # through the runtime's step too, and the wire refuses to carry them at all
+    bad = MotorCommand(axes=(AxisTarget(axis=0, position=math.nan, velocity=10.0),
+                             AxisTarget(axis=1, position=1.0, velocity=math.inf)))
+    core.step(Inputs(rig.t, (bad, SimpleNamespace()), BusSample(exchange)))
+    assert (core.axes[0].goal, core.axes[1].goal) == before
+    with pytest.raises(SchemaError):
+        rig.pole.send(bad)
 
 
 # --- the pure checks the pysoem backend uses ----------------------------------------------
@@ -300,13 +414,28 @@ def test_refused_scheduler_policy_is_a_logged_fallback(caplog: pytest.LogCapture
 
 
 def test_only_the_pole_driver_moves_motors_and_only_the_panel_restarts(rig: Rig) -> None:
-    move = MotorCommand(axes=(AxisTarget(axis=1, position=2.0, velocity=100.0),))
-    rig.inbox.pending.append(SimpleNamespace(message=move, sender=Agent.STRATEGY))
-    rig.inbox.pending.append(SimpleNamespace(message=GameControl(command=GameCommand.PAUSE),
-                                             sender=Agent.BALL_TRACKER))
-    rig.run_until(lambda: False, 0.2)
-    assert rig.runner.refused_messages == 2
+    strategy = rig.endpoint(Agent.STRATEGY)
+    tracker = rig.endpoint(Agent.BALL_TRACKER)
+    strategy.send(MotorCommand(axes=(AxisTarget(axis=1, position=2.0, velocity=100.0),)))
+    tracker.send(GameControl(command=GameCommand.PAUSE))
+    # an alarm in another agent's name: Alarm.source must be the authenticated sender
+    strategy.send(Alarm(source=Agent.POLE_DRIVER, code=AlarmCode.LIMIT_BURST, text="forged",
+                        latched=True, axis=-1))
+    rig.run_for(0.2)
+    assert rig.runtime.counters.drops == Counter({"sender": 3})
     assert abs(rig.core.position(1)) < 0.01 and rig.core.accepting
+    assert rig.core.latched is None and not rig.runtime.latch.faulted
+    # a fault, then a RESTART from an agent that may not send one: still latched
+    rig.bus.drives[0].inject(FaultKind.EMERGENCY_BUTTON)
+    rig.run_for(0.05)
+    rig.bus.drives[0].clear()
+    assert rig.run_until(lambda: rig.core.latched.cleared, 0.1)
+    tracker.send(GameControl(command=GameCommand.RESTART))
+    rig.run_for(0.1)
+    assert rig.runtime.counters.drops["sender"] == 4
+    assert rig.core.latched is not None and rig.runtime.latch.faulted
+    rig.restart()  # the game panel's
+    assert rig.run_until(rig.operational, 5.0)
 
 
 def test_safety_state_follows_the_axes() -> None:
@@ -315,51 +444,215 @@ def test_safety_state_follows_the_axes() -> None:
     r.run_until(lambda: seen.append(r.core.safety_state()) or r.operational(), 5.0)
     order = list(dict.fromkeys([*seen, r.core.safety_state()]))
     assert order == [SafetyState.ALIGNING, SafetyState.HOMING, SafetyState.READY]
+    r.run_for(0.02)
+    beats = list(dict.fromkeys(b.state for b in r.heartbeats()))
+    assert beats == [SafetyState.BOOT, SafetyState.ALIGNING, SafetyState.HOMING,
+                     SafetyState.READY]  # BOOT: the runtime's first beat, before any step
     r.bus.drives[0].inject(FaultKind.EMERGENCY_BUTTON)
-    r.run_until(lambda: False, 0.05)
+    r.run_for(0.05)
     assert r.core.safety_state() is SafetyState.FAULT
+    assert r.runtime.state is SafetyState.FAULT
+    assert r.heartbeats()[-1].state is SafetyState.FAULT
 
 
 def test_heartbeats_at_100_hz_carry_the_safety_state_and_board_health(rig: Rig) -> None:
-    rig.inbox.sent.clear()
-    rig.run_until(lambda: False, 0.5)
-    beats = [m for m in rig.inbox.sent if isinstance(m, Heartbeat)]
+    rig.heard.clear()
+    rig.run_for(0.5)
+    beats = rig.heartbeats()
     assert 45 <= len(beats) <= 55
     assert beats[-1].agent == Agent.MOTOR_DRIVER and beats[-1].state == SafetyState.READY
     assert (beats[-1].cpu_load, beats[-1].memory, beats[-1].temperature) == (12.0, 34.0, 45.0)
+    assert beats[-1].period_s == 0.01
 
 
-def test_wire_relay_filters_and_bounds_what_reaches_the_cycle() -> None:
-    inbox = Inbox()
-    relay = WireRelay(inbox)
-    inbox.pending.extend(MotorCommand(axes=(AxisTarget(axis=0, position=float(n),
-                                                       velocity=1.0),)) for n in range(300))
-    inbox.pending.append(SimpleNamespace(message=GameControl(command=GameCommand.START),
-                                         sender=Agent.STRATEGY))
-    relay.outbox.append("status")
-    relay.pump()  # the threaded relay runs this same round in a loop (integration suite)
-    assert len(relay.inbox) == 256  # bounded: a flood cannot grow memory without limit
-    assert relay.refused == 1
-    assert inbox.sent == ["status"]
+# --- the runtime's per-sender budget (what the MDA's relay once did itself) ---------------
+def test_sender_budget_is_a_token_bucket_per_sender() -> None:
+    budget = SenderBudget(rate_hz=100.0, burst=50)
+    assert sum(budget.spend(Agent.POLE_DRIVER, 100.0) for _ in range(200)) == 50
+    assert budget.refused == Counter({"pole_driver": 150})
+    # another sender has its own bucket, full however much the first one spent
+    assert sum(budget.spend(Agent.GAME_PANEL, 100.0) for _ in range(10)) == 10
+    assert sum(budget.spend(Agent.POLE_DRIVER, 100.25) for _ in range(30)) == 25  # refilled
+    assert budget.refused == Counter({"pole_driver": 155})
+    assert sum(budget.spend(Agent.POLE_DRIVER, 1000.0) for _ in range(60)) == 50  # burst cap
 
 
-def test_wire_relay_decodes_within_its_budget_and_drops_the_rest_undecoded() -> None:
-    key = bytes(32)
-    hub = MemoryHub()
-    mda = Endpoint(MemoryTransport(hub), WireCodec(key, Agent.MOTOR_DRIVER))
-    pole = Endpoint(MemoryTransport(hub), WireCodec(key, Agent.POLE_DRIVER))
-    t = [100.0]
-    relay = WireRelay(mda, max_rate_hz=100.0, burst=50, clock=lambda: t[0])
-    command = MotorCommand(axes=(AxisTarget(axis=0, position=1.0, velocity=1.0),))
-    for _ in range(200):
-        pole.send(command)
-    relay.pump()
-    assert (len(relay.inbox), relay.over_budget) == (50, 150)
-    t[0] += 0.25  # 25 more tokens
-    for _ in range(30):
-        pole.send(command)
-    relay.pump()
-    assert (len(relay.inbox), relay.over_budget) == (75, 155)
+def test_frames_failing_the_mac_never_spend_a_senders_budget(rig: Rig) -> None:
+    rig.runtime.budget = SenderBudget(rate_hz=100.0, burst=50)
+    forger = rig.endpoint(Agent.POLE_DRIVER, key=bytes(32))  # the pole's name, not its key
+    command = MotorCommand(axes=(AxisTarget(axis=1, position=-2.0, velocity=100.0),))
+    for _ in range(1000):
+        forger.send(command)
+    rig.move(1, 2.0)  # the real pole driver, behind the flood
+    assert rig.run_until(lambda: abs(rig.core.position(1) - 2.0) < 0.01, 1.0)
+    counters = rig.runtime.counters
+    assert counters.drops == Counter({"mac": 1000})
+    assert counters.over_budget == 0 and not rig.runtime.budget.refused
+
+
+def test_one_senders_flood_cannot_exhaust_anothers_budget(rig: Rig) -> None:
+    rig.runtime.budget = budget = SenderBudget(rate_hz=100.0, burst=50)
+    strategy = rig.endpoint(Agent.STRATEGY)
+    heartbeat = beat(Agent.STRATEGY)
+    for _ in range(250):
+        strategy.send(heartbeat)
+    rig.move(1, 2.0)
+    for _ in range(250):
+        strategy.send(heartbeat)
+    assert rig.run_until(lambda: abs(rig.core.position(1) - 2.0) < 0.01, 1.0)
+    rig.run_for(0.5)  # the strategy's bucket fills again
+    for _ in range(250):
+        strategy.send(heartbeat)
+    rig.panel.send(GameControl(command=GameCommand.PAUSE))
+    for _ in range(250):
+        strategy.send(heartbeat)
+    rig.cycle()  # the flood and the pause in one I/O turn
+    assert not rig.core.accepting
+    assert budget.refused == Counter({"strategy": 900})
+    assert rig.runtime.counters.over_budget == 900
+
+
+def test_a_flood_is_read_in_bounded_turns_into_a_bounded_inbox() -> None:
+    r = Rig(settings=SafetySettings(deadlines={}, sender_burst=10_000))
+    for n in range(600):
+        r.move(0, float(n))
+    r.runtime.io_turn(0.0)
+    assert r.runtime.counters.received == 512  # one turn reads at most this many frames
+    assert r.runtime.inbox.maxlen is not None and len(r.runtime.inbox) <= r.runtime.inbox.maxlen
+    r.runtime.io_turn(0.0)
+    assert r.runtime.counters.received == 600  # the rest waited for the next turn
+    r.runtime.work_turn()
+    assert not r.runtime.inbox  # one step takes them all
+
+
+# --- the hardware's own safe reactions ------------------------------------------------------
+def test_a_failed_step_quick_stops_every_drive_and_is_a_cause(rig: Rig) -> None:
+    def broken(inputs: Inputs) -> Outputs:
+        raise RuntimeError("bug")
+
+    rig.move(0, 30.0)
+    rig.run_for(0.05)
+    rig.core.step = broken  # type: ignore[method-assign]
+    rig.cycle()
+    assert rig.runtime.counters.step_errors == 1
+    assert all(rx.controlword == L.Control.QUICK_STOP for rx in rig.hardware.outputs)
+    del rig.core.step  # the next steps work again
+    rig.run_for(0.2)
+    alarms = rig.latched_alarms()  # the runtime's cause, and no drive fault made of it
+    assert {(a.code, a.source) for a in alarms} == {(AlarmCode.INTERNAL_ERROR,
+                                                      Agent.MOTOR_DRIVER)}
+    assert "step failed: RuntimeError: bug" in alarms[0].text
+    assert all(d.velocity == 0.0 for d in rig.bus.drives)
+    assert all(s is DriveState.QUICK_STOP for s in rig.core.drive_states())
+    rig.restart()  # within a second of the failure: still a cause
+    rig.run_for(0.05)
+    assert "step failed" in rig.refusals()[0].text
+    rig.run_for(1.0)
+    rig.restart()
+    assert rig.run_until(rig.operational, 5.0)
+
+
+def test_the_quick_stop_after_a_failed_step_holds_before_the_io_turn(rig: Rig) -> None:
+    def broken(inputs: Inputs) -> Outputs:
+        raise RuntimeError("bug")
+
+    rig.move(0, 30.0)
+    rig.run_for(0.05)
+    rig.core.step = broken  # type: ignore[method-assign]
+    rig.runtime.work_turn()
+    del rig.core.step
+    for _ in range(3):  # on the board the I/O thread turns every few ms, not every cycle
+        rig.runtime.work_turn()
+        assert all(rx.controlword == L.Control.QUICK_STOP for rx in rig.hardware.outputs)
+
+
+class _RecordingTransport:
+    """Records how long each I/O turn is allowed to wait for its first frame."""
+
+    def __init__(self, rig: Rig, turns: int) -> None:
+        self.rig, self.turns = rig, turns
+        self.inner = rig.runtime.endpoint.transport
+        self.waits: list[float | None] = []
+
+    def recv(self, timeout: float | None) -> bytes | None:
+        self.waits.append(timeout)
+        if len(self.waits) >= self.turns:
+            self.rig.runtime.stop()
+        self.rig.t += 0.001  # the hand-moved clock: each turn costs a millisecond
+        return None
+
+    def send(self, frame: bytes) -> None:
+        self.inner.send(frame)
+
+
+def test_a_stalled_step_loop_does_not_make_the_io_thread_spin(rig: Rig) -> None:
+    rig.t += 1.0  # the cycle hangs in its exchange; only the I/O thread runs
+    recording = _RecordingTransport(rig, turns=5)
+    rig.runtime.endpoint.transport = recording
+    rig.runtime._running = True
+    rig.runtime._io_loop(False)  # the I/O thread's loop, here on the test's thread
+    assert rig.runtime.stalled(rig.t)
+    assert all(wait is not None and wait >= 0.001 for wait in recording.waits), recording.waits
+
+
+def test_the_cycle_reports_the_p99_of_its_latest_cycles(rig: Rig) -> None:
+    """A percentile over the whole ring costs milliseconds inside the cycle; the status
+    carries the latest cycles' p99 instead, refreshed every 200 cycles."""
+    stats = rig.hardware.stats
+    for _ in range(stats.count, 4000):
+        stats.add(0.5)  # long ago: late by half a second
+    for _ in range(P99_CYCLES):
+        stats.add(2e-5)
+    assert rig.hardware.recent_p99() == pytest.approx(2e-5)
+    while stats.count % 200 != 0:
+        stats.add(2e-5)
+    rig.run_for(rig.config.status_period_s + 2 * rig.config.cycle_s)
+    status = [m for m in rig.heard if isinstance(m, EtherCatStatus)][-1]
+    assert status.wakeup_jitter_p99_s < 1e-3
+    assert status.cycle_period_s == rig.config.cycle_s
+
+
+def test_closing_the_hardware_quick_stops_every_drive_then_closes_the_bus(rig: Rig) -> None:
+    rig.move(0, 30.0)
+    rig.run_for(0.05)
+    frames = rig.bus.frames
+    rig.hardware.close()
+    assert rig.bus.frames == frames + 3 and not rig.bus.in_op
+    assert all(d.rx.controlword == L.Control.QUICK_STOP for d in rig.bus.drives)
+
+
+def test_run_steps_until_told_to_stop_then_closes_the_hardware() -> None:
+    r = Rig()
+    r.runtime.run(should_stop=lambda: r.core.cycles >= 50)
+    assert r.core.cycles == 50 and not r.bus.in_op
+    assert all(d.rx.controlword == L.Control.QUICK_STOP for d in r.bus.drives)
+    assert r.runtime.counters.heartbeats_sent >= 1
+
+
+class _ClosingFakeBus(FakeBus):
+    closed = 0
+
+    def close(self) -> None:
+        self.closed += 1
+        super().close()
+
+
+def test_open_motor_driver_starts_the_bus_and_closes_it_when_the_start_fails() -> None:
+    endpoint = Endpoint(MemoryTransport(MemoryHub()), WireCodec(KEY, Agent.MOTOR_DRIVER))
+    short = _ClosingFakeBus(BusConfig(backend="fake"), emulator=EmulatorConfig(drives=7))
+    with pytest.raises(BusConfigurationError, match=r"missing slave\(s\) at position 8"):
+        open_motor_driver(short, endpoint, MotorDriverConfig(), SafetySettings(),
+                          realtime=False)
+    assert short.closed == 1
+    bus = _ClosingFakeBus(BusConfig(backend="fake"))
+    runtime = open_motor_driver(bus, endpoint, MotorDriverConfig(cycle_s=0.001),
+                                SafetySettings(), realtime=False)
+    assert bus.in_op and bus.closed == 0
+    assert isinstance(runtime.hardware, EtherCatHardware) and runtime.hardware.bus is bus
+    assert runtime.core.expected_wkc == 24 and runtime.agent is Agent.MOTOR_DRIVER
+    # a cycle silent for ten periods stops the heartbeats; the I/O thread below the cycle
+    assert runtime.settings.stall_s == pytest.approx(0.05)  # ten cycles, at least 50 ms
+    assert runtime.settings.io_priority == IO_PRIORITY == 50
 
 
 def test_bus_error_tolerance_is_a_time_not_a_cycle_count() -> None:
@@ -371,3 +664,4 @@ def test_bus_error_tolerance_is_a_time_not_a_cycle_count() -> None:
 def test_the_frame_wait_stays_well_under_the_cycle() -> None:
     assert receive_timeout_for(0.005) == 1500
     assert receive_timeout_for(0.001) == 400
+

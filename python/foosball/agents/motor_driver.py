@@ -719,6 +719,7 @@ def open_motor_driver(bus: EtherCatBus, endpoint: Any, config: MotorDriverConfig
                     receive_timeout_for(config.cycle_s))
     if realtime:  # before OP: the drives' watchdog runs from the moment they reach it
         log.info("real-time setup: %s", prepare_realtime())
+    hardware = EtherCatHardware(bus, config.cycle_s)  # before OP too: it warms numpy up
     try:
         bus.start()
     except BaseException:
@@ -726,8 +727,10 @@ def open_motor_driver(bus: EtherCatBus, endpoint: Any, config: MotorDriverConfig
         raise
     core = MotorDriverCore(config)
     core.expected_wkc = bus.expected_working_counter
-    # A cycle silent for ten periods is a hung master: its heartbeats stop at once.
-    safety = dataclasses.replace(safety, stall_s=min(safety.stall_s, 10 * config.cycle_s),
+    # A cycle silent for ten periods (at least 50 ms: the drives' watchdog) is a hung master:
+    # its heartbeats stop at once.
+    safety = dataclasses.replace(safety, stall_s=min(safety.stall_s,
+                                                     max(10 * config.cycle_s, 0.05)),
                                  io_priority=IO_PRIORITY)
-    return AgentRuntime(core, endpoint, safety, hardware=EtherCatHardware(bus, config.cycle_s),
+    return AgentRuntime(core, endpoint, safety, hardware=hardware,
                         notifier=SystemdNotifier())

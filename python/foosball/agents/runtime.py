@@ -332,8 +332,14 @@ class AgentRuntime:
         count = len(self.inbox)
         messages = tuple(self.inbox.popleft() for _ in range(count))
         now = self.monotonic()
+        view = self._view
+        if not view.faulted and now - self._last_error_s < ERROR_HOLD_S:
+            # A step just failed and the I/O half has not latched it yet: this step must not
+            # undo the hardware's quick stop.
+            view = SafetyView(True, view.causes, f"step failed: {self._last_error}",
+                              view.restarts)
         try:
-            out = self.core.step(Inputs(now, messages, sensed, self._view, self.wall_ns()))
+            out = self.core.step(Inputs(now, messages, sensed, view, self.wall_ns()))
         except Exception as exc:  # a bad step is a cause, not the end of the agent
             self.counters.step_errors += 1
             if now - self._last_error_s > ERROR_HOLD_S:
@@ -348,7 +354,7 @@ class AgentRuntime:
         self._core_state = out.state
         if self.hardware is not None:
             self.hardware.act(out.actuation)
-        interlocked = self._view.faulted or bool(out.causes)
+        interlocked = view.faulted or bool(out.causes)
         for message in out.messages:
             if interlocked and isinstance(message, MOTION):
                 self.counters.interlocked += 1
@@ -384,7 +390,11 @@ class AgentRuntime:
         pause = threading.Event()  # waits without time.sleep: see frame_link.pause
         while self._running:
             try:
-                self.io_turn(min(0.005, self.next_heartbeat_in(self.monotonic())))
+                now = self.monotonic()
+                # While the step loop is stalled no heartbeat goes out, so one is always
+                # "due": wait the full turn rather than spin at real-time priority.
+                wait = 0.005 if self.stalled(now) else min(0.005, self.next_heartbeat_in(now))
+                self.io_turn(wait)
             except Exception as exc:  # never let the safety half die quietly
                 now = self.monotonic()
                 if now - self._last_error_s > ERROR_HOLD_S:

@@ -1,0 +1,128 @@
+"""`foosball rig up` / `foosball rig down`: the whole robot playing on the simulated table.
+
+    foosball rig up [--opponent rookie|club|pro|hold] [--fps N] [--strategy improved]
+    foosball rig down
+
+`up` starts the six agents as separate processes on three boards (network namespaces and
+raw Ethernet as root, UDP on loopback otherwise, and it says which), the drive emulator
+under the real pysoem master, and the live table with its camera; prints the panels'
+addresses and where the logs are; and runs until Ctrl-C, SIGTERM or `rig down`, which stop
+every process and remove every namespace and veth it made.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import os
+import signal
+import sys
+import threading
+import time
+from pathlib import Path
+
+DEFAULT_RUN_DIR = Path("/tmp/foosball-rig")
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    rig = subparsers.add_parser("rig", help="the simulated rig: every agent, the live table")
+    sub = rig.add_subparsers(dest="rig_command", required=True)
+    up = sub.add_parser("up", help="start the rig and run it until Ctrl-C or `rig down`")
+    up.add_argument("--opponent", default="club", choices=["rookie", "club", "pro", "hold"],
+                    help="who plays the human's rods")
+    up.add_argument("--fps", type=float, default=100.0, help="camera frames per second")
+    up.add_argument("--strategy", default="improved", help="the robot's strategy")
+    up.add_argument("--run-dir", type=Path, default=DEFAULT_RUN_DIR,
+                    help="board files, key and logs (replaced at each start)")
+    up.add_argument("--for", dest="seconds", type=float, default=0.0,
+                    help="stop by itself after this many seconds (0: run until stopped)")
+    up.set_defaults(func=_up)
+    down = sub.add_parser("down", help="stop a running rig")
+    down.add_argument("--run-dir", type=Path, default=DEFAULT_RUN_DIR)
+    down.set_defaults(func=_down)
+
+
+def _agents() -> tuple[str, ...]:
+    from foosball.agents.cli import AGENTS
+    from foosball.rig.rig import AGENT_BOARD
+
+    return tuple(name for name in AGENT_BOARD if name in AGENTS)
+
+
+def _up(args: argparse.Namespace) -> int:
+    from foosball.rig.forward import PortForward
+    from foosball.rig.rig import PANEL_PORTS, Rig, RigOptions, clean_run_dir
+
+    pid_file = args.run_dir / "rig.pid"
+    if pid_file.exists() and _alive(int(pid_file.read_text() or 0)):
+        print(f"a rig is already running (pid {pid_file.read_text().strip()}); "
+              f"`foosball rig down --run-dir {args.run_dir}` stops it", file=sys.stderr)
+        return 1
+    clean_run_dir(args.run_dir)
+    agents = _agents()
+    rig = Rig(RigOptions(run_dir=args.run_dir, agents=agents, fps=args.fps,
+                         opponent=args.opponent, strategy=args.strategy))
+    stop = threading.Event()
+    signal.signal(signal.SIGTERM, lambda *_: stop.set())
+    signal.signal(signal.SIGINT, lambda *_: stop.set())
+    forwards: list[PortForward] = []
+    try:
+        rig.up()
+        pid_file.write_text(f"{os.getpid()}\n")
+        print(rig.describe())
+        for agent, port in PANEL_PORTS.items():
+            if agent in agents:
+                board = "strategy" if agent == "game_panel" else "pole"
+                if rig.namespaced:
+                    forwards.append(PortForward(port, rig.lan.namespace(board)))
+                print(f"  {agent.replace('_', ' ')}: http://localhost:{port}/"
+                      f"#token={_token(rig)}")
+        print("  Ctrl-C or `foosball rig down` stops everything", flush=True)
+        deadline = time.monotonic() + args.seconds if args.seconds else None
+        while not stop.wait(0.5):
+            if deadline is not None and time.monotonic() > deadline:
+                break
+            dead = [n for n, p in rig.processes.items() if p.poll() is not None]
+            if dead:
+                print(f"rig: {', '.join(dead)} exited; see {rig.logs}", file=sys.stderr)
+                break
+    finally:
+        for forward in forwards:
+            forward.close()
+        codes = rig.down()
+        with contextlib.suppress(FileNotFoundError):
+            pid_file.unlink()
+        print(f"rig down: {codes}; logs kept in {rig.logs}")
+    return 0
+
+
+def _token(rig: object) -> str:
+    from foosball.panels.server import panel_token
+    from foosball.wire.codec import load_key
+
+    return str(panel_token(load_key(rig.key_file)))  # type: ignore[attr-defined]
+
+
+def _alive(pid: int) -> bool:
+    if pid <= 0:
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    return True
+
+
+def _down(args: argparse.Namespace) -> int:
+    pid_file = args.run_dir / "rig.pid"
+    if not pid_file.exists():
+        print(f"no rig running from {args.run_dir}", file=sys.stderr)
+        return 1
+    pid = int(pid_file.read_text() or 0)
+    if _alive(pid):
+        os.kill(pid, signal.SIGTERM)
+        deadline = time.monotonic() + 30.0
+        while _alive(pid) and time.monotonic() < deadline:
+            time.sleep(0.1)
+    print("rig stopped" if not _alive(pid) else f"rig (pid {pid}) did not stop")
+    return 0 if not _alive(pid) else 1
