@@ -122,20 +122,63 @@ def build_motor_driver(board: BoardConfig, configs: tuple[Any, Any]) -> AgentRun
         raise
 
 
+def configure_supervisory_panel(board: BoardConfig) -> Any:
+    from foosball.panels.supervisory import SupervisoryPanelConfig
+
+    return _dataclass_from(SupervisoryPanelConfig, board.section("supervisory_panel"),
+                           "supervisory_panel")
+
+
+def build_supervisory_panel(board: BoardConfig, config: Any) -> AgentRuntime:
+    from foosball.panels.supervisory import open_supervisory_panel
+    from foosball.wire.codec import load_key
+
+    endpoint = open_endpoint(board.wire, Agent.SUPERVISORY_PANEL)
+    try:
+        return open_supervisory_panel(board.table, endpoint, config, board.safety,
+                                      wire_key=load_key(board.wire.key_file),
+                                      notifier=SystemdNotifier())
+    except BaseException:
+        endpoint.close()
+        raise
+
+
+def configure_game_panel(board: BoardConfig) -> Any:
+    from foosball.panels.game_panel import GamePanelSettings
+
+    try:
+        return GamePanelSettings.from_section(board.section("game_panel"))
+    except ValueError as exc:
+        raise BoardConfigError(f"{board.path}: {exc}") from exc
+
+
+def build_game_panel(board: BoardConfig, settings: Any) -> AgentRuntime:
+    from foosball.panels.game_panel import open_game_panel
+    from foosball.wire.codec import load_key
+
+    endpoint = open_endpoint(board.wire, Agent.GAME_PANEL)
+    try:
+        return open_game_panel(board.table, settings, endpoint, load_key(board.wire.key_file),
+                               board.safety, notifier=SystemdNotifier())
+    except BaseException:
+        endpoint.close()
+        raise
+
+
 @dataclasses.dataclass(frozen=True)
 class AgentEntry:
     configure: Callable[[BoardConfig], Any]
     build: Callable[[BoardConfig, Any], AgentRuntime]
-    realtime: bool = False  # the I/O thread under SCHED_FIFO (where the system allows)
 
 
-# Agent name (as in board.toml and the systemd unit) -> its two halves. The panels come with
-# the panel issue and are not runnable yet.
+# Agent name (as in board.toml and the systemd unit) -> its two halves.
 AGENTS: dict[str, AgentEntry] = {
-    "ball_tracker": AgentEntry(configure_ball_tracker, build_ball_tracker, realtime=True),
-    "strategy": AgentEntry(configure_strategy, build_strategy, realtime=True),
-    "pole_driver": AgentEntry(configure_pole_driver, build_pole_driver, realtime=True),
-    "motor_driver": AgentEntry(configure_motor_driver, build_motor_driver, realtime=True),
+    "ball_tracker": AgentEntry(configure_ball_tracker, build_ball_tracker),
+    "strategy": AgentEntry(configure_strategy, build_strategy),
+    "pole_driver": AgentEntry(configure_pole_driver, build_pole_driver),
+    "motor_driver": AgentEntry(configure_motor_driver, build_motor_driver),
+    "supervisory_panel": AgentEntry(configure_supervisory_panel, build_supervisory_panel),
+    "game_panel": AgentEntry(configure_game_panel, build_game_panel),
 }
 
 
@@ -176,7 +219,9 @@ def _run(args: argparse.Namespace) -> int:
     signal.signal(signal.SIGTERM, runtime.stop)
     signal.signal(signal.SIGINT, runtime.stop)
     try:
-        runtime.run(should_stop=lambda: bool(stop_requested), realtime=entry.realtime)
+        # Every agent's I/O and step threads run SCHED_FIFO where the system allows it (the
+        # units' LimitRTPRIO): heartbeats must keep time on a loaded board.
+        runtime.run(should_stop=lambda: bool(stop_requested), realtime=True)
     finally:
         runtime.endpoint.close()
     log.info("%s stopped: %s", args.name, runtime.counters)

@@ -25,6 +25,7 @@ import contextlib
 import logging
 import math
 import os
+import signal
 import sys
 import threading
 import time
@@ -174,7 +175,9 @@ class AgentRuntime:
         self._announced: set[tuple[AlarmCode, int, str]] = set()  # peers known missing
         self._last_watchdog_s = -math.inf
         self._status = ""
-        self._running = False
+        # Set once, by stop() (SIGTERM, SIGINT) or at the end of run(); never cleared, so a
+        # stop that comes before run() starts is not lost.
+        self._stopping = False
         self._io_thread: threading.Thread | None = None
 
     # -- what the agent looks like from outside -------------------------------------------
@@ -377,18 +380,19 @@ class AgentRuntime:
     # -- running as a service --------------------------------------------------------------
     def start_io(self, realtime: bool = False) -> None:
         """The I/O half on its own thread, so heartbeats keep time while the core works."""
-        self._running = True
         self._io_thread = threading.Thread(target=self._io_loop, args=(realtime,),
                                            name=f"{self.agent.name.lower()}-io", daemon=True)
         self._io_thread.start()
 
     def _io_loop(self, realtime: bool) -> None:
+        # The stop signals are for the main thread, whose handler ends the agent.
+        signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGTERM, signal.SIGINT})
         if realtime:
             from foosball.ethercat.realtime import set_fifo
 
             set_fifo(self.settings.io_priority)
         pause = threading.Event()  # waits without time.sleep: see frame_link.pause
-        while self._running:
+        while not self._stopping:
             try:
                 now = self.monotonic()
                 # While the step loop is stalled no heartbeat goes out, so one is always
@@ -405,7 +409,7 @@ class AgentRuntime:
                 pause.wait(0.05)
 
     def stop(self, *_: Any) -> None:
-        self._running = False
+        self._stopping = True
         self._wake.set()
 
     def run(self, should_stop: Callable[[], bool] | None = None, realtime: bool = False) -> None:
@@ -422,10 +426,10 @@ class AgentRuntime:
         self.start_io(realtime)
         self.notifier.ready()
         try:
-            while self._running and not (should_stop is not None and should_stop()):
+            while not self._stopping and not (should_stop is not None and should_stop()):
                 self.work_turn()
         finally:
-            self._running = False
+            self._stopping = True
             if self._io_thread is not None:
                 self._io_thread.join(timeout=1.0)
             if self.hardware is not None:

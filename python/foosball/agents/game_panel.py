@@ -1,0 +1,397 @@
+"""Game panel agent (GPA): the game's owner and the strategy board's page.
+
+Pure core: `GamePanelCore.step(Inputs) -> Outputs` (foosball.agents.runtime). Its hardware is
+the web page (foosball.panels.server.PanelHardware): `inputs.sensed` is the operator's
+actions from the page (token already checked), `Outputs.actuation` the page's topics.
+
+The game (DESIGN.md's safety states), as sent in GameState at 10 Hz and on every change:
+
+- BOOT until the motor driver's MotorStatus is heard; ALIGNING or HOMING while any drive is;
+- READY: drives ready, no match running. START begins a new match (score 0:0, clock 0);
+- PLAYING <-> PAUSED with PAUSE and START; the match clock runs only while PLAYING;
+- STOP ends the match (back to READY; the final score stays shown until the next START);
+- FAULT while the runtime's latch is set (inputs.safety), with its causes as alarm_text. A
+  RESTART leaves it only once every cause is gone (the runtime's latch decides, for every
+  agent alike); the match then waits PAUSED (or the drives' ALIGNING/HOMING first) for a
+  START: nothing resumes by itself. Whenever the game leaves PLAYING for FAULT or for drives
+  that are not ready, the match is PAUSED.
+
+GameControl from the wire (`foosball wire send GameControl command=PAUSE`, the supervisory
+panel) and from the page follow the same rules: a page action becomes a GameControl the
+core sends, and the runtime hands every GameControl the core sends back to the core as a
+message (runtime.py), so the core applies each one exactly once, in order, from one path.
+
+Score: a goal is the ball tracked (DETECTED or PREDICTED) with its centre over a goal line
+inside the goal mouth (|x| >= L/2, |y| <= goal width / 2), then reported LOST by the
+tracker. One goal per entry: the ball must be seen back inside the field before the next
+counts. Only goals during PLAYING count. The robot scores at x = +L/2 (the human's goal).
+"""
+
+from __future__ import annotations
+
+import base64
+import math
+from collections import deque
+from dataclasses import dataclass, fields
+from datetime import UTC, datetime
+from typing import Any
+
+from foosball.agents.runtime import NO_FAULT, Inputs, Outputs
+from foosball.geometry import Table
+from foosball.strategy.params import PredictionParams
+from foosball.strategy.prediction import BallPredictor
+from foosball.vision.config import DetectorConfig, VisionConfigError
+from foosball.wire import catalogue
+from foosball.wire.catalogue import (
+    Agent,
+    Alarm,
+    AlarmCode,
+    BallState,
+    BallStatus,
+    DriveState,
+    GameCommand,
+    GameControl,
+    GameState,
+    MotorStatus,
+    RodStatus,
+    SafetyState,
+    SchemaError,
+    VisionConfig,
+    VisionPreview,
+)
+
+ACTIONS = ("start", "pause", "stop", "restart", "vision", "preview")
+COMMANDS = {"start": GameCommand.START, "pause": GameCommand.PAUSE,
+            "stop": GameCommand.STOP, "restart": GameCommand.RESTART}
+VISION_FIELDS = tuple(f.name for f in fields(VisionConfig) if f.name != "preview")
+ALARM_TEXT = 200
+CALIBRATION_NOTE = ("not reported: no wire message carries the camera calibration yet "
+                    "(it is in the vision board's calibration file)")
+
+
+@dataclass(frozen=True)
+class GamePanelConfig:
+    state_period_s: float = 0.1  # GameState at 10 Hz, and at once on a change
+    trail_s: float = 0.5  # the ball's trail on the page
+    trail_points: int = 100
+    path_horizon_s: float = 1.0  # the predicted path drawn ahead of the ball
+    log_entries: int = 12  # operator actions shown on the page
+    alarm_entries: int = 8
+
+
+def vision_from_detector(detector: DetectorConfig, preview: bool = False) -> VisionConfig:
+    return VisionConfig(**{name: getattr(detector, name) for name in VISION_FIELDS},
+                        preview=preview)
+
+
+class GoalDetector:
+    """Goal = tracked over a goal line inside the mouth, then LOST (see the module doc)."""
+
+    def __init__(self, table: Table) -> None:
+        self.half_length = table.field.half_length
+        self.goal_half = table.field.goal_width / 2
+        self.field_x = table.field.half_length - table.ball.radius  # inside the end walls
+        self.crossed: str | None = None  # the team that scores if the ball is lost now
+        self.armed = True
+
+    def observe(self, ball: BallState) -> str | None:
+        """The scoring team ("robot" or "human") when this ball state confirms a goal."""
+        if ball.status != BallStatus.LOST:
+            if abs(ball.x) >= self.half_length and abs(ball.y) <= self.goal_half:
+                self.crossed = "robot" if ball.x > 0 else "human"
+            elif abs(ball.x) < self.field_x:
+                self.crossed = None
+                self.armed = True
+            return None
+        team, self.crossed = self.crossed, None
+        if team is None or not self.armed:
+            return None
+        self.armed = False
+        return team
+
+
+def _iso(wall_time: float) -> str:
+    return datetime.fromtimestamp(wall_time, UTC).isoformat(timespec="seconds")
+
+
+class GamePanelCore:
+    agent = Agent.GAME_PANEL
+
+    def __init__(self, table: Table, config: GamePanelConfig | None = None,
+                 detector: DetectorConfig | None = None) -> None:
+        self.table = table
+        self.config = config = config or GamePanelConfig()
+        self.goals = GoalDetector(table)
+        self.predictor = BallPredictor(table, PredictionParams(horizon=config.path_horizon_s))
+        self.match = "idle"  # idle | playing | paused
+        self.score = {"robot": 0, "human": 0}
+        self.clock_s = 0.0
+        self.motors: MotorStatus | None = None
+        self.rods: RodStatus | None = None
+        self.ball: BallState | None = None
+        self.trail: deque[tuple[int, float, float]] = deque(maxlen=config.trail_points)
+        self.vision = vision_from_detector(detector or DetectorConfig())
+        self.vision_sent = ""  # when the page last sent thresholds
+        self.preview: dict[str, Any] | None = None
+        self._preview_parts: dict[int, bytes] = {}
+        self._preview_frame = -1
+        self.log: deque[dict[str, str]] = deque(maxlen=config.log_entries)
+        self.alarms: deque[str] = deque(maxlen=config.alarm_entries)
+        self.notice = ""
+        self._safety = NO_FAULT
+        self._table_view = self._make_table_view()
+        self._calibration = {"known": False, "text": CALIBRATION_NOTE}
+        self._views: dict[str, tuple[Any, Any]] = {}
+        self._last_now: float | None = None
+        self._last_sent_s = -math.inf
+        self._last_sent: tuple[Any, ...] | None = None
+
+    # -- the game state ----------------------------------------------------------------
+    def drives_phase(self) -> SafetyState:
+        if self.motors is None:
+            return SafetyState.BOOT
+        states = {axis.state for axis in self.motors.axes}
+        if states & {DriveState.OFF, DriveState.ALIGNING}:
+            return SafetyState.ALIGNING
+        if DriveState.HOMING in states:
+            return SafetyState.HOMING
+        return SafetyState.READY
+
+    @property
+    def state(self) -> SafetyState:
+        if self._safety.faulted:
+            return SafetyState.FAULT
+        phase = self.drives_phase()
+        if phase != SafetyState.READY:
+            return phase
+        return {"idle": SafetyState.READY, "playing": SafetyState.PLAYING,
+                "paused": SafetyState.PAUSED}[self.match]
+
+    def _hold_match(self) -> None:
+        """Anything that stops the game leaves the match PAUSED, never resuming by itself."""
+        if self.match == "playing" and self.state != SafetyState.PLAYING:
+            self.match = "paused"
+
+    def refusal(self, command: GameCommand) -> str:
+        """Why `command` cannot apply now ("" when it can)."""
+        state = self.state
+        if command == GameCommand.START:
+            if state not in (SafetyState.READY, SafetyState.PAUSED):
+                return f"cannot start in {state.name}"
+        elif command == GameCommand.PAUSE:
+            if state != SafetyState.PLAYING:
+                return f"nothing to pause in {state.name}"
+        elif command == GameCommand.STOP:
+            if self.match == "idle":
+                return "no match to stop"
+        elif command == GameCommand.RESTART:
+            if not self._safety.faulted:
+                return "no fault to restart from"
+            if self._safety.causes:
+                return "causes still present: " + "; ".join(self._safety.causes)
+        return ""
+
+    def _apply(self, command: GameCommand) -> None:
+        if self.refusal(command):
+            return
+        if command == GameCommand.START:
+            if self.match == "idle":
+                self.score = {"robot": 0, "human": 0}
+                self.clock_s = 0.0
+            self.match = "playing"
+        elif command == GameCommand.PAUSE:
+            self.match = "paused"
+        elif command == GameCommand.STOP:
+            self.match = "idle"
+        # RESTART: the runtime's latch has already cleared (inputs.safety says so)
+
+    def alarm_text(self) -> str:
+        if not self._safety.faulted:
+            return ""
+        return ("; ".join(self._safety.causes) or self._safety.fault_text)[:ALARM_TEXT]
+
+    # -- the step ----------------------------------------------------------------------
+    def step(self, inputs: Inputs) -> Outputs:
+        now = inputs.now_s
+        if self._last_now is not None and self.state == SafetyState.PLAYING:
+            self.clock_s += max(0.0, now - self._last_now)
+        self._last_now = now
+        self._safety = inputs.safety
+        self._hold_match()
+        out: list[Any] = []
+        for message in inputs.messages:
+            self._message(message)
+        self._hold_match()
+        for action in inputs.sensed or ():
+            self._action(action, out)
+        out.extend(self._game_state(now))
+        state = self.state
+        return Outputs(tuple(out), state=SafetyState.READY if state == SafetyState.FAULT
+                       else state, actuation=self.topics())
+
+    def _message(self, message: Any) -> None:
+        if isinstance(message, BallState):
+            self._ball(message)
+        elif isinstance(message, GameControl):
+            self._apply(message.command)
+        elif isinstance(message, RodStatus):
+            self.rods = message
+        elif isinstance(message, MotorStatus):
+            self.motors = message
+        elif isinstance(message, VisionPreview):
+            self._preview_part(message)
+        elif isinstance(message, VisionConfig):
+            self.vision = message  # a person's tool retuned the tracker
+        elif isinstance(message, Alarm):
+            where = f" axis {message.axis}" if message.axis >= 0 else ""
+            line = f"{message.source.name.lower()} {message.code.name}{where}: {message.text}"
+            if not self.alarms or self.alarms[0] != line:
+                self.alarms.appendleft(line)
+            if message.code == AlarmCode.RESTART_REFUSED:
+                self.notice = f"{message.source.name.lower()}: {message.text}"
+
+    def _ball(self, ball: BallState) -> None:
+        self.ball = ball
+        scorer = self.goals.observe(ball)
+        if scorer is not None and self.state == SafetyState.PLAYING:
+            self.score[scorer] = min(999, self.score[scorer] + 1)
+            self.notice = f"goal for the {scorer}"
+        if ball.status == BallStatus.LOST:
+            self.trail.clear()
+            return
+        self.trail.append((ball.capture_time, ball.x, ball.y))
+        oldest = ball.capture_time - round(self.config.trail_s * 1e9)
+        while self.trail and self.trail[0][0] < oldest:
+            self.trail.popleft()
+
+    def _preview_part(self, part: VisionPreview) -> None:
+        if part.frame != self._preview_frame:
+            self._preview_frame, self._preview_parts = part.frame, {}
+        self._preview_parts[part.part] = part.mask
+        if len(self._preview_parts) < part.parts:
+            return
+        mask = b"".join(self._preview_parts.get(i, b"") for i in range(part.parts))
+        if len(mask) * 8 >= part.width * part.height:
+            self.preview = {"frame": part.frame, "width": part.width, "height": part.height,
+                            "bits": base64.b64encode(mask).decode()}
+        self._preview_parts = {}
+
+    def _action(self, action: Any, out: list[Any]) -> None:
+        """One operator action from the page (token checked by the server)."""
+        name = action.name
+        result = ""
+        if name in COMMANDS:
+            command = COMMANDS[name]
+            result = self.refusal(command)
+            if not result:
+                out.append(GameControl(command=command))
+        elif name in ("vision", "preview"):
+            config, result = self._vision_request(name, action.args)
+            if config is not None:
+                self.vision = config
+                self.vision_sent = _iso(action.wall_time)
+                out.append(config)
+        else:
+            result = f"no action {name!r}"
+        self.notice = f"{name} refused: {result}" if result else f"{name} sent"
+        self.log.appendleft({"when": _iso(action.wall_time), "who": action.remote,
+                             "action": name, "result": result or "sent"})
+
+    def _vision_request(self, name: str, args: Any) -> tuple[VisionConfig | None, str]:
+        values = catalogue.to_json(self.vision)
+        if name == "preview":
+            values["preview"] = bool(args.get("on"))
+        else:
+            unknown = set(args) - set(VISION_FIELDS)
+            if unknown:
+                return None, f"unknown thresholds {sorted(unknown)}"
+            values.update(args)
+        try:
+            config = catalogue.from_json(VisionConfig, values)
+            DetectorConfig().with_panel(config)  # the tracker's own checks, before sending
+        except (SchemaError, VisionConfigError, TypeError, ValueError) as exc:
+            return None, str(exc)[:120]
+        return config, ""
+
+    def _game_state(self, now: float) -> list[GameState]:
+        state = self.state
+        key = (state, self.score["robot"], self.score["human"], self.alarm_text())
+        if key == self._last_sent and now - self._last_sent_s < self.config.state_period_s:
+            return []
+        self._last_sent, self._last_sent_s = key, now
+        return [GameState(state=state, score_robot=self.score["robot"],
+                          score_human=self.score["human"], clock_s=min(self.clock_s, 1e6),
+                          alarm_text=key[3])]
+
+    # -- what the page shows -----------------------------------------------------------
+    def topics(self) -> dict[str, Any]:
+        """The page's data, by topic (PanelHardware sends only the topics that changed)."""
+        safety, state = self._safety, self.state
+        game = {
+            "state": state.name, "match": self.match,
+            "score": {"robot": self.score["robot"], "human": self.score["human"]},
+            "clock_s": math.floor(self.clock_s * 10) / 10,
+            "drives": self.drives_phase().name,
+            "faulted": safety.faulted, "fault_text": safety.fault_text,
+            "causes": list(safety.causes),
+            "allowed": {name: not self.refusal(command) for name, command in COMMANDS.items()},
+            "notice": self.notice, "alarms": list(self.alarms), "log": list(self.log),
+        }
+        # The rest is rebuilt only when its source changed (the page is sent only what
+        # changed, and a ball state comes every 5 ms).
+        views = self._views
+        for name, source, build in (("ball", self.ball, self.ball_view),
+                                    ("rods", self.rods, self.rods_view),
+                                    ("vision", (self.vision, self.vision_sent), self.vision_view)):
+            if name not in views or (views[name][0] is not source and views[name][0] != source):
+                views[name] = (source, build())
+        return {"table": self._table_view, "game": game, "ball": views["ball"][1],
+                "rods": views["rods"][1], "preview": self.preview,
+                "vision": views["vision"][1], "calibration": self._calibration}
+
+    def vision_view(self) -> dict[str, Any]:
+        return {"config": catalogue.to_json(self.vision), "sent": self.vision_sent}
+
+    def _make_table_view(self) -> dict[str, Any]:
+        f = self.table.field
+        return {"length": f.length, "width": f.width, "goal_width": f.goal_width,
+                "ball_diameter": self.table.ball.diameter,
+                "foot_reach": self.table.man.foot_reach,
+                "rods": [{"name": r.name, "team": r.team, "role": r.role, "x": r.x,
+                          "men": r.men, "spacing": r.spacing, "travel_min": r.travel_min,
+                          "travel_max": r.travel_max} for r in self.table.rods]}
+
+    def ball_view(self) -> dict[str, Any] | None:
+        ball = self.ball
+        if ball is None:
+            return None
+        view: dict[str, Any] = {
+            "t_ms": ball.capture_time / 1e6, "frame": ball.frame, "status": ball.status.name,
+            "x": round(ball.x, 4), "y": round(ball.y, 4),
+            "vx": round(ball.vx, 3), "vy": round(ball.vy, 3),
+            "trail": [[round(x, 4), round(y, 4)] for _, x, y in self.trail], "path": []}
+        if ball.status != BallStatus.LOST and math.hypot(ball.vx, ball.vy) > 0.05:
+            segments = self.predictor.segments(ball.x, ball.y, ball.vx, ball.vy)
+            path = [[s.x0, s.y0] for s in segments]
+            if segments:
+                last = segments[-1]
+                path.append([last.x0 + last.ux * last.length, last.y0 + last.uy * last.length])
+            view["path"] = [[round(x, 4), round(y, 4)] for x, y in path]
+        return view
+
+    def rods_view(self) -> list[dict[str, Any]]:
+        """Every rod of the table in file order: the robot's as measured (RodStatus), the
+        human's at the centre (nothing on the wire measures them)."""
+        measured = {}
+        if self.rods is not None:
+            robot = self.table.robot_rods
+            for p in self.rods.rods:
+                if int(p.rod) < len(robot):
+                    measured[robot[int(p.rod)].name] = p
+        out = []
+        for rod in self.table.rods:
+            p = measured.get(rod.name)
+            out.append({"translation": round(p.translation, 4) if p else 0.0,
+                        "rotation": round(p.rotation, 3) if p else 0.0,
+                        "measured": p is not None})
+        return out

@@ -1,0 +1,305 @@
+"""The game panel's pure core: game states, score, clock, page actions (a passed-in clock)."""
+
+from __future__ import annotations
+
+import base64
+from typing import Any
+
+import numpy as np
+import pytest
+
+from foosball.agents.game_panel import GamePanelCore, GoalDetector
+from foosball.agents.runtime import Inputs
+from foosball.geometry import default_table
+from foosball.panels.server import PanelAction
+from foosball.safety.latch import SafetyView
+from foosball.wire.catalogue import (
+    Agent,
+    Alarm,
+    AlarmCode,
+    AxisStatus,
+    BallState,
+    BallStatus,
+    DriveState,
+    GameCommand,
+    GameControl,
+    GameState,
+    MotorStatus,
+    RodId,
+    RodPosition,
+    RodStatus,
+    SafetyState,
+    VisionConfig,
+    VisionPreview,
+)
+
+TABLE = default_table()
+HALF_L = TABLE.field.half_length
+
+
+def motors(state: DriveState = DriveState.READY) -> MotorStatus:
+    return MotorStatus(axes=tuple(AxisStatus(axis=a, state=state, position=0.0, velocity=0.0,
+                                             current=0.0, fault_code=0) for a in range(8)))
+
+
+def ball(x: float, y: float = 0.0, status: BallStatus = BallStatus.DETECTED, t: int = 0,
+         vx: float = 0.0) -> BallState:
+    return BallState(capture_time=t, frame=0, x=x, y=y, vx=vx, vy=0.0,
+                     covariance=(0.0, 0.0, 0.0, 0.0), status=status)
+
+
+def action(name: str, **args: Any) -> PanelAction:
+    return PanelAction(name, args, "192.0.2.7", 1_700_000_000.0)
+
+
+class Panel:
+    """The core stepped as the runtime steps it: its own GameControls come back to it as
+    messages on the next turn (runtime.py applies a sender's command to itself too)."""
+
+    def __init__(self) -> None:
+        self.core = GamePanelCore(TABLE)
+        self.now = 100.0
+        self.safety = SafetyView()
+        self.echo: list[Any] = []
+        self.sent: list[Any] = []
+        self.out = self.step(motors())
+
+    def step(self, *messages: Any, actions: tuple = (), dt: float = 0.01):
+        self.now += dt
+        inbox, self.echo = (*self.echo, *messages), []
+        out = self.core.step(Inputs(self.now, inbox, actions or None, self.safety))
+        self.echo = [m for m in out.messages if isinstance(m, GameControl)]
+        self.sent += out.messages
+        self.out = out
+        return out
+
+    def act(self, name: str, **args: Any):
+        out = self.step(actions=(action(name, **args),))
+        self.step()  # the echo applies
+        return out
+
+    @property
+    def states(self) -> list[GameState]:
+        return [m for m in self.sent if isinstance(m, GameState)]
+
+    @property
+    def game(self) -> dict[str, Any]:
+        return self.out.actuation["game"]
+
+
+def test_boot_until_motor_status_then_drive_phases_then_ready():
+    core = GamePanelCore(TABLE)
+    assert core.step(Inputs(0.0)).messages[0].state == SafetyState.BOOT
+    out = core.step(Inputs(0.2, (motors(DriveState.ALIGNING),)))
+    assert out.messages[0].state == SafetyState.ALIGNING
+    out = core.step(Inputs(0.4, (motors(DriveState.HOMING),)))
+    assert out.messages[0].state == SafetyState.HOMING
+    out = core.step(Inputs(0.6, (motors(DriveState.READY),)))
+    assert out.messages[0].state == SafetyState.READY and out.state == SafetyState.READY
+
+
+def test_game_state_at_10_hz_and_at_once_on_a_change():
+    p = Panel()
+    p.sent.clear()
+    for _ in range(100):  # 1 s of 10 ms turns
+        p.step()
+    assert 9 <= len(p.states) <= 11
+    p.sent.clear()
+    p.act("start")
+    assert [s.state for s in p.states] == [SafetyState.PLAYING]  # on the echo's turn
+
+
+def test_start_pause_stop_and_the_clock_runs_only_while_playing():
+    p = Panel()
+    assert p.game["allowed"] == {"start": True, "pause": False, "stop": False, "restart": False}
+    out = p.act("start")
+    assert [m.command for m in out.messages if isinstance(m, GameControl)] == [GameCommand.START]
+    assert p.core.state == SafetyState.PLAYING
+    for _ in range(100):
+        p.step()
+    assert p.core.clock_s == pytest.approx(1.01, abs=0.011)
+    p.act("pause")
+    assert p.core.state == SafetyState.PAUSED
+    clock = p.core.clock_s
+    for _ in range(50):
+        p.step()
+    assert p.core.clock_s == clock
+    p.act("start")
+    assert p.core.state == SafetyState.PLAYING
+    p.act("stop")
+    assert p.core.state == SafetyState.READY and p.core.match == "idle"
+    assert p.game["allowed"]["stop"] is False
+
+
+def test_a_wire_game_control_moves_the_game_like_the_page():
+    p = Panel()
+    p.step(GameControl(command=GameCommand.START))
+    assert p.core.state == SafetyState.PLAYING
+    p.step(GameControl(command=GameCommand.PAUSE))
+    assert p.core.state == SafetyState.PAUSED
+
+
+def test_a_page_action_that_cannot_apply_is_refused_and_not_sent():
+    p = Panel()
+    out = p.act("pause")
+    assert not [m for m in out.messages if isinstance(m, GameControl)]
+    assert p.game["log"][0] == {"when": "2023-11-14T22:13:20+00:00", "who": "192.0.2.7",
+                                "action": "pause", "result": "nothing to pause in READY"}
+    assert "refused" in p.game["notice"]
+
+
+def test_fault_shows_its_causes_halts_the_match_and_restart_waits_for_them():
+    p = Panel()
+    p.act("start")
+    p.safety = SafetyView(True, ("motor_driver: overcurrent axis 3",), "alarm from motor_driver")
+    p.step()
+    assert p.core.state == SafetyState.FAULT
+    assert p.states[-1].state == SafetyState.FAULT
+    assert p.states[-1].alarm_text == "motor_driver: overcurrent axis 3"
+    assert p.game["causes"] == ["motor_driver: overcurrent axis 3"]
+    assert p.game["allowed"]["restart"] is False and p.game["allowed"]["start"] is False
+    out = p.act("restart")
+    assert not [m for m in out.messages if isinstance(m, GameControl)]
+    p.safety = SafetyView(True, (), "alarm from motor_driver")  # the cause is gone
+    p.step()
+    assert p.game["allowed"]["restart"] is True
+    out = p.step(actions=(action("restart"),))
+    assert [m.command for m in out.messages if isinstance(m, GameControl)] == \
+        [GameCommand.RESTART]
+    p.safety = SafetyView(False, (), "", restarts=1)  # the runtime's latch accepted it
+    p.step()
+    assert p.core.state == SafetyState.PAUSED  # waits for a START, never resumes by itself
+    p.act("start")
+    assert p.core.state == SafetyState.PLAYING
+
+
+def test_drives_rehoming_pause_the_match():
+    p = Panel()
+    p.act("start")
+    p.step(motors(DriveState.HOMING))
+    assert p.core.state == SafetyState.HOMING
+    p.step(motors(DriveState.READY))
+    assert p.core.state == SafetyState.PAUSED
+
+
+def goal_run(p: Panel, xs: list[float], y: float = 0.02) -> None:
+    for i, x in enumerate(xs):
+        p.step(ball(x, y, t=i * 5_000_000))
+    p.step(ball(0.0, 0.0, BallStatus.LOST))
+
+
+def test_a_ball_lost_over_the_goal_line_inside_the_mouth_is_a_goal():
+    p = Panel()
+    p.act("start")
+    goal_run(p, [0.5, 0.55, 0.59, HALF_L + 0.01])
+    assert p.core.score == {"robot": 1, "human": 0}
+    assert p.states[-1].score_robot == 1
+    p.step(ball(0.0, 0.0, BallStatus.LOST))  # still lost: the same goal, not another
+    assert p.core.score == {"robot": 1, "human": 0}
+    goal_run(p, [-0.5, -0.59, -HALF_L - 0.005])
+    assert p.core.score == {"robot": 1, "human": 1}
+    assert p.game["score"] == {"robot": 1, "human": 1}
+
+
+@pytest.mark.parametrize("xs, y", [
+    ([0.5, 0.55, 0.58], 0.02),  # lost before the line (hidden under the goalkeeper)
+    ([0.5, 0.59, HALF_L + 0.01], TABLE.field.goal_width / 2 + 0.01),  # outside the mouth
+])
+def test_no_goal_without_crossing_the_line_inside_the_mouth(xs, y):
+    p = Panel()
+    p.act("start")
+    goal_run(p, xs, y)
+    assert p.core.score == {"robot": 0, "human": 0}
+
+
+def test_goals_count_only_while_playing_and_a_new_match_starts_at_zero():
+    p = Panel()
+    goal_run(p, [0.59, HALF_L + 0.01])
+    assert p.core.score == {"robot": 0, "human": 0}
+    p.act("start")
+    p.step(ball(0.0))  # back in the field: armed again
+    goal_run(p, [0.59, HALF_L + 0.01])
+    p.act("stop")
+    assert p.game["score"] == {"robot": 1, "human": 0}  # the final score stays shown
+    p.act("start")
+    assert p.core.score == {"robot": 0, "human": 0} and p.core.clock_s < 0.05
+
+
+def test_goal_detector_rearms_only_after_the_ball_is_back_in_the_field():
+    goals = GoalDetector(TABLE)
+    assert goals.observe(ball(HALF_L + 0.01)) is None
+    assert goals.observe(ball(0.0, status=BallStatus.LOST)) == "robot"
+    assert goals.observe(ball(HALF_L + 0.01, status=BallStatus.PREDICTED)) is None
+    assert goals.observe(ball(0.0, status=BallStatus.LOST)) is None  # not re-armed
+    goals.observe(ball(0.1))
+    goals.observe(ball(-HALF_L - 0.01))
+    assert goals.observe(ball(0.0, status=BallStatus.LOST)) == "human"
+
+
+def test_ball_view_has_a_trail_of_recent_states_and_a_predicted_path():
+    p = Panel()
+    for i in range(200):
+        p.step(ball(-0.4 + 0.002 * i, 0.05, t=i * 5_000_000, vx=0.4))
+    view = p.out.actuation["ball"]
+    assert view["x"] == pytest.approx(-0.002, abs=1e-4)
+    assert view["t_ms"] == pytest.approx(199 * 5.0)
+    trail = view["trail"]
+    assert 95 <= len(trail) <= 101  # 0.5 s of 5 ms states
+    assert trail[-1] == [view["x"], view["y"]]
+    assert view["path"][0] == [view["x"], view["y"]] and view["path"][-1][0] > view["x"]
+    p.step(ball(0.0, status=BallStatus.LOST))
+    assert p.out.actuation["ball"]["trail"] == [] and p.out.actuation["ball"]["path"] == []
+
+
+def test_rods_view_places_the_robot_rods_as_measured_and_the_human_rods_unmeasured():
+    p = Panel()
+    p.step(RodStatus(rods=(RodPosition(rod=RodId.ATTACK, translation=0.05, rotation=0.3,
+                                       translation_velocity=0.0, rotation_velocity=0.0),)))
+    rods = p.out.actuation["rods"]
+    names = [r.name for r in TABLE.rods]
+    attack = rods[names.index("robot_attack")]
+    assert attack == {"translation": 0.05, "rotation": 0.3, "measured": True}
+    assert rods[names.index("human_attack")]["measured"] is False
+    assert len(rods) == len(TABLE.rods) == len(p.out.actuation["table"]["rods"])
+
+
+def test_vision_actions_send_a_checked_vision_config():
+    p = Panel()
+    out = p.step(actions=(action("vision", hue_low=100, hue_high=130),))
+    [config] = [m for m in out.messages if isinstance(m, VisionConfig)]
+    assert (config.hue_low, config.hue_high, config.preview) == (100, 130, False)
+    out = p.step(actions=(action("preview", on=True),))
+    [config] = [m for m in out.messages if isinstance(m, VisionConfig)]
+    assert config.preview and config.hue_low == 100
+    assert p.out.actuation["vision"]["config"]["hue_low"] == 100
+    for bad in ({"sat_low": 250, "sat_high": 10}, {"hue_low": 400}, {"colour": 3},
+                {"min_area": "big"}):
+        out = p.step(actions=(action("vision", **bad),))
+        assert not [m for m in out.messages if isinstance(m, VisionConfig)], bad
+        assert p.game["log"][0]["result"] != "sent"
+
+
+def test_preview_parts_assemble_into_one_mask():
+    p = Panel()
+    mask = np.zeros((120, 160), bool)
+    mask[10:20, 30:40] = True
+    packed = np.packbits(mask).tobytes()
+    parts = [packed[i:i + 1024] for i in range(0, len(packed), 1024)]
+    for i, chunk in enumerate(parts[:-1]):
+        p.step(VisionPreview(frame=7, part=i, parts=len(parts), width=160, height=120,
+                             mask=chunk))
+        assert p.out.actuation["preview"] is None
+    p.step(VisionPreview(frame=7, part=len(parts) - 1, parts=len(parts), width=160,
+                         height=120, mask=parts[-1]))
+    preview = p.out.actuation["preview"]
+    bits = np.unpackbits(np.frombuffer(base64.b64decode(preview["bits"]), np.uint8))
+    assert (preview["frame"], preview["width"], preview["height"]) == (7, 160, 120)
+    assert bits[:160 * 120].reshape(120, 160).sum() == 100
+
+
+def test_alarms_are_listed_and_a_refused_restart_is_a_notice():
+    p = Panel()
+    p.step(Alarm(source=Agent.MOTOR_DRIVER, code=AlarmCode.RESTART_REFUSED,
+                 text="restart refused: overcurrent", latched=False, axis=-1))
+    assert p.game["alarms"] == ["motor_driver RESTART_REFUSED: restart refused: overcurrent"]
+    assert p.game["notice"] == "motor_driver: restart refused: overcurrent"
