@@ -57,7 +57,7 @@ class RigOptions:
     fps: float = 50.0
     opponent: str = "club"  # who plays the human's rods: rookie | club | pro | hold
     strategy: str = "improved"
-    deadline_s: float = 0.03
+    deadline_s: float = 0.025  # as the images ship it: a lost agent caught within 3 periods
     startup_grace_s: float = 30.0
     camera_timeout_s: float = 0.2
     steppable_clocks: tuple[str, ...] = ()  # boards whose wall clock the rig may step
