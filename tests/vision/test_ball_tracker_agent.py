@@ -8,7 +8,7 @@ from foosball.agents.runtime import AgentRuntime, Inputs
 from foosball.geometry import default_table
 from foosball.safety.settings import SafetySettings
 from foosball.vision.calibration import Calibration, calibrate
-from foosball.vision.config import VisionSettings
+from foosball.vision.config import VisionConfigError, VisionSettings
 from foosball.vision.sources import CapturedFrame, MemorySource
 from foosball.vision.synthetic import LAYOUT, SynthCamera, render
 from foosball.vision.tracker import BallTracker
@@ -176,3 +176,21 @@ def test_a_frame_of_the_wrong_size_is_a_camera_loss_not_a_position(calibration, 
     out = agent.step(tick(10 * MS, CapturedFrame(frames[0], 10 * MS, 2)))
     assert of_type(out, BallState) and not camera_lost(out)
     assert agent.state is SafetyState.READY
+
+
+def test_thresholds_tuned_on_the_panel_are_kept_on_the_board(calibration, tmp_path):
+    from foosball.vision.config import load_thresholds
+
+    kept = tmp_path / "thresholds.json"
+    agent = core(calibration)
+    camera = Camera(MemorySource([np.zeros((480, 640, 3), np.uint8)]), str(kept))
+    camera.act(agent.step(tick(0, messages=(panel(hue_low=3, hue_high=25),))).actuation)
+    assert agent.step(tick(5 * MS)).actuation is None, "kept once, not every turn"
+    restored = load_thresholds(str(kept), VisionSettings().detector)
+    assert (restored.hue_low, restored.hue_high) == (3, 25)
+    camera.act(agent.step(tick(10 * MS, messages=(panel(sat_low=250, sat_high=10),))).actuation)
+    assert load_thresholds(str(kept), VisionSettings().detector) == restored, \
+        "a refused config replaces nothing"
+    kept.write_text('{"hue_low": 3}')
+    with pytest.raises(VisionConfigError, match=r"thresholds\.json"):
+        load_thresholds(str(kept), VisionSettings().detector)

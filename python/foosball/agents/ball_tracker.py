@@ -14,6 +14,7 @@ cause for as long as it lasts.
 
 from __future__ import annotations
 
+import logging
 import math
 from typing import Any
 
@@ -21,7 +22,12 @@ import numpy as np
 
 from foosball.agents.runtime import Inputs, Outputs
 from foosball.safety.latch import Cause
-from foosball.vision.config import VisionConfigError, VisionSettings
+from foosball.vision.config import (
+    DetectorConfig,
+    VisionConfigError,
+    VisionSettings,
+    save_thresholds,
+)
 from foosball.vision.sources import CapturedFrame, FrameSource
 from foosball.vision.tracker import BallTracker, TrackResult
 from foosball.wire.catalogue import (
@@ -34,6 +40,8 @@ from foosball.wire.catalogue import (
     VisionConfig,
     VisionPreview,
 )
+
+log = logging.getLogger(__name__)
 
 POSITION_LIMIT = 2.0  # m, well outside the field; the catalogue's BallState bound is wider
 SPEED_LIMIT = 50.0  # m/s, the catalogue's bound
@@ -61,6 +69,7 @@ class BallTrackerCore:
         self.last_result: TrackResult | None = None  # the tracker's own view (for tests)
         self.rejected_configs = 0
         self.frames = 0
+        self.to_keep: DetectorConfig | None = None  # thresholds accepted since the last step
 
     @property
     def state(self) -> SafetyState:
@@ -100,7 +109,8 @@ class BallTrackerCore:
             self.camera_lost = Cause(AlarmCode.CAMERA_LOST,
                                      f"no camera frame for {silence * 1e3:.0f} ms")
         causes = (self.camera_lost,) if self.camera_lost is not None else ()
-        return Outputs(tuple(out), causes, self.state)
+        keep, self.to_keep = self.to_keep, None
+        return Outputs(tuple(out), causes, self.state, actuation=keep)
 
     def _fits(self, frame: CapturedFrame) -> bool:
         detector = self.tracker.detector
@@ -121,6 +131,8 @@ class BallTrackerCore:
         except VisionConfigError:
             self.rejected_configs += 1  # e.g. sat_low above sat_high: keep the old thresholds
             return
+        if cfg != self.detector_cfg:
+            self.to_keep = cfg  # the hardware keeps it on the board (thresholds_file)
         self.detector_cfg = cfg
         self.tracker.configure(cfg)
         if message.preview and not self.preview:
@@ -165,16 +177,22 @@ def ball_state(result: TrackResult, frame: CapturedFrame) -> BallState:
 
 
 class Camera:
-    """The tracker's hardware for the runtime: a frame source's frames as its samples."""
+    """The tracker's hardware for the runtime: a frame source's frames as its samples; the
+    thresholds the panel tuned are kept in `thresholds_file` (written whole, atomically)."""
 
-    def __init__(self, source: FrameSource) -> None:
+    def __init__(self, source: FrameSource, thresholds_file: str = "") -> None:
         self.source = source
+        self.thresholds_file = thresholds_file
 
     def sense(self, timeout_s: float) -> CapturedFrame | None:
         return self.source.read(timeout_s)
 
     def act(self, actuation: Any) -> None:
-        pass  # a camera takes no commands
+        if isinstance(actuation, DetectorConfig) and self.thresholds_file:
+            try:
+                save_thresholds(self.thresholds_file, actuation)
+            except OSError as exc:  # tracking goes on with them; they are lost at restart
+                log.error("cannot keep the thresholds in %s: %s", self.thresholds_file, exc)
 
     def close(self) -> None:
         self.source.close()

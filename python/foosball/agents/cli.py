@@ -48,16 +48,21 @@ def configure_ball_tracker(board: BoardConfig) -> Any:
 def build_ball_tracker(board: BoardConfig, settings: Any) -> AgentRuntime:
     from foosball.agents.ball_tracker import BallTrackerCore, Camera
     from foosball.vision.calibration import load_calibration
+    from foosball.vision.config import load_thresholds
     from foosball.vision.sources import open_source
     from foosball.vision.tracker import BallTracker
 
     calibration = load_calibration(settings.calibration)
+    # the thresholds last tuned on the game panel, kept on this board
+    settings = dataclasses.replace(settings, detector=load_thresholds(
+        settings.thresholds_file, settings.detector))
     source = open_source(settings.source.kind, **settings.source.options)
     tracker = BallTracker(settings.detector, settings.filter, calibration, board.table,
                           source.pixel_format)
     return AgentRuntime(BallTrackerCore(tracker, settings),
                         open_endpoint(board.wire, Agent.BALL_TRACKER), board.safety,
-                        hardware=Camera(source), notifier=SystemdNotifier())
+                        hardware=Camera(source, settings.thresholds_file),
+                        notifier=SystemdNotifier())
 
 
 def configure_strategy(board: BoardConfig) -> str:

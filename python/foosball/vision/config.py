@@ -8,12 +8,13 @@ whatever the camera's native pixel format is.
 
 from __future__ import annotations
 
+import json
 import math
 from dataclasses import asdict, dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any
 
-from foosball.files import load_file
+from foosball.files import load_file, write_atomically
 
 
 class VisionConfigError(ValueError):
@@ -153,6 +154,8 @@ class VisionSettings:
     source: SourceConfig = field(default_factory=SourceConfig)
     calibration: str = "calibration.json"
     camera_timeout_s: float = 0.05  # no frame for this long raises CAMERA_LOST
+    # Where thresholds tuned on the game panel are kept across restarts ("": not kept).
+    thresholds_file: str = ""
 
 
 def _build(cls: type, data: Any, where: str) -> Any:
@@ -180,7 +183,7 @@ def parse_settings(data: Any) -> VisionSettings:
     if not isinstance(data, dict):
         raise VisionConfigError("vision settings: expected a JSON object")
     unknown = set(data) - {"detector", "filter", "source", "calibration", "camera_timeout_s",
-                           "_comment"}
+                           "thresholds_file", "_comment"}
     if unknown:  # a misspelt key must not be silently ignored
         raise VisionConfigError(f"vision settings: unknown keys {sorted(unknown)}")
     detector = _build(DetectorConfig, data.get("detector", {}), "detector").validate()
@@ -198,7 +201,35 @@ def parse_settings(data: Any) -> VisionSettings:
         raise VisionConfigError("calibration: expected a path string")
     if isinstance(timeout, bool) or not isinstance(timeout, int | float) or timeout <= 0:
         raise VisionConfigError("camera_timeout_s: expected a positive number")
-    return VisionSettings(detector, filt, source, calibration, float(timeout))
+    thresholds_file = data.get("thresholds_file", "")
+    if not isinstance(thresholds_file, str):
+        raise VisionConfigError("thresholds_file: expected a path string")
+    return VisionSettings(detector, filt, source, calibration, float(timeout), thresholds_file)
+
+
+# The detector fields the game panel tunes (VisionConfig), kept in thresholds_file.
+THRESHOLD_FIELDS = ("hue_low", "hue_high", "sat_low", "sat_high", "val_low", "val_high",
+                    "min_area", "max_area", "min_density", "max_eccentricity")
+
+
+def load_thresholds(path: str, detector: DetectorConfig) -> DetectorConfig:
+    """The thresholds last tuned on the panel over `detector`; `detector` itself when none
+    were kept yet. A file that is not valid is an error naming it (it was written whole,
+    so it is not a half-written one)."""
+    if not path or not Path(path).exists():
+        return detector
+
+    def parse(data: Any) -> DetectorConfig:
+        if not isinstance(data, dict) or set(data) != set(THRESHOLD_FIELDS):
+            raise VisionConfigError(f"expected exactly {list(THRESHOLD_FIELDS)}")
+        return _build(DetectorConfig, {**asdict(detector), **data}, "thresholds").validate()
+
+    return load_file(path, parse, VisionConfigError)
+
+
+def save_thresholds(path: str, detector: DetectorConfig) -> None:
+    values = {name: getattr(detector, name) for name in THRESHOLD_FIELDS}
+    write_atomically(path, (json.dumps(values, indent=1) + "\n").encode())
 
 
 def load_settings(path: str | Path) -> VisionSettings:
@@ -212,4 +243,5 @@ def settings_to_json(settings: VisionSettings) -> dict[str, Any]:
         "source": {"kind": settings.source.kind, "options": dict(settings.source.options)},
         "calibration": settings.calibration,
         "camera_timeout_s": settings.camera_timeout_s,
+        "thresholds_file": settings.thresholds_file,
     }
