@@ -12,6 +12,7 @@ threads run SCHED_FIFO, as on the boards). Needs root (the namespaced rig).
 from __future__ import annotations
 
 import argparse
+import gc
 import itertools
 import json
 import subprocess
@@ -23,7 +24,7 @@ from pathlib import Path
 from foosball.rig.faults import FaultMatrix
 from foosball.rig.observer import Observer
 from foosball.rig.rig import Rig, RigOptions
-from foosball.wire.catalogue import Heartbeat
+from foosball.wire.catalogue import Alarm, GameState, Heartbeat, MotorStatus
 
 
 def percentile(values: list[float], q: float) -> float:
@@ -44,7 +45,9 @@ def main() -> int:
     observer = None
     try:
         rig.up()
-        observer = Observer(rig, realtime=True)
+        observer = Observer(rig, realtime=True,
+                            kinds=(Heartbeat, Alarm, GameState, MotorStatus))
+        gc.freeze()  # this process's own collector must not stall the listening thread
         # A board that comes up late latches FAULT on its peers, as on the real table: one
         # RESTART (a person on the game panel) once everything is up.
         if FaultMatrix(rig, observer).recover(60.0) is None:

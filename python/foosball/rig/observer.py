@@ -25,10 +25,13 @@ class Heard:
 
 
 class Observer:
-    def __init__(self, rig: Rig, sender: Agent = Agent.TOOL, realtime: bool = False) -> None:
+    def __init__(self, rig: Rig, sender: Agent = Agent.TOOL, realtime: bool = False,
+                 kinds: tuple[type, ...] | None = None) -> None:
         """`realtime`: listen under SCHED_FIFO like the agents' I/O threads, so that gaps
-        measured here are the senders' and not this process's."""
+        measured here are the senders' and not this process's. `kinds`: keep only these
+        messages (a long run keeps millions otherwise)."""
         self.realtime = realtime
+        self.kinds = kinds
         settings = WireSettings(transport=rig.lan.transport, iface=rig.lan.iface,
                                 key_file=str(rig.key_file), max_age_s=5.0)
         with inside(rig.lan.namespace("tool")):
@@ -46,6 +49,8 @@ class Observer:
             set_fifo(50)
         while self._running:
             for received in self.endpoint.receive(0.01):
+                if self.kinds is not None and not isinstance(received.message, self.kinds):
+                    continue
                 heard = Heard(time.monotonic(), received.sender, received.boot_id,
                               received.message)
                 with self._lock:
