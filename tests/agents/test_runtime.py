@@ -9,6 +9,7 @@ from typing import Any
 from foosball.agents.runtime import AgentRuntime, Inputs, Outputs, SenderBudget
 from foosball.safety.latch import Cause
 from foosball.safety.settings import SafetySettings
+from foosball.safety.systemd import SystemdNotifier
 from foosball.wire.catalogue import (
     Agent,
     Alarm,
@@ -61,21 +62,15 @@ class EchoCore:
         return Outputs(out, self.causes, SafetyState.PLAYING)
 
 
-class Notifier:
+class Notifier(SystemdNotifier):
+    """systemd's notify protocol, recorded instead of sent."""
+
     def __init__(self) -> None:
+        super().__init__("")
         self.sent: list[str] = []
 
     def notify(self, state: str) -> None:
         self.sent.append(state)
-
-    def ready(self) -> None:
-        self.notify("READY=1")
-
-    def watchdog(self) -> None:
-        self.notify("WATCHDOG=1")
-
-    def status(self, text: str) -> None:
-        self.notify(f"STATUS={text}")
 
 
 class Segment:
@@ -91,7 +86,7 @@ class Segment:
                                        startup_grace_s=1.0, **settings)
         self.runtime = AgentRuntime(self.core, self.endpoint(self.core.agent), self.settings,
                                     monotonic=self.clock.mono, wall_ns=self.clock.wall,
-                                    notifier=self.notifier, health=None)  # type: ignore[arg-type]
+                                    notifier=self.notifier, health=None)
         self.peers = {p: self.endpoint(p) for p in (*peers, Agent.GAME_PANEL)}
         self.listener = self.endpoint(Agent.TOOL)
         self.heard: list[Any] = []

@@ -31,8 +31,7 @@ from foosball.panels.server import (
     TOKEN_FILE,
     PanelHardware,
     PanelServer,
-    panel_token,
-    write_token_file,
+    installation_token,
 )
 from foosball.safety.settings import SafetySettings
 
@@ -76,12 +75,7 @@ def open_game_panel(table: Table, settings: GamePanelSettings, endpoint: Any,
                     wire_key: bytes, safety: SafetySettings | None = None,
                     **runtime_options: Any) -> AgentRuntime:
     """The game panel agent: its core, its page on a web server, in the shared runtime."""
-    token = panel_token(wire_key)
-    if settings.token_file:
-        try:
-            write_token_file(settings.token_file, token)
-        except OSError as exc:  # the panel still runs; people can derive the token
-            log.warning("cannot write the panel token to %s: %s", settings.token_file, exc)
+    token = installation_token(wire_key, settings.token_file)
     server = PanelServer(STATIC, token=token, actions=ACTIONS, host=settings.host,
                          port=settings.port, name="game_panel")
     hardware = PanelHardware(server)

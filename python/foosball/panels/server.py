@@ -94,6 +94,18 @@ def write_token_file(path: str | Path, token: str) -> None:
     write_atomically(path, (token + "\n").encode(), mode=0o600)
 
 
+def installation_token(wire_key: bytes, token_file: str = "") -> str:
+    """The panel token, also left in `token_file` when given. A panel whose file cannot be
+    written still runs: the token can be printed from the key elsewhere."""
+    token = panel_token(wire_key)
+    if token_file:
+        try:
+            write_token_file(token_file, token)
+        except OSError as exc:
+            log.warning("cannot write the panel token to %s: %s", token_file, exc)
+    return token
+
+
 @dataclass(frozen=True, slots=True)
 class PanelAction:
     """One accepted operator action: what, with which arguments, from whom, when."""

@@ -116,14 +116,9 @@ def open_supervisory_panel(table: Table, endpoint: Any, config: SupervisoryPanel
                            notifier: Any = None) -> AgentRuntime:
     """The SPA ready to run: core, page (serving), endpoint. Leaves the panel token in
     `config.token_file` for the operator when that is writable."""
-    from foosball.panels.server import panel_token, write_token_file
+    from foosball.panels.server import installation_token
 
-    token = panel_token(wire_key)
-    if config.token_file:
-        try:
-            write_token_file(config.token_file, token)
-        except OSError as exc:  # the page still serves; the token is printable elsewhere
-            log.warning("cannot write the panel token to %s: %s", config.token_file, exc)
+    token = installation_token(wire_key, config.token_file)
     core = SupervisoryCore(table, stale_after_s=config.stale_after_s,
                            stats_window_s=config.stats_window_s)
     page = open_page(config, token)

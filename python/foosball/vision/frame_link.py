@@ -55,6 +55,7 @@ class SocketSource(FrameSource):
         self._last_attempt = -RECONNECT_S
         self._buffer = bytearray()
         self.frames = 0
+        self.dropped = 0  # frames that a newer one overtook before they were read
         self.reconnects = 0
 
     def _connect(self) -> socket.socket | None:
@@ -93,30 +94,43 @@ class SocketSource(FrameSource):
                 self._drop_connection()
 
     def _fill(self) -> bool:
+        """Everything the socket holds now; False when the camera went away."""
         assert self._sock is not None
-        try:
-            chunk = self._sock.recv(1 << 20)
-        except BlockingIOError:
-            return True
-        except OSError:
-            return False
-        if not chunk:
-            return False
-        self._buffer += chunk
-        return True
+        while True:
+            try:
+                chunk = self._sock.recv(1 << 20)
+            except BlockingIOError:
+                return True
+            except OSError:
+                return False
+            if not chunk:
+                return False
+            self._buffer += chunk
 
     def _take_frame(self) -> CapturedFrame | None:
-        if len(self._buffer) < HEADER.size:
+        """The newest complete frame buffered. Older ones are dropped and counted, as a
+        camera driver's ring drops frames nobody read: a tracker that fell behind must
+        see the ball as it is now, not work through a backlog."""
+        buffer = self._buffer
+        at, newest = 0, None
+        while len(buffer) - at >= HEADER.size:
+            magic, width, height, channels, capture_ns, index = HEADER.unpack_from(buffer, at)
+            if magic != MAGIC or channels not in (1, 2, 3) or width * height > 4096 * 4096:
+                self._drop_connection()  # not a camera we know: start over
+                return None
+            size = HEADER.size + width * height * channels
+            if len(buffer) - at < size:
+                break
+            if newest is not None:
+                self.dropped += 1
+            newest = (at, width, height, channels, capture_ns, index)
+            at += size
+        if newest is None:
             return None
-        magic, width, height, channels, capture_ns, index = HEADER.unpack_from(self._buffer)
-        if magic != MAGIC or channels not in (1, 2, 3) or width * height > 4096 * 4096:
-            self._drop_connection()  # not a camera we know: start over
-            return None
-        size = HEADER.size + width * height * channels
-        if len(self._buffer) < size:
-            return None
-        pixels = np.frombuffer(bytes(self._buffer[HEADER.size:size]), np.uint8)
-        del self._buffer[:size]
+        start, width, height, channels, capture_ns, index = newest
+        begin = start + HEADER.size
+        pixels = np.frombuffer(bytes(buffer[begin:begin + width * height * channels]), np.uint8)
+        del buffer[:at]
         shape = (height, width, channels) if channels > 1 else (height, width)
         self.frames += 1
         return CapturedFrame(pixels.reshape(shape), capture_ns, index)
