@@ -164,5 +164,10 @@ def test_the_service_serves_the_page_and_leaves_the_token_for_the_operator(
         assert stat.S_IMODE(os.stat(token_file).st_mode) == 0o600
     finally:
         agent.send_signal(signal.SIGTERM)
-        output, _ = agent.communicate(timeout=20)
+        try:
+            output, _ = agent.communicate(timeout=20)
+        except subprocess.TimeoutExpired:
+            agent.kill()  # never leave it running
+            output, _ = agent.communicate()
+            raise AssertionError(f"no stop on SIGTERM within 20 s: {output[-2000:]}") from None
     assert agent.returncode == 0, output
