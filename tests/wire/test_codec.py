@@ -1,3 +1,5 @@
+import dataclasses
+import random
 from pathlib import Path
 
 import cbor2
@@ -7,8 +9,10 @@ from pycose.headers import KID, Algorithm
 from pycose.keys import SymmetricKey
 from pycose.messages import Mac0Message
 
+from foosball.wire import catalogue
 from foosball.wire.catalogue import Agent, GameCommand, GameControl, VisionPreview
-from foosball.wire.codec import FrameTooLarge, WireCodec, load_key, mac_structure
+from foosball.wire.codec import Drop, FrameTooLarge, WireCodec, load_key, mac_structure
+from tests.wire.hostile import valid_message
 
 KEY = bytes(range(32))
 
@@ -109,3 +113,32 @@ def test_a_differently_laid_out_cose_mac0_takes_the_general_parser(clock):
     assert receiver.decode(len(relaid).to_bytes(2, "big") + relaid).message == START
     forged = cbor2.dumps(cbor2.CBORTag(17, [protected, dict(unprotected), payload, b"\0" * 32]))
     assert receiver.decode(len(forged).to_bytes(2, "big") + forged).reason == "mac"
+
+
+@pytest.mark.parametrize("cls", catalogue.MESSAGE_TYPES, ids=lambda cls: cls.__name__)
+def test_each_message_is_accepted_from_the_agents_the_sender_table_names_only(cls, clock):
+    receiver = codec(Agent.STRATEGY, clock)
+    for agent in Agent:
+        message = valid_message(random.Random(agent), cls)
+        field_name = catalogue.SENDER_FIELD.get(cls)
+        if field_name:  # a Heartbeat or Alarm names its sender
+            message = dataclasses.replace(message, **{field_name: agent})
+        result = receiver.decode(codec(agent, clock).encode(message))
+        if agent in catalogue.SENDERS[cls]:
+            assert result.message == message
+        else:
+            assert (result.reason, result.sender) == ("sender", agent)
+            assert result.detail == f"{agent.name} may not send {cls.__name__}"
+
+
+def test_replay_and_stale_drops_name_the_authenticated_sender(clock):
+    """So a receiver can tell which peer's clock stepped."""
+    sender, receiver = codec(Agent.GAME_PANEL, clock), codec(Agent.STRATEGY, clock)
+    frame = sender.encode(START)
+    assert receiver.decode(frame).seq == 1
+    assert receiver.decode(frame).sender == Agent.GAME_PANEL
+    clock.advance(1.2)
+    future = sender.encode(START)
+    clock.advance(-1.2)
+    assert receiver.decode(future) == Drop("stale", "age -1200.0 ms", Agent.GAME_PANEL)
+    assert receiver.decode(b"\0\0").sender is None  # before the MAC: nobody is known

@@ -1,12 +1,13 @@
 """`foosball rig up` / `foosball rig down`: the whole robot playing on the simulated table.
 
-    foosball rig up [--opponent rookie|club|pro|hold] [--fps N] [--strategy improved]
+    foosball rig up [--opponent rookie|club|pro|hold|browser] [--fps N] [--strategy improved]
     foosball rig down
 
 `up` starts the six agents as separate processes on three boards (network namespaces and
 raw Ethernet as root, UDP on loopback otherwise, and it says which), the drive emulator
 under the real pysoem master, and the live table with its camera; prints the panels'
-addresses and where the logs are; and runs until Ctrl-C, SIGTERM or `rig down`, which stop
+addresses (and with `--opponent browser` the page where a person plays the human's rods)
+and where the logs are; and runs until Ctrl-C, SIGTERM or `rig down`, which stop
 every process and remove every namespace and veth it made.
 """
 
@@ -28,8 +29,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
     rig = subparsers.add_parser("rig", help="the simulated rig: every agent, the live table")
     sub = rig.add_subparsers(dest="rig_command", required=True)
     up = sub.add_parser("up", help="start the rig and run it until Ctrl-C or `rig down`")
-    up.add_argument("--opponent", default="club", choices=["rookie", "club", "pro", "hold"],
-                    help="who plays the human's rods")
+    up.add_argument("--opponent", default="club",
+                    choices=["rookie", "club", "pro", "hold", "browser"],
+                    help="who plays the human's rods (browser: you, on the page it prints)")
     up.add_argument("--fps", type=float, default=100.0, help="camera frames per second")
     up.add_argument("--strategy", default="improved", help="the robot's strategy")
     up.add_argument("--run-dir", type=Path, default=DEFAULT_RUN_DIR,
@@ -77,6 +79,11 @@ def _up(args: argparse.Namespace) -> int:
                     forwards.append(PortForward(port, rig.lan.namespace(board)))
                 print(f"  {agent.replace('_', ' ')}: http://localhost:{port}/"
                       f"#token={_token(rig)}")
+        if args.opponent == "browser":
+            port = rig.options.player_port
+            if rig.namespaced:  # the camera's page listens in its board's namespace
+                forwards.append(PortForward(port, rig.lan.namespace(rig.camera_board)))
+            print(f"  you play the human's rods: http://localhost:{port}/")
         print("  Ctrl-C or `foosball rig down` stops everything", flush=True)
         deadline = time.monotonic() + args.seconds if args.seconds else None
         while not stop.wait(0.5):

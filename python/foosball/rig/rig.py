@@ -41,6 +41,7 @@ AGENT_BOARD = {
 }
 CORE_AGENTS = ("motor_driver", "pole_driver", "ball_tracker", "strategy")
 PANEL_PORTS = {"game_panel": 8080, "supervisory_panel": 8081}
+PLAYER_PORT = 8090  # `--opponent browser`: the page a person plays the human's rods on
 ROD_POSE_PORT = 47800  # the emulator's rod poses to the live table (pole namespace loopback)
 FAKETIME_LIBRARIES = ("/usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1",
                       "/usr/lib/aarch64-linux-gnu/faketime/libfaketime.so.1")
@@ -55,7 +56,8 @@ class RigOptions:
     run_dir: Path
     agents: tuple[str, ...] = CORE_AGENTS
     fps: float = 50.0
-    opponent: str = "club"  # who plays the human's rods: rookie | club | pro | hold
+    opponent: str = "club"  # who plays the human's rods: rookie | club | pro | hold | browser
+    player_port: int = PLAYER_PORT  # opponent "browser": the person's page (camera's namespace)
     strategy: str = "improved"
     deadline_s: float = 0.025  # as the images ship it: a lost agent caught within 3 periods
     startup_grace_s: float = 30.0
@@ -63,6 +65,7 @@ class RigOptions:
     steppable_clocks: tuple[str, ...] = ()  # boards whose wall clock the rig may step
     panel_ports: dict[str, int] = field(default_factory=lambda: dict(PANEL_PORTS))
     use_namespaces: bool | None = None  # None: when root
+    truth: str | None = None  # HOST:PORT (camera's namespace) for the live table's ball truth
 
 
 class Rig:
@@ -179,8 +182,18 @@ class Rig:
                 str(self.options.fps), "--opponent", self.options.opponent]
         if "motor_driver" in self.options.agents and self.namespaced:
             args += ["--rod-poses", str(ROD_POSE_PORT)]
-        return self.spawn("camera", "pole" if self.namespaced else "vision", args,
-                          clock_of="vision")
+        if self.namespaced:  # root: the simulated world keeps real time, below every agent
+            args += ["--rt-priority", "10"]
+        if self.options.opponent == "browser":
+            args += ["--player-port", str(self.options.player_port)]
+        if self.options.truth:
+            args += ["--truth", self.options.truth]
+        return self.spawn("camera", self.camera_board, args, clock_of="vision")
+
+    @property
+    def camera_board(self) -> str:
+        """The namespace the camera (the live table, the browser player's page) runs in."""
+        return "pole" if self.namespaced else "vision"
 
     def up(self) -> None:
         self.run_dir.mkdir(parents=True, exist_ok=True)

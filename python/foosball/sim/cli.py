@@ -43,11 +43,22 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     camera.add_argument("--socket", required=True, help="path of the UNIX socket to serve")
     camera.add_argument("--fps", type=float, default=100.0)
     camera.add_argument("--opponent", default="club",
-                        help="who plays the human's rods: rookie | club | pro | hold")
+                        help="who plays the human's rods: rookie | club | pro | hold | "
+                             "browser (a person, on the page at --player-port)")
+    camera.add_argument("--player-port", type=int, default=8090, metavar="PORT",
+                        help="with --opponent browser: the port of the player's page")
+    camera.add_argument("--player-host", default="0.0.0.0",
+                        help="with --opponent browser: the address the page listens on")
     camera.add_argument("--rod-poses", type=int, metavar="PORT",
                         help="UDP port on 127.0.0.1 where the drive emulator publishes the "
                              "robot's rod poses (without it the robot's rods stand still)")
     camera.add_argument("--seed", type=int, default=1)
+    camera.add_argument("--rt-priority", type=int, default=0,
+                        help="SCHED_FIFO priority (0: off): a real camera does not compete "
+                             "for the CPU, so on a busy machine the simulated one must not")
+    camera.add_argument("--truth", metavar="HOST:PORT",
+                        help="also send where the ball really is, one UDP datagram per frame "
+                             "(JSON; for the acceptance tests, no agent reads it)")
     camera.add_argument("--write-calibration", metavar="FILE",
                         help="first write the camera's calibration (from its rendered markers)")
     camera.set_defaults(func=_camera)
@@ -137,12 +148,23 @@ def _camera(args: argparse.Namespace) -> int:
 
     if args.write_calibration:
         write_calibration(sim_calibration(), args.write_calibration)
-    table = LiveTable(args.opponent, args.seed, args.rod_poses)
+    truth = None
+    if args.truth:
+        host, _, port = args.truth.rpartition(":")
+        truth = (host or "127.0.0.1", int(port))
+    table = LiveTable(args.opponent, args.seed, args.rod_poses, truth=truth,
+                      player_port=args.player_port, player_host=args.player_host)
     server = CameraServer(args.socket, args.fps, table.next_frame)
     signal.signal(signal.SIGTERM, lambda *_: setattr(server, "running", False))
+    if args.rt_priority:
+        from foosball.ethercat.realtime import set_fifo
+
+        set_fifo(args.rt_priority)
     robot = f"from the drive emulator on port {args.rod_poses}" if args.rod_poses else "held"
     print(f"camera: {args.fps:g} fps on {args.socket}; opponent {args.opponent}; robot rods "
           f"{robot}", flush=True)
+    if table.player is not None:
+        print(f"camera: you play the human's rods: {table.player.url}", flush=True)
     try:
         server.serve()
     except KeyboardInterrupt:
@@ -151,8 +173,12 @@ def _camera(args: argparse.Namespace) -> int:
         server.close()
         table.close()
         robot, human = table.score()
+        summary = table.match.result.summary()
         print(f"camera: {server.sent} frames; score robot {robot} : {human} human; "
-              f"{table.poses_received} rod-pose datagrams", flush=True)
+              f"shots robot {summary['shots']['robot']['shots']} human "
+              f"{summary['shots']['human']['shots']}; saves robot {summary['saves']['robot']} "
+              f"human {summary['saves']['human']}; {table.poses_received} rod-pose datagrams",
+              flush=True)
     return 0
 
 

@@ -114,6 +114,7 @@ def _parse_fields(args: argparse.Namespace) -> dict[str, Any]:
 def _send(args: argparse.Namespace) -> int:
     try:
         message = catalogue.from_json(catalogue.BY_NAME[args.type], _parse_fields(args))
+        catalogue.check_sender(message, Agent[args.sender])  # receivers would drop it
         _, codec, transport = _open(args, Agent[args.sender])
     except (SchemaError, ValueError, OSError, TransportError) as exc:
         print(f"error: {exc}", file=sys.stderr)
@@ -134,24 +135,32 @@ def _dump(args: argparse.Namespace) -> int:
         return 1
     deadline = time.monotonic() + args.timeout if args.timeout else None
     shown = 0
-    with transport:
-        while not args.count or shown < args.count:
-            wait = 0.2 if deadline is None else deadline - time.monotonic()
-            if wait <= 0:
-                break
-            frame = transport.recv(min(wait, 0.2))
-            if frame is None:
-                continue
-            result = codec.decode(frame)
-            _print(result, args.json)
-            if not isinstance(result, Drop):
-                shown += 1
+    try:
+        with transport:
+            while not args.count or shown < args.count:
+                wait = 0.2 if deadline is None else deadline - time.monotonic()
+                if wait <= 0:
+                    break
+                frame = transport.recv(min(wait, 0.2))
+                if frame is None:
+                    continue
+                result = codec.decode(frame)  # never raises: a bad frame is a counted Drop
+                _print(result, args.json)
+                if not isinstance(result, Drop):
+                    shown += 1
+    except KeyboardInterrupt:
+        pass  # the usual end of an endless dump: the summary follows
+    drops = ", ".join(f"{n} {reason}" for reason, n in sorted(codec.drops.items()))
+    print(f"{codec.accepted} accepted, {codec.drops.total()} dropped"
+          + (f" ({drops})" if drops else ""), file=sys.stderr)
     return 0
 
 
 def _print(result: Any, as_json: bool) -> None:
     if isinstance(result, Drop):
         record: dict[str, Any] = {"drop": result.reason, "detail": result.detail}
+        if result.sender is not None:
+            record["sender"] = result.sender.name
     else:
         record = {
             "type": type(result.message).__name__,
@@ -160,10 +169,14 @@ def _print(result: Any, as_json: bool) -> None:
             "timestamp": result.timestamp,
             "fields": catalogue.to_json(result.message),
         }
+    # ASCII only, escapes shown as escapes: a peer's text can neither crash a terminal whose
+    # encoding lacks its characters nor send control sequences to it.
     if as_json:
-        print(json.dumps(record), flush=True)
+        line = json.dumps(record)  # ensure_ascii: every non-ASCII or control character escaped
     elif "drop" in record:
-        print(f"DROP {record['drop']}: {record['detail']}", flush=True)
+        sender = f" from {record['sender']}" if "sender" in record else ""
+        line = f"DROP {record['drop']}{sender}: {ascii(record['detail'])[1:-1]}"
     else:
-        print(f"{record['type']} from {record['sender']} #{record['seq']}: {record['fields']}",
-              flush=True)
+        line = (f"{record['type']} from {record['sender']} #{record['seq']}: "
+                f"{record['fields']!a}")
+    print(line, flush=True)

@@ -14,9 +14,18 @@ structure is [protected, unprotected, payload, tag]:
 - tag: HMAC-SHA256 over the MAC_structure ["MAC0", protected, b"", payload]
 
 A receiver checks, in this order, and counts a drop under the first reason that applies:
-malformed (not our framing or not COSE), mac (wrong algorithm, sender or tag), schema (not a
-catalogue message), replay (sequence not above the last one seen from that sender boot),
-stale (older than `max_age_s`, or from the future by more than that).
+malformed (not our framing, or not a COSE_Mac0 whose unprotected header is plain CBOR), mac
+(a protected header other than ours, or a tag that does not verify), schema (not a catalogue
+message, or not in canonical form), sender (that agent may not send that message, or the
+body names another agent: catalogue.SENDERS), replay (sequence not above the last one seen
+from that sender boot), stale (older than `max_age_s`, or from the future by more than that).
+Decoding never raises: whatever a peer sends ends as a counted Drop.
+
+Canonical: the payload must be byte for byte what our encoder writes for the value it decodes
+to (shortest heads, definite lengths, floats as float64, each map's keys once, as integers, in
+ascending order, nothing after the item), so no two parsers can read one payload differently.
+An integer in a number field is such a value, and accepted, as to_body and from_json accept
+it.
 """
 
 from __future__ import annotations
@@ -28,7 +37,7 @@ import struct
 import threading
 import time
 from collections import Counter
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, NamedTuple
@@ -51,7 +60,10 @@ KEY_LENGTH = 32
 MAX_FRAME = 1500
 _LENGTH = struct.Struct(">H")
 
-DROP_REASONS = ("malformed", "mac", "schema", "replay", "stale")
+DROP_REASONS = ("malformed", "mac", "schema", "sender", "replay", "stale")
+# Our payloads nest 4 deep (envelope > body > records > record); deeper CBOR is refused
+# before it costs anything.
+MAX_DEPTH = 8
 
 
 class FrameTooLarge(ValueError):
@@ -73,6 +85,44 @@ class Received(NamedTuple):
 class Drop:
     reason: str  # one of DROP_REASONS
     detail: str
+    # Set when the MAC verified and the payload named a known agent (schema, sender, replay,
+    # stale drops): tells which authenticated peer misbehaves, e.g. one whose clock stepped.
+    sender: Agent | None = None
+
+
+class _Cbor:
+    """A CBOR encoder and decoder kept for their owner's life: cbor2.dumps builds a new
+    encoder per call, which costs more than encoding a whole BallState. Not thread-safe."""
+
+    def __init__(self) -> None:
+        self._out = io.BytesIO()
+        self._encoder = cbor2.CBOREncoder(self._out)
+        self._decoder = self._new_decoder()
+
+    @staticmethod
+    def _new_decoder() -> cbor2.CBORDecoder:
+        try:
+            return cbor2.CBORDecoder(io.BytesIO(), max_depth=MAX_DEPTH)
+        except TypeError:  # cbor2 < 5.5 (the boards' 5.4): the recursion limit stops it
+            return cbor2.CBORDecoder(io.BytesIO())
+
+    def dumps(self, value: Any) -> bytes:
+        self._out.seek(0)
+        self._out.truncate()
+        self._encoder.encode(value)
+        return self._out.getvalue()
+
+    def loads(self, data: bytes) -> Any:
+        """The CBOR item `data` starts with (bytes after it are not looked at). Raises on
+        garbage: cbor2 raises several types (OverflowError and decimal.Overflow among
+        them), so callers catch Exception."""
+        try:
+            return self._decoder.decode_from_bytes(data)
+        except Exception:
+            # cbor2 5.9 can keep state from a failed decode (seen: a nesting-depth error
+            # inside a map key left every later map a FrozenDict), so start afresh.
+            self._decoder = self._new_decoder()
+            raise
 
 
 def load_key(path: str | Path) -> bytes:
@@ -144,43 +194,92 @@ def _read_bstr(data: bytes, at: int) -> tuple[bytes, int]:
     return value, at + length
 
 
-def _split_own_layout(cose: bytes) -> tuple[bytes, bytes, bytes, bytes] | None:
-    """(protected, kid, payload, tag) when `cose` is laid out exactly as our encoder writes
-    it; None otherwise, and the general CBOR parser decides. Saves a CBOR parse per message;
-    the hostile-frame tests run both paths."""
-    if not cose.startswith(_OWN_PREFIX):
-        return None
+def _skip(data: bytes, at: int, depth: int = 0) -> int:
+    """The index after the CBOR item at `at`, which must be plain CBOR: definite lengths, no
+    tags, at most MAX_DEPTH deep (IndexError, ValueError otherwise). Checks form only, and
+    builds nothing."""
+    if depth > MAX_DEPTH:
+        raise ValueError("nested too deep")
+    head = data[at]
+    major, info = head >> 5, head & 0x1F
+    at += 1
+    if info < 24:
+        arg = info
+    elif info < 28:
+        end = at + (1 << (info - 24))
+        if end > len(data):
+            raise IndexError("truncated head")
+        arg, at = int.from_bytes(data[at:end], "big"), end
+    else:
+        raise ValueError("indefinite length or reserved head")
+    if major == 6:
+        raise ValueError("a tag")
+    if major == 2 or major == 3:
+        at += arg
+        if at > len(data):
+            raise IndexError("truncated string")
+    elif major == 4 or major == 5:
+        items = arg if major == 4 else 2 * arg
+        if items > len(data) - at:  # each item takes a byte at least: refuse 2^64 up front
+            raise IndexError("more items than bytes")
+        for _ in range(items):
+            at = _skip(data, at, depth + 1)
+    return at
+
+
+def _is_plain(data: bytes) -> bool:
+    """Whether `data` is exactly one plain CBOR item (see _skip)."""
     try:
-        kid, at = _read_bstr(cose, len(_OWN_PREFIX))
-        payload, at = _read_bstr(cose, at)
-        tag, at = _read_bstr(cose, at)
+        return _skip(data, 0) == len(data)
     except (IndexError, ValueError):
-        return None
-    if at != len(cose) or len(tag) != TAG_LENGTH:
-        return None
-    return PROTECTED, kid, payload, tag
+        return False
 
 
-def _parse_cose(cose_bytes: bytes) -> tuple[bytes, Any, bytes, bytes] | Drop:
-    """Any valid COSE_Mac0 encoding (other implementations may lay it out differently)."""
-    try:
-        cose = cbor2.loads(cose_bytes)
-    except Exception as exc:  # cbor2 raises several types on garbage
-        return Drop("malformed", f"not CBOR: {type(exc).__name__}")
-    if not isinstance(cose, cbor2.CBORTag) or cose.tag != COSE_MAC0_TAG:
-        return Drop("malformed", "not a COSE_Mac0")
-    parts = cose.value
-    if not isinstance(parts, list | tuple) or len(parts) != 4:
-        return Drop("malformed", "COSE_Mac0 needs 4 parts")
-    protected, unprotected, payload, tag = parts
-    if not (
-        isinstance(protected, bytes)
-        and isinstance(unprotected, Mapping)
-        and isinstance(payload, bytes)
-        and isinstance(tag, bytes)
-    ):
-        return Drop("malformed", "COSE_Mac0 parts have the wrong types")
-    return protected, unprotected.get(HEADER_KID), payload, tag
+def _split_cose(cose: bytes) -> tuple[bytes, bytes | None, bytes, bytes]:
+    """(protected, kid, payload, tag) of a COSE_Mac0 in any layout whose unprotected header
+    is plain CBOR (IndexError, ValueError when it is not one). Parsed by hand, not by cbor2:
+    no byte the MAC has not verified reaches cbor2, which compiles regular expressions and
+    parses MIME from tagged values (a second of CPU for a crafted 1.3 kB expression)."""
+    if cose.startswith(_OWN_PREFIX):  # as our encoder writes it: {4: kid} alone
+        protected = PROTECTED
+        kid, at = _read_bstr(cose, len(_OWN_PREFIX))
+    else:
+        if not cose.startswith(b"\xd1\x84"):  # tag 17, array of 4
+            raise ValueError("not a COSE_Mac0")
+        protected, at = _read_bstr(cose, 2)
+        head = cose[at]  # the unprotected header: a map of fewer than 24 entries
+        if not 0xA0 <= head < 0xB8:
+            raise ValueError("unprotected header is not a small map")
+        at += 1
+        kid = None
+        for _ in range(head - 0xA0):
+            if cose[at] == HEADER_KID:  # the key 4 is the byte 0x04 in CBOR
+                if kid is not None:
+                    raise ValueError("two kids")
+                kid, at = _read_bstr(cose, at + 1)
+            else:
+                at = _skip(cose, _skip(cose, at))  # a key and its value
+    payload, at = _read_bstr(cose, at)
+    tag, at = _read_bstr(cose, at)
+    if at != len(cose):
+        raise ValueError("bytes after the COSE_Mac0")
+    return protected, kid, payload, tag
+
+
+def _may_hold_costly_tags(payload: bytes) -> bool:
+    """cbor2 compiles a regular expression for tag 35 and parses MIME for tag 36. Every head
+    of either ends in 0x23 or 0x24 after a 0xd8 (or after a 0x00, closing a longer head): a
+    payload without such a pair cannot make cbor2 do that work; one with it (1 valid payload
+    in 500, by chance in its numbers) must be plain CBOR (_skip) before cbor2 sees it."""
+    if 0x23 not in payload and 0x24 not in payload:  # memchr: cheaper than searching pairs
+        return False
+    for number in (0x23, 0x24):
+        at = payload.find(number, 1)
+        while at != -1:
+            if payload[at - 1] in (0x00, 0xD8):
+                return True
+            at = payload.find(number, at + 1)
+    return False
 
 
 class WireCodec:
@@ -197,7 +296,8 @@ class WireCodec:
     ) -> None:
         if len(key) != KEY_LENGTH:
             raise ValueError(f"key must be {KEY_LENGTH} bytes")
-        self._key = key
+        # HMAC's key schedule done once: each tag copies it (cheaper than hmac.digest).
+        self._mac = hmac.new(key, digestmod="sha256")
         self.sender = Agent(sender)
         self._kid = self.sender.name.lower().encode()
         self._unprotected_cbor = cbor2.dumps({HEADER_KID: self._kid})
@@ -205,16 +305,18 @@ class WireCodec:
         self._max_age_ns = int(max_age_s * 1e9)
         self.boot_id = boot_id if boot_id is not None else int.from_bytes(os.urandom(8), "big") >> 1
         self._seq = 0
-        # One encoder kept for the codec's life: cbor2.dumps builds a new one per call,
-        # which costs more than encoding a whole BallState.
-        self._buffer = io.BytesIO()
-        self._encoder = cbor2.CBOREncoder(self._buffer)
+        self._send_cbor = _Cbor()  # under _lock: agents may send from several threads
         self._lock = threading.Lock()
+        # decode() runs on one receiving thread, with its own CBOR state.
+        self._receive_cbor = _Cbor()
         # (sender, boot id) -> highest sequence accepted. Only authenticated peers get an
         # entry, and a peer gets a new one per boot, so the table stays small.
         self._last_seq: dict[tuple[int, int], int] = {}
         self.drops: Counter[str] = Counter()
         self.accepted = 0
+        # Drops made by decode()'s last-resort guard (also counted in `drops`): each one is a
+        # check missing from this module or the catalogue, so the fuzz test wants 0.
+        self.unexpected = 0
 
     # --- sending ----------------------------------------------------------------------------
 
@@ -222,14 +324,11 @@ class WireCodec:
         body = catalogue.to_body(message)  # validates: a sender cannot emit a bad message
         with self._lock:  # agents may send from several threads (the MDA does)
             self._seq += 1
-            self._buffer.seek(0)
-            self._buffer.truncate()
-            self._encoder.encode(
+            payload = self._send_cbor.dumps(
                 {1: catalogue.type_id(message), 2: int(self.sender), 3: self.boot_id,
                  4: self._seq, 5: self._clock(), 6: body}
             )
-            payload = self._buffer.getvalue()
-        tag = hmac.digest(self._key, mac_structure(PROTECTED, payload), "sha256")
+        tag = self._tag(payload)
         # tag(17) [protected, unprotected, payload, tag], concatenated for speed; the
         # pycose interoperability test proves it is the same COSE_Mac0.
         cose = b"".join(
@@ -244,16 +343,29 @@ class WireCodec:
             )
         return frame
 
+    def _tag(self, payload: bytes) -> bytes:
+        mac = self._mac.copy()
+        mac.update(mac_structure(PROTECTED, payload))
+        return mac.digest()
+
     # --- receiving --------------------------------------------------------------------------
 
     def decode(self, frame: bytes) -> Received | Drop:
-        """Never raises: anything wrong becomes a counted Drop."""
-        result = self._decode(frame)
+        """Never raises: anything wrong becomes a Drop, counted under its reason. One
+        receiving thread per codec."""
+        try:
+            result = self._decode(frame)
+        except Exception as exc:  # last resort: see `unexpected`
+            result = self._unexpected("malformed", exc)
         if isinstance(result, Drop):
             self.drops[result.reason] += 1
         else:
             self.accepted += 1
         return result
+
+    def _unexpected(self, reason: str, exc: Exception) -> Drop:
+        self.unexpected += 1
+        return Drop(reason, f"unexpected {type(exc).__name__} while decoding")
 
     def _decode(self, frame: bytes) -> Received | Drop:
         if len(frame) < 2 or len(frame) > MAX_FRAME + 64:
@@ -261,70 +373,72 @@ class WireCodec:
         (length,) = _LENGTH.unpack_from(frame)
         if length + 2 > len(frame):
             return Drop("malformed", "truncated frame")
-        cose_bytes = frame[2 : 2 + length]
-        own = _split_own_layout(cose_bytes)
-        if own is not None:
-            protected, kid, payload, tag = own
-        else:
-            parts_or_drop = _parse_cose(cose_bytes)
-            if isinstance(parts_or_drop, Drop):
-                return parts_or_drop
-            protected, kid, payload, tag = parts_or_drop
-        if protected != PROTECTED:
-            try:
-                header = cbor2.loads(protected)
-            except Exception:
-                return Drop("malformed", "protected header is not CBOR")
-            if not isinstance(header, Mapping) or header.get(HEADER_ALG) != ALG_HMAC_256_256:
-                return Drop("mac", "algorithm is not HMAC 256/256")
-        expected = hmac.digest(self._key, mac_structure(protected, payload), "sha256")
-        if not hmac.compare_digest(expected, tag):
+        try:
+            protected, kid, payload, tag = _split_cose(frame[2 : 2 + length])
+        except (IndexError, ValueError) as exc:
+            return Drop("malformed", f"not a COSE_Mac0: {exc}")
+        if protected != PROTECTED:  # our one algorithm, and no other protected parameter
+            return Drop("mac", "protected header is not {alg: HMAC 256/256}")
+        if not hmac.compare_digest(self._tag(payload), tag):
             return Drop("mac", "tag does not verify")
-
         try:
-            envelope = cbor2.loads(payload)
-        except Exception:
+            return self._authenticated(payload, kid)
+        except Exception as exc:  # last resort, past the MAC: see `unexpected`
+            return self._unexpected("schema", exc)
+
+    def _authenticated(self, payload: bytes, kid: Any) -> Received | Drop:
+        """The checks after the MAC verified: schema, canonical form, sender, replay, age."""
+        if _may_hold_costly_tags(payload) and not _is_plain(payload):
+            return Drop("schema", "payload is not plain CBOR (tags or indefinite lengths)")
+        try:
+            envelope = self._receive_cbor.loads(payload)
+        except Exception:  # see _Cbor.loads
             return Drop("schema", "payload is not CBOR")
-        try:
-            received = self._envelope(envelope, kid)
-        except SchemaError as exc:
-            return Drop("schema", str(exc))
-
-        stream = (int(received.sender), received.boot_id)
-        last = self._last_seq.get(stream, 0)
-        if received.seq <= last:
-            return Drop("replay", f"seq {received.seq} <= {last} from {received.sender.name}")
-        age = self._clock() - received.timestamp
-        if abs(age) > self._max_age_ns:
-            return Drop("stale", f"age {age / 1e6:.1f} ms")
-        self._last_seq[stream] = received.seq
-        return received
-
-    @staticmethod
-    def _envelope(envelope: Any, kid: Any) -> Received:
-        if not isinstance(envelope, dict) and not isinstance(envelope, Mapping):
-            raise SchemaError("envelope is not a map")
-        if len(envelope) != 6:
-            raise SchemaError("envelope needs exactly keys 1..6")
+        if type(envelope) is not dict or len(envelope) != 6:
+            return Drop("schema", "envelope needs exactly keys 1..6")
         try:
             type_id, sender, boot_id, seq, timestamp, body = (
-                envelope[1], envelope[2], envelope[3], envelope[4], envelope[5], envelope[6]
-            )
+                envelope[1], envelope[2], envelope[3], envelope[4], envelope[5], envelope[6])
         except KeyError:
-            raise SchemaError("envelope needs exactly keys 1..6") from None
-        if not (type(boot_id) is int and type(seq) is int and type(timestamp) is int
-                and 0 <= boot_id < _U63 and 0 <= seq < _U63 and 0 <= timestamp < _U63):
-            raise SchemaError("envelope boot id, seq and timestamp must be integers in [0, 2^63)")
+            return Drop("schema", "envelope needs exactly keys 1..6")
         known = _AGENT_KIDS.get(sender) if type(sender) is int else None
         if known is None:
-            raise SchemaError(f"unknown sender {sender!r}")
+            return Drop("schema", f"unknown sender {catalogue.brief(sender)}")
         agent, agent_kid = known
         if kid != agent_kid:
-            raise SchemaError("kid does not name the sender")
+            return Drop("schema", "kid does not name the sender", agent)
+        if not (type(boot_id) is int and type(seq) is int and type(timestamp) is int
+                and 0 <= boot_id < _U63 and 0 <= seq < _U63 and 0 <= timestamp < _U63):
+            return Drop("schema", "envelope boot id, seq and timestamp must be integers in "
+                        "[0, 2^63)", agent)
         cls = catalogue.BY_TYPE_ID.get(type_id) if type(type_id) is int else None
         if cls is None:
-            raise SchemaError(f"unknown message type {type_id!r}")
-        message = catalogue.from_body(cls, body)
+            return Drop("schema", f"unknown message type {catalogue.brief(type_id)}", agent)
+        try:
+            message = catalogue.from_body(cls, body)
+        except SchemaError as exc:
+            return Drop("schema", str(exc), agent)
+        # What our encoder writes for what came must be what came. The body's values are
+        # plain ints, floats, str, bytes, bools, lists and maps now (keys integers, in order:
+        # from_body), and the envelope's keys are ours, so this cannot fail; it catches all
+        # that decoding forgave: long heads, indefinite lengths, float16/32, envelope keys
+        # reordered or written as 1.0 or True, keys repeated, bytes after the end.
+        canonical = {1: type_id, 2: sender, 3: boot_id, 4: seq, 5: timestamp, 6: body}
+        if self._receive_cbor.dumps(canonical) != payload:
+            return Drop("schema", "payload is not in canonical form", agent)
+        try:
+            catalogue.check_sender(message, agent)
+        except SchemaError as exc:
+            return Drop("sender", str(exc), agent)
+
+        stream = (sender, boot_id)
+        last = self._last_seq.get(stream, 0)
+        if seq <= last:
+            return Drop("replay", f"seq {seq} <= {last} from {agent.name}", agent)
+        age = self._clock() - timestamp
+        if abs(age) > self._max_age_ns:
+            return Drop("stale", f"age {age / 1e6:.1f} ms", agent)
+        self._last_seq[stream] = seq
         return Received(message, agent, boot_id, seq, timestamp)
 
 

@@ -1,0 +1,142 @@
+"""A match on the rig through the whole chain, and the same match headless, side by side.
+
+    python benchmarks/rig_match.py --seconds 300 --fps 100        # root: the namespaced rig
+
+On the rig: the six agents as processes, the real pysoem master and the drive emulator,
+the live table rendered at `--fps` into the tracker. A fourth board (this process) starts
+the game on the wire (as the game panel's Start does), listens to everything, and reports:
+
+- the camera rate that held: BallStates per second and frames missing from their indices;
+- per frame, on one clock (every board is on this host): capture -> BallState on the wire,
+  -> RodCommand (the strategy's, which names the capture time), -> MotorCommand (the pole
+  driver's answer to it, the next one on the wire); the motor driver puts it in the next
+  EtherCAT frame (at most one 5 ms cycle later, not measured here);
+- the score from the game panel's GameState, the shots and saves from the table itself.
+
+Then `foosball sim match` plays the same opponent for the same time headless (the
+strategy fed by the simulator's perception model, no agents, no wire).
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import itertools
+import json
+import re
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from foosball.rig.faults import FaultMatrix
+from foosball.rig.observer import Observer
+from foosball.rig.rig import AGENT_BOARD, Rig, RigOptions
+from foosball.wire.catalogue import (
+    Alarm,
+    BallState,
+    GameCommand,
+    GameControl,
+    GameState,
+    Heartbeat,
+    MotorCommand,
+    MotorStatus,
+    RodCommand,
+)
+
+
+def percentiles(values: list[float]) -> dict[str, float]:
+    ordered = sorted(values)
+    if not ordered:
+        return {}
+    return {f"p{q}": ordered[min(len(ordered) - 1, int(q / 100 * len(ordered)))]
+            for q in (50, 99)}
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--seconds", type=float, default=60.0)
+    parser.add_argument("--fps", type=float, default=100.0)
+    parser.add_argument("--opponent", default="club")
+    parser.add_argument("--seed", type=int, default=1)
+    args = parser.parse_args()
+    from foosball.agents.cli import AGENTS
+
+    agents = tuple(name for name in AGENT_BOARD if name in AGENTS)
+    rig = Rig(RigOptions(run_dir=Path(tempfile.mkdtemp(prefix="fb-match-")), agents=agents,
+                         fps=args.fps, opponent=args.opponent))
+    observer = None
+    report: dict[str, object] = {"fps": args.fps, "seconds": args.seconds,
+                                 "opponent": args.opponent}
+    try:
+        rig.up()
+        observer = Observer(rig, realtime=True, kinds=(
+            BallState, RodCommand, MotorCommand, GameState, Heartbeat, Alarm, MotorStatus))
+        gc.freeze()
+        if FaultMatrix(rig, observer).recover(90.0) is None:
+            print(f"the rig did not come up; logs in {rig.logs}", file=sys.stderr)
+            return 1
+        observer.send(GameControl(command=GameCommand.START))
+        start = time.monotonic()
+        time.sleep(args.seconds)
+        end = time.monotonic()
+        observer.send(GameControl(command=GameCommand.STOP))
+        heard = [h for h in observer.since(start) if h.at_s <= end]
+        report["rig"] = summarise(heard, args.seconds, args.fps)
+    finally:
+        if observer is not None:
+            observer.close()
+        rig.down()
+    table = re.findall(r"camera: .*", rig.log_text("camera"))
+    report["rig_table"] = table[-1] if table else ""
+    headless = subprocess.run(
+        [sys.executable, "-m", "foosball.cli", "sim", "match", "--robot", "improved",
+         "--opponent", args.opponent, "--duration", str(args.seconds), "--seed",
+         str(args.seed), "--json"], capture_output=True, text=True, check=True)
+    result = json.loads(headless.stdout)
+    report["sim_match"] = {"goals": result["goals"], "saves": result["saves"],
+                           "shots": {team: result["shots"][team]["shots"]
+                                     for team in ("robot", "human")}}
+    print(json.dumps(report, indent=1))
+    return 0
+
+
+def summarise(heard: list, seconds: float, fps: float) -> dict[str, object]:
+    balls = [h for h in heard if isinstance(h.message, BallState)]
+    frames = sorted({h.message.frame for h in balls})
+    missing = sum(b - a - 1 for a, b in itertools.pairwise(frames) if b > a + 1)
+    arrival = {h.message.capture_time: h.at_s for h in balls}
+    ball_ms, rod_ms, strategy_ms, pole_ms = [], [], [], []
+    last_rod = None
+    for h in heard:
+        message = h.message
+        wall_now = time.time() - (time.monotonic() - h.at_s)  # this arrival on the wall clock
+        if isinstance(message, BallState):
+            ball_ms.append((wall_now - message.capture_time * 1e-9) * 1e3)
+        elif isinstance(message, RodCommand):
+            rod_ms.append((wall_now - message.ball_capture_time * 1e-9) * 1e3)
+            seen = arrival.get(message.ball_capture_time)
+            if seen is not None:
+                strategy_ms.append((h.at_s - seen) * 1e3)
+            last_rod = h.at_s
+        elif isinstance(message, MotorCommand) and last_rod is not None:
+            pole_ms.append((h.at_s - last_rod) * 1e3)
+            last_rod = None
+    states = [h.message for h in heard if isinstance(h.message, GameState)]
+    return {
+        "ball_states_per_s": len(balls) / seconds, "camera_fps": fps,
+        "frames_missing": missing, "frames_seen": len(frames),
+        "capture_to_ball_state_ms": percentiles(ball_ms),
+        "capture_to_rod_command_ms": percentiles(rod_ms),
+        "ball_state_to_rod_command_ms": percentiles(strategy_ms),
+        "rod_command_to_motor_command_ms": percentiles(pole_ms),
+        "latched_alarms": sum(1 for h in heard if isinstance(h.message, Alarm)
+                              and h.message.latched),
+        "score": ({"robot": states[-1].score_robot, "human": states[-1].score_human}
+                  if states else None),
+    }
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,97 @@
+*** Settings ***
+Documentation       The panels in Debian's Chromium (SeleniumLibrary): the game panel's page
+...                 loads and shows the game, Start on the page changes the GameState on the
+...                 wire, the page shows the score the game panel keeps, and after a fault its
+...                 Restart works only once the cause is gone; the supervisory panel's page
+...                 shows every axis and the EtherCAT link.
+Library             SeleniumLibrary    timeout=10 s
+Resource            rig.resource
+Suite Setup         Switch On The Rig And Open The Game Panel
+Suite Teardown      Close The Browsers And Switch Off The Rig
+Test Setup          Reset The Game
+Test Teardown       Remove What The Test Injected
+Test Tags           sim    rig
+
+
+*** Test Cases ***
+The Game Panel Page Loads And Shows The Game
+    Then the page shows the game READY
+    And the page shows the score 0:0
+
+Start On The Page Starts The Game
+    Given the page shows the game READY
+    When Start is clicked on the page
+    Then the game state is PLAYING
+    And the page shows the game PLAYING
+
+The Page Shows The Score The Game Panel Keeps
+    [Tags]    sim
+    Given the game is playing
+    When a goal is scored within ${PLAY_S} s
+    Then the page shows the score the game panel keeps
+
+Restart On The Page Works Only Once The Cause Is Gone
+    Given the game is playing
+    When the fault camera lost is injected
+    Then the page shows the game FAULT
+    And restart cannot be clicked on the page
+    When the cause of the fault is removed
+    And restart is clicked on the page once it can be
+    Then the game waits for a start with every axis homed
+    And the page shows the game PAUSED
+
+The Supervisory Panel Shows Every Axis And The EtherCAT Link
+    When the supervisory panel is opened
+    Then the page shows 8 axes READY
+    And the page shows the EtherCAT link up
+    [Teardown]    Switch Browser    game
+
+
+*** Keywords ***
+Switch On The Rig And Open The Game Panel
+    The Rig Is Switched On And Ready
+    ${address}=    The Address Of The Game Panel
+    Open Chromium    ${address}    game
+    Wait Until Page Contains Element    id:state
+
+Open Chromium
+    [Arguments]    ${address}    ${alias}
+    Open Browser    ${address}    chrome    alias=${alias}    executable_path=${CHROMEDRIVER}
+    ...    options=binary_location="${CHROMIUM}";add_argument("--headless");add_argument("--no-sandbox");add_argument("--disable-gpu");add_argument("--disable-dev-shm-usage");add_argument("--no-first-run");add_argument("--window-size=800,480")
+
+Close The Browsers And Switch Off The Rig
+    Close All Browsers
+    Switch Off The Rig
+
+The Page Shows The Game ${state}
+    Wait Until Element Contains    id:state    ${state}
+
+The Page Shows The Score ${robot}:${human}
+    Wait Until Element Contains    id:score-robot    ${robot}
+    Wait Until Element Contains    id:score-human    ${human}
+
+The Page Shows The Score The Game Panel Keeps
+    ${game}=    The Game Panel's Score Is The Table's
+    The Page Shows The Score ${game.score_robot}:${game.score_human}
+
+Start Is Clicked On The Page
+    Wait Until Element Is Enabled    id:start
+    Click Button    id:start
+
+Restart Cannot Be Clicked On The Page
+    Element Should Be Disabled    id:restart
+
+Restart Is Clicked On The Page Once It Can Be
+    Wait Until Element Is Enabled    id:restart    30 s
+    Click Button    id:restart
+
+The Supervisory Panel Is Opened
+    ${address}=    The Address Of The Supervisory Panel
+    Open Chromium    ${address}    supervisory
+
+The Page Shows ${count} Axes ${state}
+    Wait Until Page Contains Element    css:#axis-rows tr:nth-child(${count})
+    Wait Until Element Contains    css:#axis-rows tr:nth-child(${count})    ${state}
+
+The Page Shows The EtherCAT Link Up
+    Wait Until Element Contains    id:link-up    up

@@ -1,0 +1,2 @@
+"""The simulated rig's keyword components, one per area (SeleniumLibrary's layout): each
+reaches the rig through one context object (`context.SimulatedTable`)."""

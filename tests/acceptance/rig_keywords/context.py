@@ -1,0 +1,195 @@
+"""The one context object every keyword component reaches the simulated rig through: the
+rig's processes (foosball.rig), a laptop on its agent LAN (the Observer), the live table's
+truth, and the panels forwarded to localhost."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import socket
+import tempfile
+import time
+from bisect import bisect_left
+from operator import attrgetter
+from pathlib import Path
+
+from robot.api import SkipExecution
+
+from foosball.agents.cli import AGENTS
+from foosball.rig.faults import FaultMatrix
+from foosball.rig.forward import PortForward
+from foosball.rig.network import netns_unavailable
+from foosball.rig.observer import Heard, Observer
+from foosball.rig.rig import AGENT_BOARD, PANEL_PORTS, Rig, RigOptions, faketime_library
+from foosball.wire.catalogue import (
+    Alarm,
+    BallState,
+    GameState,
+    Heartbeat,
+    MotorStatus,
+    RodCommand,
+)
+from rig_keywords.truth import Truth, TruthListener
+
+# What a test may need that only some rigs have, by tag (faults.robot, play.robot).
+NEEDS = {
+    "needs-emulator": "the drive emulator (drive faults, the drives' own watchdog, the robot's "
+                      "rods on the live table) runs only on the namespaced rig",
+    "needs-namespaces": "cables between boards exist only on the namespaced rig",
+}
+
+
+class LongObserver(Observer):
+    """The rig's Observer for suites that run for minutes: what was heard since a time is
+    found by bisection (arrivals are in order), not by reading everything heard so far
+    (hundreds of thousands of messages, scanned every poll, would load the machine the
+    agents run on)."""
+
+    def __init__(self, rig: Rig, kinds: tuple[type, ...]) -> None:
+        super().__init__(rig, kinds=kinds)
+        # A laptop hears the LAN as it is: above the agents' step threads and the camera
+        # (arrival times are then the senders', not this process's), below their I/O.
+        with contextlib.suppress(OSError):
+            os.sched_setscheduler(self._thread.native_id, os.SCHED_FIFO,
+                                  os.sched_param(OBSERVER_PRIORITY))
+
+    def since(self, at_s: float, kind: type | None = None) -> list[Heard]:
+        with self._lock:
+            tail = self.heard[bisect_left(self.heard, at_s, key=attrgetter("at_s")):]
+        return [h for h in tail if kind is None or isinstance(h.message, kind)]
+
+
+OBSERVER_PRIORITY = 30  # SCHED_FIFO: agents' I/O threads 50, step threads 20, camera 10
+# What the keywords read (RodStatus at 100 Hz and the rest are not kept).
+HEARD = (Heartbeat, Alarm, GameState, MotorStatus, BallState, RodCommand)
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+class SimulatedTable:
+    def __init__(self, single_host: bool, fps: float, opponent: str) -> None:
+        self.single_host = single_host
+        self.fps = fps
+        self.opponent = opponent
+        self.agents = tuple(name for name in AGENT_BOARD if name in AGENTS)
+        self._rig: Rig | None = None
+        self._observer: LongObserver | None = None
+        self._truth: TruthListener | None = None
+        self._faults: FaultMatrix | None = None
+        self._forwards: dict[str, PortForward] = {}
+        self.switched_on_s = 0.0  # monotonic, when the rig was switched on
+        self.restart_pressed_s = 0.0  # the last RESTART sent
+        self.started_s = 0.0  # the last START sent
+        self.start_truth: Truth | None = None  # the table then (score, saves)
+
+    # -- life ------------------------------------------------------------------------------
+    def switch_on(self) -> None:
+        if self._rig is not None:
+            raise AssertionError("the rig is already switched on")
+        if not self.single_host and netns_unavailable() is not None:
+            raise AssertionError(f"the namespaced rig cannot run here: {netns_unavailable()}; "
+                                 "run as root or with --variable SINGLE_HOST:True")
+        if faketime_library() is None:
+            raise AssertionError("the rig steps the vision board's clock with libfaketime: "
+                                 "apt install faketime")
+        ports = dict(PANEL_PORTS)
+        if self.single_host:  # the panels listen on this host: keep clear of a person's rig
+            ports = {name: free_port() for name in ports}
+        options = RigOptions(run_dir=Path(tempfile.mkdtemp(prefix="fb-acceptance-")),
+                             agents=self.agents, fps=self.fps, opponent=self.opponent,
+                             steppable_clocks=("vision",), panel_ports=ports,
+                             use_namespaces=not self.single_host)
+        self.switched_on_s = time.monotonic()
+        rig = self._rig = Rig(options)  # makes the boards (namespaces)
+        self._truth = TruthListener(rig.lan.namespace("pole" if rig.namespaced else "vision"))
+        options.truth = self._truth.address
+        rig.up()
+        self._observer = LongObserver(rig, kinds=HEARD)
+        self._faults = FaultMatrix(rig, self._observer)
+
+    def switch_off(self) -> dict[str, int | None]:
+        for forward in self._forwards.values():
+            forward.close()
+        self._forwards.clear()
+        if self._observer is not None:
+            self._observer.close()
+        if self._truth is not None:
+            self._truth.close()
+        codes: dict[str, int | None] = {}
+        if self._rig is not None:
+            codes = self._rig.down()
+        self._rig = self._observer = self._truth = self._faults = None
+        return codes
+
+    # -- what the components reach ---------------------------------------------------------
+    @property
+    def rig(self) -> Rig:
+        if self._rig is None:
+            raise AssertionError("the rig is not switched on (Switch On The Rig)")
+        return self._rig
+
+    @property
+    def observer(self) -> LongObserver:
+        if self._observer is None:
+            raise AssertionError("the rig is not switched on (Switch On The Rig)")
+        return self._observer
+
+    @property
+    def truth(self) -> TruthListener:
+        if self._truth is None:
+            raise AssertionError("the rig is not switched on (Switch On The Rig)")
+        return self._truth
+
+    @property
+    def faults(self) -> FaultMatrix:
+        if self._faults is None:
+            raise AssertionError("the rig is not switched on (Switch On The Rig)")
+        return self._faults
+
+    def mark_start(self) -> None:
+        self.started_s = time.monotonic()
+        self.start_truth = self.truth.latest()
+
+    def alarms_since(self, at_s: float) -> str:
+        """The latched alarms heard since `at_s`, for failure messages."""
+        alarms = [h for h in self.observer.since(at_s, Alarm) if h.message.latched]
+        if not alarms:
+            return "no latched alarm since"
+        texts: dict[str, int] = {}
+        for h in alarms:
+            key = f"{h.sender.name.lower()}: {h.message.code.name} {h.message.text}"
+            texts[key] = texts.get(key, 0) + 1
+        first = alarms[0].at_s - at_s
+        return (f"{len(alarms)} latched alarms since, the first {first:.1f} s in: "
+                + "; ".join(f"{text} (x{n})" for text, n in list(texts.items())[:4]))
+
+    def require(self, tags: list[str]) -> None:
+        """Skip (with the reason) a test that needs what this rig has not."""
+        if not self.single_host:
+            return
+        for tag in tags:
+            if tag in NEEDS:
+                raise SkipExecution(f"single-host rig: {NEEDS[tag]}")
+
+    def panel_url(self, agent: str) -> str:
+        """The panel's page on localhost, with the token in the address as on the kiosk."""
+        from foosball.panels.server import panel_token
+        from foosball.wire.codec import load_key
+
+        rig = self.rig
+        if agent not in rig.options.panel_ports:
+            raise AssertionError(f"no panel {agent!r}: {sorted(rig.options.panel_ports)}")
+        port = rig.options.panel_ports[agent]
+        if rig.namespaced:
+            if agent not in self._forwards:
+                self._forwards[agent] = PortForward(free_port(), rig.lan.namespace(
+                    AGENT_BOARD[agent]), target_port=port)
+            port = self._forwards[agent].port
+        return f"http://127.0.0.1:{port}/#token={panel_token(load_key(rig.key_file))}"
+
+    def log_tail(self, name: str, chars: int = 600) -> str:
+        return self.rig.log_text(name)[-chars:]

@@ -1,0 +1,116 @@
+"""The match on the live table against its scripted human: saves and goals as the table
+counts them (its truth), and the score the game panel keeps from what the tracker saw.
+
+Only what happens while the game says PLAYING counts: the table plays on whatever the game
+does (the scripted human does not stop for a FAULT), the game panel counts goals only while
+PLAYING."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+
+from robot.api import logger
+from robot.api.deco import keyword
+
+from foosball.wire.catalogue import GameState, SafetyState
+from rig_keywords.context import SimulatedTable
+from rig_keywords.waiting import seconds, wait_until
+
+
+@dataclass
+class Tally:
+    robot: int = 0
+    human: int = 0
+    saves: int = 0
+    not_playing: int = 0  # goals the table counted while the game was not PLAYING
+
+    alarms: str = ""
+
+    def __str__(self) -> str:
+        return (f"while playing since the start: robot {self.robot} : {self.human} human, "
+                f"{self.saves} robot saves ({self.not_playing} goals while not playing; "
+                f"{self.alarms})")
+
+
+class PlayKeywords:
+    def __init__(self, ctx: SimulatedTable) -> None:
+        self.ctx = ctx
+
+    def _tally(self) -> Tally:
+        """The table's goals and saves since the game was started, each counted when the
+        last GameState heard before it said PLAYING."""
+        ctx = self.ctx
+        previous = ctx.start_truth
+        if previous is None:
+            raise AssertionError("no truth from the live table when the game was started "
+                                 "('the game is started' first)")
+        games = ctx.observer.since(ctx.started_s - 1.0, GameState)
+        tally, state, g = Tally(alarms=ctx.alarms_since(ctx.started_s)), None, 0
+        for frame in ctx.truth.since(ctx.started_s):
+            while g < len(games) and games[g].at_s <= frame.at_s:
+                state, g = games[g].message.state, g + 1
+            playing = state == SafetyState.PLAYING
+            goals = (frame.score_robot - previous.score_robot,
+                     frame.score_human - previous.score_human)
+            if playing:
+                tally.robot += goals[0]
+                tally.human += goals[1]
+                tally.saves += frame.saves_robot - previous.saves_robot
+            else:
+                tally.not_playing += sum(goals)
+            previous = frame
+        return tally
+
+    def _left(self, limit: str) -> float:
+        return seconds(limit) - (time.monotonic() - self.ctx.started_s)
+
+    @keyword("the robot saves ${count} shots within ${limit} s")
+    def saves(self, count: str, limit: str) -> None:
+        """Shots of the scripted human on target that a robot man touched before the goal
+        (the simulator's own count), `limit` from the start of the game."""
+        wanted = int(count)
+        wait_until(lambda: self._tally().saves >= wanted, self._left(limit),
+                   lambda: f"fewer than {wanted} saves within {limit} s of the start: "
+                           f"{self._tally()}")
+        logger.info(str(self._tally()))
+
+    @keyword("the robot scores within ${limit} s")
+    def robot_scores(self, limit: str) -> None:
+        wait_until(lambda: self._tally().robot >= 1, self._left(limit),
+                   lambda: f"the robot did not score within {limit} s of the start: "
+                           f"{self._tally()}")
+        logger.info(str(self._tally()))
+
+    @keyword("a goal is scored within ${limit} s")
+    def goal(self, limit: str) -> None:
+        def scored() -> bool:
+            tally = self._tally()
+            return tally.robot + tally.human >= 1
+        wait_until(scored, self._left(limit),
+                   lambda: f"no goal within {limit} s of the start: {self._tally()}")
+
+    @keyword("the game panel's score is the table's")
+    def panel_score(self, within_s: float = 3.0) -> GameState:
+        """GameState's score equals the goals the table counted while the game was playing
+        (the panel counts a goal once the tracker has lost the ball behind the line: allow
+        it a moment). Returns that GameState."""
+        observer = self.ctx.observer
+
+        def agrees() -> GameState | None:
+            tally = self._tally()
+            states = observer.since(time.monotonic() - 0.3, GameState)
+            if states and (states[-1].message.score_robot,
+                           states[-1].message.score_human) == (tally.robot, tally.human):
+                return states[-1].message
+            return None
+
+        def failure() -> str:
+            states = observer.since(time.monotonic() - 1.0, GameState)
+            said = (f"{states[-1].message.score_robot}:{states[-1].message.score_human}"
+                    if states else "nothing (no GameState)")
+            return f"the game panel says {said}; the table {self._tally()}"
+        state = wait_until(agrees, within_s, failure)
+        logger.info(f"game panel {state.score_robot}:{state.score_human}; the table "
+                    f"{self._tally()}")
+        return state

@@ -1,0 +1,117 @@
+"""The tracker's BallStates against where the live table's ball really was, frame by frame
+(matched by capture stamp: the tracker's BallState carries its frame's stamp)."""
+
+from __future__ import annotations
+
+import math
+import time
+
+from robot.api import logger
+from robot.api.deco import keyword
+
+from foosball.wire.catalogue import BallState, BallStatus
+from rig_keywords.context import SimulatedTable
+from rig_keywords.truth import Truth
+from rig_keywords.waiting import wait_until
+
+
+def percentile(values: list[float], pct: float) -> float:
+    ordered = sorted(values)
+    if not ordered:
+        return math.nan
+    index = min(len(ordered) - 1, max(0, math.ceil(pct / 100 * len(ordered)) - 1))
+    return ordered[index]
+
+
+class TrackingKeywords:
+    def __init__(self, ctx: SimulatedTable) -> None:
+        self.ctx = ctx
+        self._window: tuple[float, float] | None = None
+
+    @keyword("the ball is tracked")
+    def ball_tracked(self, within_s: float = 5.0) -> None:
+        observer = self.ctx.observer
+        since = time.monotonic()
+        if not observer.wait_for(lambda: any(h.message.status == BallStatus.DETECTED
+                                             for h in observer.since(since, BallState)),
+                                 within_s):
+            raise AssertionError(f"no detected BallState within {within_s} s; camera: "
+                                 f"{self.ctx.log_tail('camera', 300)!r}")
+
+    @keyword("the camera takes ${count} frames")
+    def frames(self, count: str) -> None:
+        """The observation window: the next `count` frames of the live table (at most twice
+        their time at the camera's rate) and the tracker's states for them."""
+        wanted, truth = int(count), self.ctx.truth
+        within_s = 2.0 * wanted / self.ctx.fps + 5.0
+        start = time.monotonic()
+        wait_until(lambda: len(truth.since(start)) >= wanted, within_s,
+                   lambda: f"the camera took {len(truth.since(start))} frames in {within_s:g} "
+                           f"s (wanted {wanted}); camera: {self.ctx.log_tail('camera', 300)!r}")
+        last = truth.since(start)[wanted - 1]
+        # the tracker's state for the window's last frame may still be on its way
+        wait_until(lambda: any(h.message.capture_time >= last.t_ns for h in
+                               self.ctx.observer.since(last.at_s - 0.5, BallState)), 2.0,
+                   lambda: "the tracker sent no BallState for the frames after the window")
+        self._window = (start, last.at_s)
+
+    def _pairs(self) -> list[tuple[Truth, BallState | None]]:
+        """Every frame of the window that the table told, with the tracker's state for it."""
+        if self._window is None:
+            raise AssertionError("no observation window: 'When the camera takes N frames'")
+        start, end = self._window
+        # a state heard a little after the window may be for a frame in it
+        states = {h.message.capture_time: h.message
+                  for h in self.ctx.observer.since(start, BallState)}
+        frames = [t for t in self.ctx.truth.since(start) if t.at_s <= end]
+        if not frames:
+            raise AssertionError("the live table told no truth in the window (camera log: "
+                                 f"{self.ctx.log_tail('camera', 300)!r})")
+        return [(t, states.get(t.t_ns)) for t in frames]
+
+    @keyword("the ball is reported in ${pct} % of the frames in which it is in play")
+    def reported(self, pct: str) -> None:
+        pairs = [(t, s) for t, s in self._pairs() if t.in_play]
+        seen = [s for _, s in pairs if s is not None and s.status != BallStatus.LOST]
+        share = 100.0 * len(seen) / len(pairs) if pairs else 0.0
+        statuses = {status.name: sum(1 for _, s in pairs if s is not None and s.status == status)
+                    for status in BallStatus}
+        statuses["no state"] = sum(1 for _, s in pairs if s is None)
+        logger.info(f"{len(pairs)} frames with the ball in play: {statuses}")
+        if not pairs or share < float(pct):
+            raise AssertionError(f"the ball was reported in {share:.1f} % of {len(pairs)} "
+                                 f"frames in play (wanted {pct} %): {statuses}")
+
+    @keyword("the reported ball is within ${mm} mm of the truth in ${pct} % of those frames")
+    def within(self, mm: str, pct: str) -> None:
+        """Detected states only (a predicted ball is the filter's guess behind a man)."""
+        errors = [1e3 * math.hypot(s.x - t.x, s.y - t.y) for t, s in self._pairs()
+                  if t.in_play and s is not None and s.status == BallStatus.DETECTED]
+        if not errors:
+            raise AssertionError("no detected ball state matched a frame of the table")
+        limit = float(mm)
+        inside = 100.0 * sum(1 for e in errors if e <= limit) / len(errors)
+        summary = (f"error over {len(errors)} detected frames: p50 {percentile(errors, 50):.2f}"
+                   f" mm, p95 {percentile(errors, 95):.2f} mm, p99 {percentile(errors, 99):.2f}"
+                   f" mm, max {max(errors):.2f} mm; {inside:.1f} % within {limit:g} mm")
+        logger.info(summary)
+        if inside < float(pct):
+            raise AssertionError(f"{summary} (wanted {pct} %)")
+
+    @keyword("ball states reach the LAN within ${ms} ms of capture in ${pct} % of the frames")
+    def latency(self, ms: str, pct: str) -> None:
+        """Capture stamp (wall clock) to arrival here; the rig's boards share one clock."""
+        wall_minus_mono = time.time_ns() - time.monotonic_ns()
+        start, end = self._window or (0.0, 0.0)
+        late = [(h.at_s * 1e9 + wall_minus_mono - h.message.capture_time) / 1e6
+                for h in self.ctx.observer.since(start, BallState) if h.at_s <= end]
+        if not late:
+            raise AssertionError("no BallState heard in the window")
+        limit = float(ms)
+        share = 100.0 * sum(1 for v in late if v <= limit) / len(late)
+        summary = (f"capture to LAN over {len(late)} states: p50 {percentile(late, 50):.1f} ms, "
+                   f"p99 {percentile(late, 99):.1f} ms, max {max(late):.1f} ms; "
+                   f"{share:.1f} % within {limit:g} ms")
+        logger.info(summary)
+        if share < float(pct):
+            raise AssertionError(f"{summary} (wanted {pct} %)")

@@ -1,0 +1,28 @@
+*** Settings ***
+Documentation       Tracking: the ball the tracker reports (BallState on the agent LAN) is
+...                 where the simulator's ball really is (the live table's truth, frame by
+...                 frame, matched by capture stamp), within ${TRACKING_MM} mm, and it reaches
+...                 the LAN soon after its frame is taken.
+Resource            rig.resource
+Suite Setup         The Rig Is Switched On And Ready
+Suite Teardown      Switch Off The Rig
+Test Setup          Reset The Game
+Test Tags           sim
+
+
+*** Test Cases ***
+The Ball Is Reported While It Is In Play
+    Given the game is playing
+    When the camera takes 600 frames
+    Then the ball is reported in ${TRACKED_PCT} % of the frames in which it is in play
+
+The Reported Ball Is Within 5 mm Of The Simulator's Truth
+    Given the game is playing
+    When the camera takes 600 frames
+    Then the reported ball is within ${TRACKING_MM} mm of the truth in ${TRACKING_PCT} % of those frames
+
+The Reported Ball Reaches The LAN Soon After Its Frame Is Taken
+    [Tags]    sim    rig
+    Given the game is playing
+    When the camera takes 300 frames
+    Then ball states reach the LAN within ${CAPTURE_TO_LAN_MS} ms of capture in 99 % of the frames
