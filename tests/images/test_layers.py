@@ -29,7 +29,7 @@ AGENTS_OF_BOARD = {
     "vision": {"ball_tracker"},
     "strategy": {"strategy", "game_panel"},
 }
-NON_AGENT_SECTIONS = {"wire", "table"}
+NON_AGENT_SECTIONS = {"wire", "table", "safety"}
 PARTITIONS_INC = REPO / "meta-foosball/conf/distro/include/foosball-partitions.inc"
 
 

@@ -20,7 +20,7 @@ PACKAGE_ARCH = "${MACHINE_ARCH}"
 SYSTEMD_SERVICE:${PN} = "foosball.target"
 
 # Sections of board.toml that are not agents.
-FOOSBALL_NON_AGENT_SECTIONS = "wire table"
+FOOSBALL_NON_AGENT_SECTIONS = "wire table safety"
 # Agents that run the EtherCAT master and get the real-time drop-in.
 FOOSBALL_REALTIME_AGENTS = "motor_driver"
 
