@@ -72,7 +72,6 @@ LAN partition: vision board unplugged
     ${TEST NAME}    ${HALT_MS}
 
 camera lost                                 ${TEST NAME}    ${CAMERA_TIMEOUT_MS}
-vision board clock stepped +1 s             ${TEST NAME}    ${CLOCK_STEP_MS}
 
 
 *** Keywords ***

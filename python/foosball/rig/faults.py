@@ -20,6 +20,7 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from foosball.ethercat.realtime import set_fifo
 from foosball.rig.network import inside
 from foosball.rig.observer import Observer
 from foosball.rig.rig import Rig
@@ -105,6 +106,9 @@ def unsigned_flood(rig: Rig, rate_hz: float, seconds: float) -> int:
         frames.append(header + len(body).to_bytes(2, "big") + body)
     burst = max(1, round(rate_hz / 1000))
     sent = 0
+    # The flood keeps its rate on a busy machine only above ordinary processes (below the
+    # agents' I/O threads, which must win).
+    realtime = set_fifo(30)
     start = time.monotonic()
     try:
         while time.monotonic() - start < seconds:
@@ -120,6 +124,8 @@ def unsigned_flood(rig: Rig, rate_hz: float, seconds: float) -> int:
                 time.sleep(behind)
     finally:
         sock.close()
+        if realtime:
+            os.sched_setscheduler(0, os.SCHED_OTHER, os.sched_param(0))
     return sent
 
 
@@ -142,14 +148,15 @@ def matrix(agents: tuple[str, ...]) -> list[Fault]:
         faults.append(Fault(f"SIGSTOP {agent}", _signal(agent, signal.SIGSTOP),
                             _signal(agent, signal.SIGCONT), victim=agent,
                             drives_stop_themselves=master))
+    # A board's clock step is not in the process matrix: libfaketime, which steps one board's
+    # clock, breaks CPython's timed lock waits (threads spin on the interpreter lock); the
+    # runtime's detection is covered by tests/agents/test_runtime.py.
     if "ball_tracker" in agents:
         faults += [
             Fault("LAN partition: vision board unplugged", lambda rig: rig.lan.cut("vision"),
                   lambda rig: rig.lan.mend("vision")),
             Fault("camera lost", _signal("camera", signal.SIGSTOP),
                   _signal("camera", signal.SIGCONT)),
-            Fault("vision board clock stepped +1 s", lambda rig: rig.step_clock("vision", 1.0),
-                  lambda rig: rig.step_clock("vision", 0.0)),
         ]
     return faults
 

@@ -101,7 +101,7 @@ class SimulatedTable:
             ports = {name: free_port() for name in ports}
         options = RigOptions(run_dir=Path(tempfile.mkdtemp(prefix="fb-acceptance-")),
                              agents=self.agents, fps=self.fps, opponent=self.opponent,
-                             steppable_clocks=("vision",), panel_ports=ports,
+                             panel_ports=ports,
                              use_namespaces=not self.single_host)
         self.switched_on_s = time.monotonic()
         rig = self._rig = Rig(options)  # makes the boards (namespaces)
