@@ -18,7 +18,6 @@ Test Tags           sim    rig
 
 *** Variables ***
 ${CAMERA_TIMEOUT_MS}    600     # the tracker counts the camera lost after 0.2 s
-${CLOCK_STEP_MS}        2500    # libfaketime applies a clock step within a second
 
 
 *** Test Cases ***                          FAULT           HALTED WITHIN (ms)

@@ -20,7 +20,7 @@ from foosball.rig.faults import FaultMatrix
 from foosball.rig.forward import PortForward
 from foosball.rig.network import netns_unavailable
 from foosball.rig.observer import Heard, Observer
-from foosball.rig.rig import AGENT_BOARD, PANEL_PORTS, Rig, RigOptions, faketime_library
+from foosball.rig.rig import AGENT_BOARD, PANEL_PORTS, Rig, RigOptions
 from foosball.wire.catalogue import (
     Alarm,
     BallState,
@@ -93,9 +93,6 @@ class SimulatedTable:
         if not self.single_host and netns_unavailable() is not None:
             raise AssertionError(f"the namespaced rig cannot run here: {netns_unavailable()}; "
                                  "run as root or with --variable SINGLE_HOST:True")
-        if faketime_library() is None:
-            raise AssertionError("the rig steps the vision board's clock with libfaketime: "
-                                 "apt install faketime")
         ports = dict(PANEL_PORTS)
         if self.single_host:  # the panels listen on this host: keep clear of a person's rig
             ports = {name: free_port() for name in ports}
