@@ -27,6 +27,7 @@ import cbor2
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from foosball.wire import catalogue
 from foosball.wire.catalogue import (
     Agent,
     AxisStatus,
@@ -68,8 +69,9 @@ def best_us(fn, n: int = 4000, runs: int = 5) -> float:
 def codec_figures() -> dict[str, object]:
     out: dict[str, object] = {}
     for name, message in samples().items():
-        sender = WireCodec(KEY, Agent.BALL_TRACKER)
-        receiver = WireCodec(KEY, Agent.STRATEGY)
+        # each sample from an agent the sender table lets send it
+        sender = WireCodec(KEY, min(catalogue.SENDERS[type(message)]))
+        receiver = WireCodec(KEY, Agent.GAME_PANEL)
         frame = sender.encode(message)
         assert receiver.decode(frame).message == message
         payload = frame[2:]
