@@ -307,7 +307,7 @@ def _record_check(cls: type, name: str, index: int, value: Any) -> Any:
     if isinstance(value, cls):
         return value
     try:
-        if isinstance(value, dict) or isinstance(value, Mapping):  # dict first: ABCs are slow
+        if isinstance(value, (dict, Mapping)):  # dict first: ABCs are slow
             return from_body(cls, value, name)
         raise SchemaError(f"expected a {cls.__name__}")
     except SchemaError as exc:

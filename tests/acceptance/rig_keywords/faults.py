@@ -27,6 +27,8 @@ from rig_keywords.context import SimulatedTable
 from rig_keywords.game import HOMED, STOPPED
 from rig_keywords.waiting import hold_for, seconds, wait_until
 
+STALE_GRACE_S = 0.2
+
 
 class StopWatch:
     """Polls the drive emulator from the injection on: when no drive is operation enabled."""
@@ -156,7 +158,9 @@ class FaultKeywords:
 
     @keyword("the game stays halted for ${limit} s")
     def stays_halted(self, limit: str) -> None:
-        """Nothing resumes by itself: every axis stays stopped, no game state PLAYING."""
+        """Nothing resumes by itself: every axis stays stopped and the game does not say
+        PLAYING. A game panel resumed from SIGSTOP may send the GameState it made before it
+        froze: one in the first 0.2 s is noted, not counted."""
         since = time.monotonic()
 
         def resumed() -> str:
@@ -165,8 +169,17 @@ class FaultKeywords:
                        if h.message.state == SafetyState.PLAYING]
             if moving:
                 return f"an axis resumed without a restart: {moving}"
-            return "the game resumed PLAYING without a restart" if playing else ""
+            late = [h for h in playing if h.at_s - since > STALE_GRACE_S]
+            if late:
+                return (f"the game said PLAYING {late[0].at_s - since:.2f} s after the cause "
+                        f"was removed, without a restart")
+            return ""
         hold_for(resumed, seconds(limit))
+        early = [h for h in self.ctx.observer.since(since, GameState)
+                 if h.message.state == SafetyState.PLAYING]
+        if early:
+            self.notes.append(f"{len(early)} GameState PLAYING within {STALE_GRACE_S} s of "
+                              "the cause's removal (made before the freeze), then halted")
 
     @keyword("restart is pressed once the cause is gone")
     def restart_when_gone(self, within_s: float = 30.0) -> None:

@@ -65,7 +65,7 @@ class PlayKeywords:
     def _left(self, limit: str) -> float:
         return seconds(limit) - (time.monotonic() - self.ctx.started_s)
 
-    @keyword("the robot saves ${count} shots within ${limit} s")
+    @keyword("the robot saves at least ${count} of the human's shots within ${limit} s")
     def saves(self, count: str, limit: str) -> None:
         """Shots of the scripted human on target that a robot man touched before the goal
         (the simulator's own count), `limit` from the start of the game."""

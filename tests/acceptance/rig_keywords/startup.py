@@ -17,7 +17,7 @@ from foosball.wire.catalogue import (
 )
 from rig_keywords.context import SimulatedTable
 from rig_keywords.game import HOMED, state_named
-from rig_keywords.waiting import seconds, wait_until
+from rig_keywords.waiting import hold_for, seconds, wait_until
 
 
 def distinct(values: list[str]) -> list[str]:
@@ -88,10 +88,11 @@ class StartupKeywords:
 
     @keyword("every agent beats its heart at least ${rate} times a second")
     def heartbeats(self, rate: str) -> None:
-        """Over the last two seconds, each agent's Heartbeats heard here."""
+        """Each agent's Heartbeats heard here over the next two seconds."""
         wanted = float(rate)
         observer = self.ctx.observer
-        since = time.monotonic() - 2.0
+        since = time.monotonic()
+        hold_for(lambda: "", 2.0)  # the observation window
         rates = {a: len(observer.heartbeats(Agent[a.upper()], since)) / 2.0
                  for a in self.ctx.agents}
         logger.info(f"heartbeats per second: {rates}")
