@@ -236,6 +236,35 @@ def test_goal_detector_rearms_only_after_the_ball_is_back_in_the_field():
     assert goals.observe(ball(0.0, status=BallStatus.LOST)) == "human"
 
 
+def lost_at(t: int) -> BallState:
+    return ball(0.0, status=BallStatus.LOST, t=t)
+
+
+def test_a_ball_that_vanishes_into_the_goal_between_frames_is_a_goal():
+    # At 50 fps a 3 m/s shot is last seen 2 mm in front of the line (seen on the rig: the
+    # tracker reports LOST at x = 0.598 m the frame after the ball went in).
+    goals = GoalDetector(TABLE)
+    goals.observe(ball(HALF_L - 0.002, 0.01, t=0, vx=3.0))
+    assert goals.observe(lost_at(20_000_000)) == "robot"
+    goals.observe(ball(0.0))
+    goals.observe(ball(-HALF_L + 0.002, -0.01, t=0, vx=-3.0))
+    assert goals.observe(lost_at(20_000_000)) == "human"
+
+
+@pytest.mark.parametrize("x, y, vx, vy, lost_after_ns", [
+    (HALF_L - 0.02, 0.0, 0.0, 0.0, 20_000_000),  # stopped under the goalkeeper, then lost
+    (HALF_L - 0.002, 0.0, -3.0, 0.0, 20_000_000),  # moving away from the goal
+    (HALF_L - 0.08, 0.0, 0.5, 0.0, 2_000_000_000),  # slow: lost long after, not carried on
+    # aimed over the line beside the mouth (it would meet the end wall)
+    (HALF_L - 0.002, TABLE.field.goal_width / 2 + 0.02, 3.0, 0.0, 20_000_000),
+])
+def test_a_track_that_ends_outside_a_goal_mouth_is_no_goal(x, y, vx, vy, lost_after_ns):
+    goals = GoalDetector(TABLE)
+    goals.observe(BallState(capture_time=0, frame=0, x=x, y=y, vx=vx, vy=vy,
+                            covariance=(0.0, 0.0, 0.0, 0.0), status=BallStatus.DETECTED))
+    assert goals.observe(lost_at(lost_after_ns)) is None
+
+
 def test_ball_view_has_a_trail_of_recent_states_and_a_predicted_path():
     p = Panel()
     for i in range(200):

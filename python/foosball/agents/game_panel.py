@@ -21,10 +21,13 @@ panel) and from the page follow the same rules: a page action becomes a GameCont
 core sends, and the runtime hands every GameControl the core sends back to the core as a
 message (runtime.py), so the core applies each one exactly once, in order, from one path.
 
-Score: a goal is the ball tracked (DETECTED or PREDICTED) with its centre over a goal line
-inside the goal mouth (|x| >= L/2, |y| <= goal width / 2), then reported LOST by the
-tracker. One goal per entry: the ball must be seen back inside the field before the next
-counts. Only goals during PLAYING count. The robot scores at x = +L/2 (the human's goal).
+Score: a goal is a track that ends in a goal mouth: the tracker reports the ball LOST, and
+its last tracked state (DETECTED or PREDICTED), carried on at its velocity to the time of
+the LOST report (at most GOAL_HORIZON_S), has its centre over a goal line (|x| >= L/2) where
+it crossed inside the mouth (|y| <= goal width / 2). The carrying-on matters: a ball shot
+into the goal vanishes between two frames, and at 50 fps its last sighting is still in front
+of the line. One goal per entry: the ball must be seen back inside the field before the
+next counts. Only goals during PLAYING count. The robot scores at x = +L/2 (the human's goal).
 """
 
 from __future__ import annotations
@@ -84,30 +87,49 @@ def vision_from_detector(detector: DetectorConfig, preview: bool = False) -> Vis
                         preview=preview)
 
 
+GOAL_HORIZON_S = 0.1  # the longest a vanished ball is carried on (5 frames at 50 fps)
+
+
 class GoalDetector:
-    """Goal = tracked over a goal line inside the mouth, then LOST (see the module doc)."""
+    """Goal = a track that ends in a goal mouth, then LOST (see the module doc)."""
 
     def __init__(self, table: Table) -> None:
         self.half_length = table.field.half_length
         self.goal_half = table.field.goal_width / 2
         self.field_x = table.field.half_length - table.ball.radius  # inside the end walls
-        self.crossed: str | None = None  # the team that scores if the ball is lost now
+        self.last: BallState | None = None  # the last tracked state, until it is LOST
         self.armed = True
 
     def observe(self, ball: BallState) -> str | None:
         """The scoring team ("robot" or "human") when this ball state confirms a goal."""
         if ball.status != BallStatus.LOST:
-            if abs(ball.x) >= self.half_length and abs(ball.y) <= self.goal_half:
-                self.crossed = "robot" if ball.x > 0 else "human"
-            elif abs(ball.x) < self.field_x:
-                self.crossed = None
+            self.last = ball
+            if abs(ball.x) < self.field_x:
                 self.armed = True
             return None
-        team, self.crossed = self.crossed, None
-        if team is None or not self.armed:
+        last, self.last = self.last, None
+        if last is None or not self.armed:
             return None
-        self.armed = False
+        team = self._mouth_reached(last, (ball.capture_time - last.capture_time) * 1e-9)
+        if team is not None:
+            self.armed = False
         return team
+
+    def _mouth_reached(self, last: BallState, elapsed_s: float) -> str | None:
+        """The team scoring if `last`, carried on for `elapsed_s`, is over a goal line
+        having crossed it inside the mouth."""
+        dt = min(max(elapsed_s, 0.0), GOAL_HORIZON_S)
+        x = last.x + last.vx * dt
+        if abs(x) < self.half_length:
+            return None
+        line = math.copysign(self.half_length, x)
+        if abs(last.x) >= self.half_length or last.vx == 0.0:
+            y_at_line = last.y  # already over the line when last seen
+        else:
+            y_at_line = last.y + last.vy * (line - last.x) / last.vx
+        if abs(y_at_line) > self.goal_half:
+            return None
+        return "robot" if line > 0 else "human"
 
 
 def _iso(wall_time: float) -> str:
