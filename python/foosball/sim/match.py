@@ -39,6 +39,7 @@ from foosball.sim.perception import (
     visible_fraction,
 )
 from foosball.sim.physics import Contact, World, WorldState
+from foosball.sim.rules import Referee, Restart
 from foosball.wire.catalogue import BallState, RodCommand
 
 SHOT_MIN_SPEED = 2.0  # m/s
@@ -73,6 +74,9 @@ class MatchResult:
     serves: int = 0
     params: dict[str, Any] = field(default_factory=dict)
     wall_time: float = 0.0
+    # per team: possession-limit and spinning violations, the longest possession (rules.py)
+    fouls: dict[str, dict[str, Any]] = field(default_factory=dict)
+    restarts: int = 0
 
     def summary(self) -> dict[str, Any]:
         def team(name: str) -> dict[str, Any]:
@@ -95,6 +99,8 @@ class MatchResult:
             "saves": {"robot": self.saves_robot, "human": self.saves_human},
             "shots": {"robot": team("robot"), "human": team("human")},
             "serves": self.serves,
+            "restarts": self.restarts,
+            "fouls": self.fouls,
             "speed_vs_real_time": round(self.duration / self.wall_time, 1)
             if self.wall_time > 0
             else None,
@@ -147,6 +153,7 @@ class Match:
         self.result = MatchResult(
             self.robot_name, self.opponent_name, seed, duration, params=self.params.as_dict()
         )
+        self.referee = Referee(self.table)
         self._open_shot: Shot | None = None
         self._still_since: float | None = None
         self._serve_at: float | None = 0.0
@@ -163,6 +170,7 @@ class Match:
         self._close_shot("missed")
         self.result.goals_robot = self.world.score.robot
         self.result.goals_human = self.world.score.human
+        self.result.fouls = self.referee.summary()
         self.result.wall_time = _time.perf_counter() - wall
         return self.result
 
@@ -185,6 +193,7 @@ class Match:
         now = world.time
         state = world.state()
         self._account(contacts, state)
+        self._referee(contacts, state, now)
         self._kick_off_rule(state, now)
         state = world.state()
         fraction = visible_fraction(self.table, state, world.man.reach, self.params.camera_height)
@@ -227,6 +236,24 @@ class Match:
 
     # --- rules and statistics --------------------------------------------------------------
 
+    def _referee(self, contacts: list[Contact], state: WorldState, now: float) -> None:
+        """Possession limits and the no-spinning rule; a violation restarts play."""
+        struck = {c.rod for c in contacts if c.kind == "man"}
+        restart = self.referee.rotations(state.rotations, struck)
+        if state.ball_in_play:
+            restart = restart or self.referee.possession(state.ball_x, now)
+        else:
+            self.referee.new_ball()
+        if restart is not None:
+            self._restart(restart)
+
+    def _restart(self, restart: Restart) -> None:
+        self._close_shot("missed")
+        self.world.place_ball(restart.x, restart.y)
+        self.referee.new_ball()
+        self._still_since = None
+        self.result.restarts += 1
+
     def _kick_off_rule(self, state: WorldState, now: float) -> None:
         world = self.world
         if not state.ball_in_play:
@@ -266,6 +293,7 @@ class Match:
         vx = float(self.rng.uniform(0.1, 0.4)) * (1.0 if self.rng.random() < 0.5 else -1.0)
         vy = -side * float(self.rng.uniform(0.6, 1.2))
         self.world.place_ball(0.0, side * wall, vx, vy)
+        self.referee.new_ball()
         self._serve_at = None
         self._still_since = None
         self.result.serves += 1

@@ -77,28 +77,34 @@ def visible_fraction(
     rod_scale = (camera_height - r) / (camera_height - man.rod_height)
     man_scale = (camera_height - r) / (camera_height - (man.rod_height - 0.02))
     bx, by = state.ball_x, state.ball_y
-    xs = bx + _DISC[:, 0] * r
-    ys = by + _DISC[:, 1] * r
-    hidden = None
+    # the disc is sampled only once something overlaps it (most frames nothing does)
+    hidden: np.ndarray | None = None
+    xs = ys = _DISC[:, 0]
     for i, rod in enumerate(table.rods):
         if abs(bx - rod.x * man_scale) > r + (reach + MAN_HALF_THICKNESS) * man_scale:
             continue
-        if hidden is None:
-            hidden = np.zeros(len(_DISC), dtype=bool)
         rod_x = rod.x * rod_scale
         if abs(bx - rod_x) < r + ROD_RADIUS * rod_scale:
+            if hidden is None:
+                hidden, xs, ys = _disc_at(bx, by, r)
             hidden |= np.abs(xs - rod_x) < ROD_RADIUS * rod_scale
         lo, hi = man_x_extent(state.rotations[i], reach)
         lo, hi = (rod.x + lo) * man_scale, (rod.x + hi) * man_scale
         if not lo - r < bx < hi + r:
             continue
-        in_x = (xs > lo) & (xs < hi)
         half_width = MAN_HALF_WIDTH * man_scale
         for y_man in rod.men_y(state.translations[i]):
             y_seen = y_man * man_scale
             if abs(by - y_seen) < r + half_width:
-                hidden |= in_x & (np.abs(ys - y_seen) < half_width)
+                if hidden is None:
+                    hidden, xs, ys = _disc_at(bx, by, r)
+                hidden |= (xs > lo) & (xs < hi) & (np.abs(ys - y_seen) < half_width)
     return 1.0 if hidden is None else float(1.0 - hidden.mean())
+
+
+def _disc_at(x: float, y: float, r: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Nothing hidden yet, and the sample points of a ball of radius r at (x, y)."""
+    return np.zeros(len(_DISC), dtype=bool), x + _DISC[:, 0] * r, y + _DISC[:, 1] * r
 
 
 class TrackerModel:

@@ -54,13 +54,17 @@ class RodBehaviour(Protocol):
     def step(self, now: float, ball: BallView | None, here: RodView) -> RodSetpoint: ...
 
 
+_ROD_IDS = tuple(RodId)
+_AT_REST = RodView(0.0, 0.0)
+
+
 def rod_views(status: RodStatus | None, rods: list[Rod]) -> dict[RodId, RodView]:
     """Measured rod positions by RodId; a rod the status does not mention is taken as at rest
     in the middle of its travel."""
-    views = {RodId(i): RodView(0.0, 0.0) for i in range(len(rods))}
+    views = {_ROD_IDS[i]: _AT_REST for i in range(len(rods))}
     if status is not None:
         for position in status.rods:
-            views[RodId(position.rod)] = _view(position)
+            views[position.rod] = _view(position)  # RodId is an int enum: same key
     return views
 
 

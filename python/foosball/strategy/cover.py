@@ -11,12 +11,15 @@ around the point where the line from the ball through the man meets the goal lin
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import NamedTuple
 
 from foosball.geometry import Rod
+from foosball.strategy.rods import men_offsets
 
 
-@dataclass(frozen=True, slots=True)
-class Interval:
+class Interval(NamedTuple):
+    """A stretch of a goal line; a tuple, because the planner makes thousands a second."""
+
     low: float
     high: float
 
@@ -32,7 +35,7 @@ def between(x: float, a: float, b: float) -> bool:
 def shadow(ball_x: float, ball_y: float, man_x: float, man_y: float, block_half: float,
            goal_x: float) -> Interval | None:
     """The part of the goal line the man hides from the ball (None: the man is not between)."""
-    if not between(man_x, ball_x, goal_x):
+    if not (ball_x < man_x < goal_x or goal_x < man_x < ball_x):
         return None
     scale = (goal_x - ball_x) / (man_x - ball_x)
     centre = ball_y + (man_y - ball_y) * scale
@@ -48,14 +51,16 @@ def man_y_for_shadow_centre(ball_x: float, ball_y: float, man_x: float, goal_x: 
 
 def covered_length(mouth: Interval, shadows: list[Interval]) -> float:
     """Length of the mouth inside the union of the shadows."""
+    mouth_low, mouth_high = mouth
     parts = sorted(
-        (max(s.low, mouth.low), min(s.high, mouth.high)) for s in shadows if s is not None
+        (mouth_low if low < mouth_low else low, mouth_high if high > mouth_high else high)
+        for low, high in shadows
     )
-    total, reach = 0.0, mouth.low
+    total, reach = 0.0, mouth_low
     for low, high in parts:
-        if high <= reach:
+        if high <= reach or high <= low:  # before the reach, or wholly outside the mouth
             continue
-        total += high - max(low, reach)
+        total += high - (low if low > reach else reach)
         reach = high
     return total
 
@@ -63,16 +68,20 @@ def covered_length(mouth: Interval, shadows: list[Interval]) -> float:
 def open_intervals(mouth: Interval, shadows: list[Interval]) -> list[Interval]:
     """Parts of the mouth no shadow covers, in order."""
     gaps: list[Interval] = []
-    reach = mouth.low
-    for s in sorted(shadows, key=lambda s: s.low):
-        if s.low > reach:
-            gaps.append(Interval(reach, min(s.low, mouth.high)))
-        reach = max(reach, s.high)
-        if reach >= mouth.high:
+    mouth_low, mouth_high = mouth
+    reach = mouth_low
+    for low, high in sorted(shadows):
+        if low > reach:
+            end = low if low < mouth_high else mouth_high
+            if end > reach:
+                gaps.append(Interval(reach, end))
+        if high > reach:
+            reach = high
+        if reach >= mouth_high:
             break
-    if reach < mouth.high:
-        gaps.append(Interval(reach, mouth.high))
-    return [g for g in gaps if g.width > 0]
+    if reach < mouth_high:
+        gaps.append(Interval(reach, mouth_high))
+    return gaps
 
 
 @dataclass(frozen=True, slots=True)
@@ -88,9 +97,10 @@ class CoverPlan:
 def _place(rod: Rod, man_y: float, current: float) -> float:
     """Translation putting the man that gets nearest to man_y there (smallest move on ties)."""
     best: tuple[float, float, float] | None = None  # (error, move, translation)
-    for man in range(rod.men):
-        wanted = rod.translation_for(man, man_y)
-        clamped = rod.clamp(wanted)
+    low, high = rod.travel_min, rod.travel_max
+    for offset in men_offsets(rod):
+        wanted = man_y - offset
+        clamped = low if wanted < low else high if wanted > high else wanted
         key = (abs(clamped - wanted), abs(clamped - current), clamped)
         if best is None or key < best:
             best = key
@@ -100,11 +110,15 @@ def _place(rod: Rod, man_y: float, current: float) -> float:
 
 def _men_shadows(rod: Rod, translation: float, ball_x: float, ball_y: float, block_half: float,
                  goal_x: float) -> list[Interval]:
+    man_x = rod.x
+    if not (ball_x < man_x < goal_x or goal_x < man_x < ball_x):
+        return []
+    scale = (goal_x - ball_x) / (man_x - ball_x)
+    half = block_half * scale
     out = []
-    for y in rod.men_y(translation):
-        s = shadow(ball_x, ball_y, rod.x, y, block_half, goal_x)
-        if s is not None:
-            out.append(s)
+    for offset in men_offsets(rod):
+        centre = ball_y + (translation + offset - ball_y) * scale
+        out.append(Interval(centre - half, centre + half))
     return out
 
 
@@ -112,6 +126,39 @@ def rod_shadows(rod: Rod, translation: float, ball_x: float, ball_y: float, bloc
                 goal_x: float) -> list[Interval]:
     """Shadows of all the men of a rod standing at `translation`."""
     return _men_shadows(rod, translation, ball_x, ball_y, block_half, goal_x)
+
+
+class _Projection:
+    """One rod seen from the ball onto the goal line: its shadows for a translation, and the
+    translation that centres a shadow on a point; the factors are worked out once per plan."""
+
+    def __init__(self, rod: Rod, ball_x: float, ball_y: float, goal_x: float,
+                 block_half: float) -> None:
+        self.rod = rod
+        self.ball_y = ball_y
+        self.offsets = men_offsets(rod)
+        self.between = ball_x < rod.x < goal_x or goal_x < rod.x < ball_x
+        self.scale = (goal_x - ball_x) / (rod.x - ball_x) if self.between else 0.0
+        self.ball_x, self.goal_x = ball_x, goal_x
+        self.half = block_half * self.scale
+        self.known: dict[float, list[Interval]] = {}  # candidates share translations
+
+    def shadows(self, translation: float) -> list[Interval]:
+        out = self.known.get(translation)
+        if out is None:
+            out = []
+            if self.between:
+                by, scale, half = self.ball_y, self.scale, self.half
+                for offset in self.offsets:  # plain tuples: Interval's fields, made faster
+                    centre = by + (translation + offset - by) * scale
+                    out.append((centre - half, centre + half))  # type: ignore[arg-type]
+            self.known[translation] = out
+        return out
+
+    def place(self, centre: float, current: float) -> float:
+        """Translation throwing a shadow centred on `centre` (see `_place` for the man)."""
+        man_y = man_y_for_shadow_centre(self.ball_x, self.ball_y, self.rod.x, self.goal_x, centre)
+        return _place(self.rod, man_y, current)
 
 
 def plan_cover(ball_x: float, ball_y: float, goalkeeper: Rod, defence: Rod, goal_x: float,
@@ -125,44 +172,46 @@ def plan_cover(ball_x: float, ball_y: float, goalkeeper: Rod, defence: Rod, goal
     widest gap left; the best cover wins, then the smallest move. With the ball behind the
     defence only the goalkeeper blocks; with the ball level with the goalkeeper, it stands on
     the ball's y."""
-    fixed = list(fixed or [])
-    candidates: list[tuple[float, float, float, float]] = []  # (-covered, move, gk, def)
-
-    def place_shadow(rod: Rod, centre: float, current: float) -> float:
-        man_y = man_y_for_shadow_centre(ball_x, ball_y, rod.x, goal_x, centre)
-        return _place(rod, man_y, current)
-
-    def shadows_of(rod: Rod, t: float) -> list[Interval]:
-        return _men_shadows(rod, t, ball_x, ball_y, block_half, goal_x)
+    # shadows wholly outside the mouth change neither the cover nor the gaps
+    fixed = [s for s in fixed or [] if s[1] > mouth[0] and s[0] < mouth[1]]
+    keeper_view = _Projection(goalkeeper, ball_x, ball_y, goal_x, block_half)
+    defence_view = _Projection(defence, ball_x, ball_y, goal_x, block_half)
+    best: tuple[float, float, float, float] | None = None  # (-covered, move, gk, def)
 
     def keeper_for(others: list[Interval]) -> float:
-        gaps = open_intervals(mouth, others)
-        if not gaps:
-            return place_shadow(goalkeeper, (mouth.low + mouth.high) / 2, current_goalkeeper)
-        widest = max(gaps, key=lambda g: g.width)
-        return place_shadow(goalkeeper, (widest.low + widest.high) / 2, current_goalkeeper)
+        widest = mouth
+        widest_width = -1.0
+        for gap in open_intervals(mouth, others):
+            if gap[1] - gap[0] > widest_width:
+                widest, widest_width = gap, gap[1] - gap[0]
+        return keeper_view.place((widest[0] + widest[1]) / 2, current_goalkeeper)
 
     def score(gk_t: float, def_t: float) -> None:
-        shadows = fixed + shadows_of(goalkeeper, gk_t) + shadows_of(defence, def_t)
+        nonlocal best
+        shadows = fixed + keeper_view.shadows(gk_t) + defence_view.shadows(def_t)
         covered = covered_length(mouth, shadows)
         move = abs(gk_t - current_goalkeeper) + abs(def_t - current_defence)
-        candidates.append((-round(covered, 5), round(move, 4), gk_t, def_t))
+        candidate = (-round(covered, 5), round(move, 4), gk_t, def_t)
+        if best is None or candidate < best:
+            best = candidate
 
-    if not between(goalkeeper.x, ball_x, goal_x):
+    if not keeper_view.between:
         score(_place(goalkeeper, ball_y, current_goalkeeper), current_defence)
-    elif not between(defence.x, ball_x, goal_x):
+    elif not defence_view.between:
         score(keeper_for(fixed), current_defence)
     else:
         w_def = 2 * block_half * (goal_x - ball_x) / (defence.x - ball_x)
         gaps = sorted(open_intervals(mouth, fixed), key=lambda g: -g.width)[:2] or [mouth]
-        centres = []
+        centres: list[float | None] = []
         for g in gaps:
             centres += [g.low + w_def / 2, g.high - w_def / 2, (g.low + g.high) / 2]
-        for c in centres:
-            def_t = place_shadow(defence, c, current_defence)
-            score(keeper_for(fixed + shadows_of(defence, def_t)), def_t)
-        score(keeper_for(fixed + shadows_of(defence, current_defence)), current_defence)
-    best = min(candidates)
+        tried = set()  # centres near an end of the travel often ask for the same place
+        for c in [*centres, None]:
+            def_t = current_defence if c is None else defence_view.place(c, current_defence)
+            if def_t not in tried:
+                tried.add(def_t)
+                score(keeper_for(fixed + defence_view.shadows(def_t)), def_t)
+    assert best is not None
     return CoverPlan(
         goalkeeper_translation=best[2],
         defence_translation=best[3],

@@ -85,6 +85,8 @@ class ImprovedStrategy(RodStrategy):
         self.aim_mouth = Interval(-half_goal + r, half_goal - r)
         self.behaviours = []  # a team plan (plan_rods) and act() replace per-rod behaviours
         self.their_rods = self.table.human_rods
+        self.rod_ids = tuple(RodId(i) for i in range(len(self.rods)))
+        self.reachable = [rod.reachable_y() for rod in self.rods]  # fixed by the geometry
         self.time_to_contact = self._time_to_contact()
         self.log: list[tuple[float, int, BallPoint | None, str]] | None = None  # kicks, if set
         self.plans_last: list[RodPlan] | None = None  # for tests and diagnostics
@@ -101,10 +103,10 @@ class ImprovedStrategy(RodStrategy):
         now = now_ns * 1e-9
         view = self.ball_view(ball, now_ns)
         views = rod_views(rods, self.rods)
-        setpoints = self.decide(now, view, [views[RodId(i)] for i in range(len(self.rods))])
+        setpoints = self.decide(now, view, [views[rod_id] for rod_id in self.rod_ids])
         targets = tuple(
-            to_target(RodId(i), rod, setpoint)
-            for i, (rod, setpoint) in enumerate(zip(self.rods, setpoints, strict=True))
+            to_target(rod_id, rod, setpoint)
+            for rod_id, rod, setpoint in zip(self.rod_ids, self.rods, setpoints, strict=True)
         )
         return RodCommand(ball_capture_time=ball.capture_time if ball else 0, rods=targets)
 
@@ -225,7 +227,7 @@ class ImprovedStrategy(RodStrategy):
         if self.kicks[i].active:
             return RodPlan("strike")
         if not any(lo - self.block_half <= b.y <= hi + self.block_half
-                   for lo, hi in rod.reachable_y()):
+                   for lo, hi in self.reachable[i]):
             return None
         if 0.0 < ahead < self.reach_ahead and speed < p.control_speed:
             # where will the ball be when the foot arrives?

@@ -91,12 +91,27 @@ class SpeedModel:
         if s0 <= 0:
             return None
         t_stop = self.stop_time(s0)
-        if self.distance(s0, t_stop) < d - 1e-12:
+        c, a = self.c, self.a
+        if c < _EPS:  # constant deceleration: the root in closed form
+            if a <= 0:
+                return d / s0
+            if s0 * t_stop - 0.5 * a * t_stop * t_stop < d - 1e-12:
+                return None
+            root = s0 * s0 - 2 * a * d
+            return min(t_stop, (s0 - math.sqrt(max(0.0, root))) / a)
+        # every iterate stays below t_stop, so distance and speed need no clamping there
+        k = s0 + a / c
+        a_c = a / c
+        exp = math.exp
+        if k * (1.0 - exp(-c * t_stop)) / c - a_c * t_stop < d - 1e-12:
             return None
         t = d / s0
         for _ in range(30):
-            f = self.distance(s0, t) - d
-            slope = self.speed(s0, t)
+            if t > t_stop:
+                t = t_stop
+            decay = exp(-c * t)
+            f = k * (1.0 - decay) / c - a_c * t - d
+            slope = k * decay - a_c
             if abs(f) < 1e-9 or slope <= _EPS:
                 break
             t = min(t - f / slope, t_stop)
@@ -111,10 +126,21 @@ class BallPredictor:
         self.y_wall = table.field.half_width - radius
         self.x_wall = table.field.half_length - radius
         self.goal_half = table.field.goal_width / 2
+        # a strategy asks about one ball state several times a step (crossings of each rod)
+        self._last_key: tuple[float, float, float, float] | None = None
+        self._last_segments: list[Segment] = []
 
     def segments(self, x: float, y: float, vx: float, vy: float) -> list[Segment]:
         """The straight runs of the ball from this state until it stops, enters a goal, has
-        bounced max_bounces times, or the horizon ends."""
+        bounced max_bounces times, or the horizon ends (the caller must not change the list)."""
+        key = (x, y, vx, vy)
+        if key != self._last_key:
+            self._last_segments = self._segments(x, y, vx, vy, self.params.horizon)
+            self._last_key = key
+        return self._last_segments
+
+    def _segments(self, x: float, y: float, vx: float, vy: float, until: float) -> list[Segment]:
+        """The runs up to the one under way at `until` (the horizon: all of them)."""
         out: list[Segment] = []
         t = 0.0
         horizon = self.params.horizon
@@ -149,6 +175,8 @@ class BallPredictor:
             s1 = self.model.speed(speed, dt)
             vx, vy = ux * s1, uy * s1
             t += dt
+            if t >= until:
+                break  # the caller wants nothing later
             e, mu = self.params.wall_restitution, self.params.wall_friction
             if hit == "x" and abs(y) <= self.goal_half:
                 break  # into the goal: nothing more to predict
@@ -164,7 +192,10 @@ class BallPredictor:
         """Where the ball is `t` seconds after this state (it rests where it stopped)."""
         if t <= 0:
             return BallPoint(0.0, x, y, vx, vy)
-        segments = self.segments(x, y, vx, vy)
+        if t < self.params.horizon:
+            segments = self._segments(x, y, vx, vy, t)  # a short look ahead: only its runs
+        else:
+            segments = self.segments(x, y, vx, vy)
         if not segments:
             return BallPoint(t, x, y, 0.0, 0.0)
         for seg in segments:

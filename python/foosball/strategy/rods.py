@@ -20,6 +20,19 @@ class Reach:
     error: float  # |y of the man after the move - wanted y|; 0 when the point is reachable
 
 
+_OFFSETS: dict[int, tuple[Rod, tuple[float, ...]]] = {}
+
+
+def men_offsets(rod: Rod) -> tuple[float, ...]:
+    """Each man's y relative to the rod's translation (`Rod.men_y` at 0), computed once per rod:
+    the planners ask for it thousands of times a second."""
+    entry = _OFFSETS.get(id(rod))
+    if entry is None or entry[0] is not rod:  # the id of a rod that is gone may be reused
+        entry = (rod, rod.men_y(0.0))
+        _OFFSETS[id(rod)] = entry
+    return entry[1]
+
+
 def men_positions(rod: Rod, translation: float) -> tuple[float, ...]:
     """y of every man's centre for a rod translation."""
     return rod.men_y(translation)
@@ -60,16 +73,17 @@ def can_reach(rod: Rod, y: float, half_width: float = 0.0) -> bool:
 def reach(rod: Rod, y: float, current_translation: float) -> Reach:
     """The best man to put at `y`: among the men that can reach it, the one needing the smallest
     move from `current_translation`; if none can, the one that gets nearest (clamped)."""
-    best: Reach | None = None
-    for man in range(rod.men):
-        wanted = rod.translation_for(man, y)
-        clamped = rod.clamp(wanted)
-        candidate = Reach(man=man, translation=clamped, error=abs(clamped - wanted))
-        key = (candidate.error, abs(clamped - current_translation))
-        if best is None or key < (best.error, abs(best.translation - current_translation)):
-            best = candidate
+    best: tuple[float, float, float, int] | None = None  # (error, move, translation, man)
+    low, high = rod.travel_min, rod.travel_max
+    for man, offset in enumerate(men_offsets(rod)):
+        wanted = y - offset
+        clamped = low if wanted < low else high if wanted > high else wanted
+        error = abs(clamped - wanted)
+        move = abs(clamped - current_translation)
+        if best is None or (error, move) < best[:2]:
+            best = (error, move, clamped, man)
     assert best is not None  # a rod has at least one man
-    return best
+    return Reach(man=best[3], translation=best[2], error=best[0])
 
 
 def man_at(rod: Rod, translation: float, man: int) -> float:
