@@ -5,8 +5,15 @@ from __future__ import annotations
 from foosball.strategy.tournament import run_tournament, totals
 
 
-def match(seed, gf, ga, saves, against_speeds):
+def fouls(possession, longest):
+    return {"possession": possession, "spinning": 0, "longest_possession_s": longest,
+            "longest_zone": "midfield"}
+
+
+def match(seed, gf, ga, saves, against_speeds, human_fouls=(0, 1.0)):
     return {
+        "duration_s": 60.0,
+        "fouls": {"robot": fouls(0, 2.0), "human": fouls(*human_fouls)},
         "seed": seed,
         "goals_for": gf,
         "goals_against": ga,
@@ -21,12 +28,16 @@ def match(seed, gf, ga, saves, against_speeds):
 
 
 def test_totals():
-    t = totals([match(0, 2, 1, 3, [4.0, 6.0]), match(1, 0, 0, 1, [8.0]), match(2, 1, 2, 0, [])])
+    t = totals([match(0, 2, 1, 3, [4.0, 6.0]), match(1, 0, 0, 1, [8.0], (2, 10.0)),
+                match(2, 1, 2, 0, [], (1, 4.0))])
     assert (t["wins"], t["draws"], t["losses"]) == (1, 1, 1)
     assert t["goals_for"] == 3 and t["goals_against"] == 3 and t["goals_ratio"] == 1.0
     assert t["save_rate"] == round(4 / 7, 4)
     assert t["shots_against"]["mean_speed"] == 6.0
     assert t["shots_against"]["max_speed"] == 8.0
+    assert t["goals_per_minute"] == {"for": 1.0, "against": 1.0}
+    assert t["fouls"]["human"]["possession"] == 3 and t["fouls"]["robot"]["possession"] == 0
+    assert t["fouls"]["human"]["longest_possession_s"] == 10.0
 
 
 def test_one_short_match_runs_and_is_reproducible():

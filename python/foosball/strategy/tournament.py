@@ -86,6 +86,9 @@ def summarise(result: Any, seed: int) -> dict[str, Any]:
         "shots_for": shots["robot"],
         "shots_against": shots["human"],
         "serves": result.serves,
+        "restarts": result.restarts,
+        "fouls": result.fouls,
+        "duration_s": result.duration,
         "wall_time": round(result.wall_time, 2),
     }
 
@@ -115,8 +118,12 @@ def totals(matches: list[dict[str, Any]]) -> dict[str, Any]:
             "max_speed": max(values) if values else None,
         }
 
+    minutes = sum(m["duration_s"] for m in matches) / 60.0
     return {
         "matches": len(matches),
+        "goals_per_minute": {"for": round(gf / minutes, 3) if minutes else None,
+                             "against": round(ga / minutes, 3) if minutes else None},
+        "fouls": {team: _fouls(matches, team) for team in ("robot", "human")},
         "wins": sum(m["goals_for"] > m["goals_against"] for m in matches),
         "draws": sum(m["goals_for"] == m["goals_against"] for m in matches),
         "losses": sum(m["goals_for"] < m["goals_against"] for m in matches),
@@ -131,6 +138,18 @@ def totals(matches: list[dict[str, Any]]) -> dict[str, Any]:
                                for b, (s, n) in bands.items()},
         "shots_for": speeds("shots_for"),
         "shots_against": speeds("shots_against"),
+    }
+
+
+def _fouls(matches: list[dict[str, Any]], team: str) -> dict[str, Any]:
+    """One team's rule violations over the matches and its longest possession."""
+    rows = [m["fouls"][team] for m in matches]
+    longest = max(rows, key=lambda r: r["longest_possession_s"])
+    return {
+        "possession": sum(r["possession"] for r in rows),
+        "spinning": sum(r["spinning"] for r in rows),
+        "longest_possession_s": longest["longest_possession_s"],
+        "longest_zone": longest["longest_zone"],
     }
 
 
@@ -184,7 +203,12 @@ def _print_text(report: dict[str, Any]) -> None:
     print(f"{report['robot']} vs {report['opponent']}: {t['matches']} matches of "
           f"{report['duration_s']:g} s, seeds {report['seed']}..{last}")
     print(f"  won {t['wins']} drawn {t['draws']} lost {t['losses']} (win rate {t['win_rate']})")
-    print(f"  goals {t['goals_for']}:{t['goals_against']} (ratio {t['goals_ratio']})")
+    print(f"  goals {t['goals_for']}:{t['goals_against']} (ratio {t['goals_ratio']}), "
+          f"per minute {t['goals_per_minute']['for']}:{t['goals_per_minute']['against']}")
+    for team, f in t["fouls"].items():
+        print(f"  {team}: {f['possession']} possession-limit violations, {f['spinning']} "
+              f"spinning fouls, longest possession {f['longest_possession_s']} s "
+              f"({f['longest_zone']})")
     print(f"  save rate {t['save_rate']} ({t['saves']} saves, {t['goals_against']} conceded; "
           f"{t['on_target_against']} on-target shots closed)")
     for band, row in t["save_rate_by_speed"].items():
