@@ -71,6 +71,7 @@ LAN partition: vision board unplugged
     ${TEST NAME}    ${HALT_MS}
 
 camera lost                                 ${TEST NAME}    ${CAMERA_TIMEOUT_MS}
+flood of 10,000 unsigned frames/s           ${TEST NAME}    ${HALT_MS}
 
 
 *** Keywords ***

@@ -201,19 +201,50 @@ def test_a_peer_in_fault_latches_but_not_in_the_grace_after_a_restart() -> None:
     assert s.runtime.latch.faulted
 
 
+def forged_restart(s: Segment) -> bytes:
+    frame = s.endpoint(Agent.GAME_PANEL).codec.encode(GameControl(command=GameCommand.RESTART))
+    return frame[:-1] + bytes([frame[-1] ^ 1])  # the MAC no longer verifies
+
+
 def test_unsigned_frames_never_spend_a_senders_budget() -> None:
     s = Segment(sender_rate_hz=100.0, sender_burst=20)
     s.run(0.1)
     transport = MemoryTransport(s.hub)
-    forged = s.endpoint(Agent.GAME_PANEL).codec.encode(GameControl(command=GameCommand.PAUSE))
-    forged = forged[:-1] + bytes([forged[-1] ^ 1])  # the MAC no longer verifies
-    for _ in range(5000):
-        transport.send(forged)
-    s.restart()  # the game panel's real frame after the flood still gets through
+    for _ in range(50):  # a trickle (50/s), under the flood limit
+        transport.send(forged_restart(s))
+        s.run(0.02)
+    s.peers[Agent.GAME_PANEL].send(GameControl(command=GameCommand.PAUSE))
     s.run(0.02)
-    assert s.runtime.counters.drops["mac"] >= 4000
+    assert s.runtime.counters.drops["mac"] == 50
     assert s.runtime.budget.refused["game_panel"] == 0
+    assert any(isinstance(m, GameControl) for m in s.core.seen), "the real frame got through"
     assert not s.runtime.latch.faulted
+
+
+def test_a_flood_of_unsigned_frames_is_a_cause_until_it_is_over() -> None:
+    s = Segment(flood_limit_hz=1000.0, flood_hold_s=1.0)
+    s.run(0.1)
+    transport = MemoryTransport(s.hub)
+
+    def flood(seconds: float) -> None:  # 10,000 frames/s, 50 per 5 ms turn
+        for _ in range(round(seconds / 0.005)):
+            for _ in range(50):
+                transport.send(forged_restart(s))
+            s.turn()
+
+    flood(0.02)
+    alarms = s.alarms(AlarmCode.LAN_FLOOD)
+    assert alarms and alarms[0].latched and "fail the MAC" in alarms[0].text
+    assert s.runtime.state == SafetyState.FAULT
+    s.restart()  # heard through the flood, and refused: the flood is still on
+    flood(0.02)
+    refused = s.alarms(AlarmCode.RESTART_REFUSED)
+    assert refused and "fail the MAC" in refused[-1].text
+    s.run(1.1)  # the flood is over
+    s.restart()
+    s.run(0.02)
+    assert not s.runtime.latch.faulted
+    assert s.runtime.counters.drops["mac"] == 50 * 8
 
 
 def test_one_flooding_sender_spends_only_its_own_budget() -> None:

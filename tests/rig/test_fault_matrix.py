@@ -14,13 +14,12 @@ from __future__ import annotations
 import json
 import os
 import re
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from foosball.rig.faults import Fault, FaultMatrix, FaultResult, matrix, unsigned_flood
+from foosball.rig.faults import Fault, FaultMatrix, FaultResult, matrix
 from foosball.rig.network import netns_unavailable
 from foosball.rig.observer import Observer
 from foosball.rig.rig import CORE_AGENTS, Rig, RigOptions
@@ -44,7 +43,6 @@ CASES = matrix(CORE_AGENTS)
 # timeout (0.2 s here).
 DETECTION_BOUND_MS = {"camera lost": 600.0}
 RESULTS: list[FaultResult] = []
-FLOOD_SENT: list[int] = []
 
 
 def hostile_drops(log: str) -> int:
@@ -77,9 +75,10 @@ def rig(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Rig, FaultMa
     for agent in CORE_AGENTS:
         log = rig.log_text(agent)
         assert "stopped: RuntimeCounters(" in log, agent
-        if FLOOD_SENT:  # every unsigned frame was counted, not silently lost (the kernel
-            # may still drop some when a socket's buffer overflows)
-            assert hostile_drops(log) >= 0.25 * sum(FLOOD_SENT), (agent, log[-500:])
+        flood_sent = sum(f.flood.sent for f in CASES if f.flood is not None)
+        # Every unsigned frame was counted, not silently lost (the kernel may still drop
+        # some when a socket's buffer overflows).
+        assert hostile_drops(log) >= 0.25 * flood_sent, (agent, log[-500:])
 
 
 @pytest.mark.parametrize("fault", CASES, ids=[f.name for f in CASES])
@@ -100,32 +99,3 @@ def test_fault_stops_every_axis_and_restart_needs_the_cause_gone(
         assert result.quick_stop_cycles is not None and result.quick_stop_cycles <= 3, result
     assert result.restart_refused, f"restart not refused while the cause was present: {result}"
     assert result.restart_accepted, f"no recovery after the cause was gone: {result}"
-
-
-@pytest.mark.xfail(reason=(
-    "measured: at 10,000 unsigned frames/s every agent decodes every frame, and on this "
-    "2-core VM a 25 ms heartbeat deadline was missed once (a HEARTBEAT_MISSING alarm); "
-    "dropping frames of types an agent does not read before the MAC is the next step"))
-def test_a_flood_of_unsigned_frames_raises_no_alarm_and_crowds_out_no_fault(
-        rig: tuple[Rig, FaultMatrix]) -> None:
-    the_rig, faults = rig
-    observer = faults.observer
-    t0 = time.monotonic()
-    sent = unsigned_flood(the_rig, rate_hz=10_000.0, seconds=2.0)
-    assert sent >= 15_000
-    assert not [h for h in observer.alarms(t0) if h.message.latched], "a flood is not a fault"
-    assert faults.healthy(time.monotonic() - 0.3)
-    # A real fault during a flood is still detected and stops the motors.
-    import threading
-
-    flood = threading.Thread(target=unsigned_flood, args=(the_rig, 10_000.0, 3.0))
-    flood.start()
-    try:
-        result = faults.run(CASES[0])
-    finally:
-        flood.join()
-    RESULTS.append(FaultResult(**{**result.as_dict(), "case": "drive fault during a flood"}))
-    assert result.detection_ms is not None and result.detection_ms < 300.0, result
-    assert result.quick_stop_cycles is not None and result.quick_stop_cycles <= 3, result
-    assert result.restart_accepted, result
-    FLOOD_SENT.append(sent)

@@ -62,6 +62,7 @@ WATCHDOG_PERIOD_S = 0.1
 WORK_PRIORITY = 20  # SCHED_FIFO of the step thread (root): below the I/O thread's
 ERROR_HOLD_S = 1.0  # a failed step stays a cause this long after the last failure
 STALE_FOR_S = 0.2  # a peer's frames all stale this long: its clock is out of step
+UNAUTHENTICATED = ("mac", "malformed")  # drops that say nothing of a known sender
 
 
 @dataclass(frozen=True, slots=True)
@@ -119,6 +120,35 @@ class SenderBudget:
         return True
 
 
+class FloodWatch:
+    """Frames on our LAN that fail the MAC (or are not COSE at all), counted in windows:
+    more than `limit_hz` of them is a flood, a cause for `hold_s` after the last such window.
+    Such frames cost every agent CPU however fast they are dropped; above a few hundred a
+    second nothing on the LAN is healthy (a board with a wrong key, a broadcast storm, an
+    attack), and what is uncertain stops the motors (RESTART is refused until it is over)."""
+
+    WINDOW_S = 0.1
+
+    def __init__(self, limit_hz: float, hold_s: float) -> None:
+        self.limit = limit_hz * self.WINDOW_S
+        self.hold_s = hold_s
+        self._window_start = -math.inf
+        self._count = 0
+        self.rate_hz = 0.0  # of the last window over the limit
+        self.last_s = -math.inf  # when a window went over the limit
+
+    def count(self, now_s: float) -> None:
+        if now_s - self._window_start >= self.WINDOW_S:
+            self._window_start, self._count = now_s, 0
+        self._count += 1
+        if self._count > self.limit:
+            self.rate_hz = self._count / max(now_s - self._window_start, self.WINDOW_S)
+            self.last_s = now_s
+
+    def present(self, now_s: float) -> bool:
+        return now_s - self.last_s < self.hold_s
+
+
 @dataclass
 class RuntimeCounters:
     received: int = 0
@@ -158,6 +188,7 @@ class AgentRuntime:
             {a: d for a, d in settings.deadlines.items() if a != self.agent}, now,
             settings.startup_grace_s)
         self.budget = SenderBudget(settings.sender_rate_hz, settings.sender_burst)
+        self.flood = FloodWatch(settings.flood_limit_hz, settings.flood_hold_s)
         self.heartbeats = HeartbeatSchedule(self.agent, settings.heartbeat_period_s, health)
         self.counters = RuntimeCounters()
         self.inbox: deque[Any] = deque(maxlen=4096)
@@ -211,6 +242,8 @@ class AgentRuntime:
             result = codec.decode(frame)
             if isinstance(result, Drop):
                 self.counters.drops[result.reason] += 1
+                if result.reason in UNAUTHENTICATED:
+                    self.flood.count(now)
                 sender = getattr(result, "sender", None)
                 if result.reason == "stale" and sender is not None:
                     first, _ = self._stale.get(sender, (now, now))
@@ -269,6 +302,9 @@ class AgentRuntime:
         if self.stalled(now):
             causes.append(Cause(AlarmCode.INTERNAL_ERROR, f"step loop silent for "
                                 f"{(now - self._last_step_s) * 1e3:.0f} ms", subject="stall"))
+        if self.flood.present(now):
+            causes.append(Cause(AlarmCode.LAN_FLOOD, f"{self.flood.rate_hz:.0f} frames/s on the "
+                                "LAN fail the MAC", subject="lan"))
         if self._clock_step is not None and now - self._clock_step[0] < self.settings.clock_hold_s:
             causes.append(Cause(AlarmCode.CLOCK_STEP, f"this board's clock stepped by "
                                 f"{self._clock_step[1]:+.3f} s", subject="own"))

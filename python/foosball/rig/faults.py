@@ -11,17 +11,15 @@ watchdog stops them, read from the emulator.
 
 from __future__ import annotations
 
-import os
 import re
 import signal
-import socket
+import subprocess
+import sys
 import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from foosball.ethercat.realtime import set_fifo
-from foosball.rig.network import inside
 from foosball.rig.observer import Observer
 from foosball.rig.rig import Rig
 from foosball.wire.catalogue import (
@@ -60,12 +58,14 @@ class FaultResult:
 @dataclass
 class Fault:
     name: str
-    inject: Callable[[Rig], None]
+    # Returns when the fault took effect if that is later than the call (a process to start)
+    inject: Callable[[Rig], float | None]
     clear: Callable[[Rig], None]
     victim: str | None = None  # an agent whose heartbeats stop
     # The master cannot reach the drives (it is gone, or the cable is): their own EtherCAT
     # watchdog must stop them, read from the emulator.
     drives_stop_themselves: bool = False
+    flood: Flood | None = None  # the flood's own (how many frames it sent)
 
 
 def _drive(axis: int, kind: str) -> Fault:
@@ -88,45 +88,38 @@ def _signal(name: str, signum: int) -> Callable[[Rig], None]:
     return lambda rig: rig.signal(name, signum)
 
 
-def unsigned_flood(rig: Rig, rate_hz: float, seconds: float) -> int:
-    """Frames of our EtherType that no key signed, from the tool board; returns the count."""
-    with inside(rig.lan.namespace("tool")):
-        if rig.namespaced:
-            sock = socket.socket(socket.AF_PACKET, socket.SOCK_RAW)
-            sock.bind(("lan0", 0))
-            header = b"\xff" * 6 + b"\x02\x00\x00\x00\x00\x01" + b"\x88\xb5"
-        else:
-            sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-            header = b""
-    # Random bodies behind our length prefix, made up front: the loop only sends, in bursts
-    # of a millisecond's worth, so it keeps the rate on a busy machine.
-    frames = []
-    for _ in range(256):
-        body = os.urandom(64)
-        frames.append(header + len(body).to_bytes(2, "big") + body)
-    burst = max(1, round(rate_hz / 1000))
-    sent = 0
-    # The flood keeps its rate on a busy machine only above ordinary processes (below the
-    # agents' I/O threads, which must win).
-    realtime = set_fifo(30)
-    start = time.monotonic()
-    try:
-        while time.monotonic() - start < seconds:
-            for _ in range(burst):
-                frame = frames[sent % len(frames)]
-                if rig.namespaced:
-                    sock.send(frame)
-                else:
-                    sock.sendto(frame, ("239.255.88.181", 58815))
-                sent += 1
-            behind = start + sent / rate_hz - time.monotonic()
-            if behind > 0:
-                time.sleep(behind)
-    finally:
-        sock.close()
-        if realtime:
-            os.sched_setscheduler(0, os.SCHED_OTHER, os.sched_param(0))
-    return sent
+class Flood:
+    """The matrix's flood: unsigned frames from the tool board (`foosball.rig.flood`, a
+    process of its own) from inject until clear."""
+
+    def __init__(self, rate_hz: float) -> None:
+        self.rate_hz = rate_hz
+        self.sent = 0  # over every injection
+        self._process: subprocess.Popen[str] | None = None
+
+    def inject(self, rig: Rig) -> float:
+        """Starts the flood; returns when its first frame went out (monotonic)."""
+        iface = ["--iface", "lan0"] if rig.namespaced else []
+        self._process = process = subprocess.Popen(
+            [*rig.lan.prefix_command("tool"), sys.executable, "-m", "foosball.rig.flood",
+             "--rate", str(self.rate_hz), *iface], stdout=subprocess.PIPE, text=True)
+        assert process.stdout is not None
+        started = re.match(r"flooding since ([\d.]+)", process.stdout.readline())
+        if started is None:
+            process.kill()
+            raise RuntimeError("the flood did not start")
+        return float(started.group(1))
+
+    def clear(self, rig: Rig) -> None:
+        if self._process is None:
+            return
+        self._process.terminate()
+        output, _ = self._process.communicate(timeout=10)
+        self._process = None
+        counted = re.search(r"sent (\d+)", output)
+        if counted is None:
+            raise RuntimeError(f"the flood did not say what it sent: {output!r}")
+        self.sent += int(counted.group(1))
 
 
 def matrix(agents: tuple[str, ...]) -> list[Fault]:
@@ -148,6 +141,10 @@ def matrix(agents: tuple[str, ...]) -> list[Fault]:
         faults.append(Fault(f"SIGSTOP {agent}", _signal(agent, signal.SIGSTOP),
                             _signal(agent, signal.SIGCONT), victim=agent,
                             drives_stop_themselves=master))
+    # Far above the runtime's flood limit (200/s): a LAN_FLOOD cause in every agent.
+    flood = Flood(10_000.0)
+    faults.append(Fault("flood of 10,000 unsigned frames/s", flood.inject, flood.clear,
+                        flood=flood))
     # A board's clock step is not in the process matrix: libfaketime, which steps one board's
     # clock, breaks CPython's timed lock waits (threads spin on the interpreter lock); the
     # runtime's detection is covered by tests/agents/test_runtime.py.
@@ -206,7 +203,7 @@ class FaultMatrix:
         victim = Agent[fault.victim.upper()] if fault.victim else None
         last_beat = None
         t0 = time.monotonic()
-        fault.inject(self.rig)
+        t0 = fault.inject(self.rig) or t0
         try:
             first = self.observer.wait_for(
                 lambda: self.observer.first(t0, lambda h: isinstance(h.message, Alarm)
@@ -223,6 +220,7 @@ class FaultMatrix:
             self._quick_stop(result, t0, mda_log_at, fault)
             time.sleep(refuse_after_s)
             asked = time.monotonic()
+            mda_log_at = len(self.rig.log_text("motor_driver"))
             self.observer.restart()
             refusal = self.observer.wait_for(lambda: self.observer.first(
                 asked, lambda h: isinstance(h.message, Alarm)
@@ -230,6 +228,12 @@ class FaultMatrix:
             if refusal is not None:
                 result.restart_refused = True
                 result.refusal = f"{refusal.sender.name.lower()}: {refusal.message.text}"
+            else:  # under a flood the observer (a laptop) may miss it: the log has it
+                logged = re.search(r"restart refused: (.*)",
+                                   self.rig.log_text("motor_driver")[mda_log_at:])
+                if logged is not None:
+                    result.restart_refused = True
+                    result.refusal = f"motor_driver (its log): {logged.group(1)}"
         finally:
             fault.clear(self.rig)
         cleared = time.monotonic()
@@ -247,6 +251,11 @@ class FaultMatrix:
             latched = re.search(r"FAULT latched: .*?\(mono=([\d.]+) cycle=(\d+)\)", text)
             if latched and result.mda_latched_ms is None:
                 result.mda_latched_ms = (float(latched.group(1)) - t0) * 1e3
+                if result.detection_ms is None or result.mda_latched_ms < result.detection_ms:
+                    # The motor driver latched before the observer heard an alarm (a
+                    # flood fills the observer's socket too): its log times the detection.
+                    result.detection_ms = result.mda_latched_ms
+                    result.detected_by = f"motor_driver (its log): {latched.group(0)[:120]}"
             if fault.drives_stop_themselves:
                 # The master cannot reach (all of) them: their own watchdog stops them,
                 # read from the emulator.

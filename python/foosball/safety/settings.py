@@ -6,6 +6,7 @@
     alarm_repeat_s = 0.1           # a present cause's Alarm is re-sent this often
     sender_rate_hz = 2000.0        # authenticated frames decoded per second per sender ...
     sender_burst = 400             # ... with this much burst
+    flood_limit_hz = 200.0         # frames failing the MAC per second: more is a LAN_FLOOD
     [safety.deadlines]             # each agent the board's agents watch, and its deadline
     motor_driver = 0.03            # three heartbeat periods
     ...
@@ -42,6 +43,8 @@ class SafetySettings:
     clock_hold_s: float = 2.0  # a clock step stays a cause this long
     stale_hold_s: float = 0.5  # a peer's stale frames stay a cause this long
     stall_s: float = 1.0  # the agent's own step loop silent this long: stop heartbeats
+    flood_limit_hz: float = 200.0  # frames failing the MAC per second: more is a flood ...
+    flood_hold_s: float = 1.0  # ... a cause until this long after it stopped
     io_priority: int = 50  # SCHED_FIFO of the I/O thread where the system allows it
 
     @classmethod

@@ -83,7 +83,7 @@ class FaultKeywords:
         self.fault, self.notes, self.cleared = fault, [], False
         self._watch = StopWatch(self.ctx.rig) if self.ctx.rig.namespaced else None
         self.injected_s = time.monotonic()
-        fault.inject(self.ctx.rig)
+        self.injected_s = fault.inject(self.ctx.rig) or self.injected_s
 
     @keyword("the cause of the fault is removed")
     def clear(self) -> None:
