@@ -24,6 +24,8 @@ import gc
 import itertools
 import json
 import re
+import shutil
+import socket
 import subprocess
 import sys
 import tempfile
@@ -45,6 +47,9 @@ from foosball.wire.catalogue import (
     RodCommand,
 )
 
+# Debian's chromium at nice 19, through the acceptance suites' wrapper
+NICE_CHROMIUM = Path(__file__).resolve().parents[1] / "tests/acceptance/browser/chromium"
+
 
 def percentiles(values: list[float]) -> dict[str, float]:
     ordered = sorted(values)
@@ -60,6 +65,8 @@ def main() -> int:
     parser.add_argument("--fps", type=float, default=100.0)
     parser.add_argument("--opponent", default="club")
     parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--screenshot", type=Path,
+                        help="PNG of the game panel (800x480) half way through the match")
     args = parser.parse_args()
     from foosball.agents.cli import AGENTS
 
@@ -79,7 +86,10 @@ def main() -> int:
             return 1
         observer.send(GameControl(command=GameCommand.START))
         start = time.monotonic()
-        time.sleep(args.seconds)
+        if args.screenshot is not None:
+            time.sleep(args.seconds / 2)
+            screenshot_game_panel(rig, args.screenshot)
+        time.sleep(max(0.0, start + args.seconds - time.monotonic()))
         end = time.monotonic()
         observer.send(GameControl(command=GameCommand.STOP))
         heard = [h for h in observer.since(start) if h.at_s <= end]
@@ -100,6 +110,43 @@ def main() -> int:
                                      for team in ("robot", "human")}}
     print(json.dumps(report, indent=1))
     return 0
+
+
+def screenshot_game_panel(rig: Rig, path: Path) -> None:
+    """The game panel as the board's 800x480 display shows it, from headless Chromium on
+    this host (the page reached through a forwarded port, as `foosball rig up` does). The
+    browser runs at nice 19 (a person's laptop, not a board: it must not take the agents'
+    cores)."""
+    from selenium import webdriver
+    from selenium.webdriver.chrome.service import Service
+
+    from foosball.rig.forward import PortForward
+    from foosball.rig.rig import PANEL_PORTS
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        local_port = probe.getsockname()[1]
+    forward = PortForward(local_port, rig.lan.namespace(AGENT_BOARD["game_panel"]),
+                          PANEL_PORTS["game_panel"])
+    options = webdriver.ChromeOptions()
+    options.binary_location = str(NICE_CHROMIUM)
+    for flag in ("--headless", "--no-sandbox", "--disable-gpu", "--disable-quic",
+                 "--no-first-run", "--disable-background-networking",
+                 "--disable-component-update", "--disable-sync", "--disable-dev-shm-usage",
+                 "--window-size=800,480"):
+        options.add_argument(flag)
+    driver = webdriver.Chrome(options=options,
+                              service=Service(shutil.which("chromedriver") or "chromedriver"))
+    try:
+        driver.execute_cdp_cmd("Emulation.setDeviceMetricsOverride", {
+            "width": 800, "height": 480, "deviceScaleFactor": 1, "mobile": False})
+        driver.get(f"http://127.0.0.1:{local_port}/")
+        time.sleep(3.0)  # the WebSocket's first updates: field, rods, ball, score
+        path.parent.mkdir(parents=True, exist_ok=True)
+        driver.save_screenshot(str(path))
+    finally:
+        driver.quit()
+        forward.close()
 
 
 def summarise(heard: list, seconds: float, fps: float) -> dict[str, object]:

@@ -58,14 +58,20 @@ class FaultResult:
 @dataclass
 class Fault:
     name: str
-    # Returns when the fault took effect if that is later than the call (a process to start)
-    inject: Callable[[Rig], float | None]
+    # May return when the fault took effect, if later than the call (a process to start)
+    inject: Callable[[Rig], Any]
     clear: Callable[[Rig], None]
     victim: str | None = None  # an agent whose heartbeats stop
     # The master cannot reach the drives (it is gone, or the cable is): their own EtherCAT
     # watchdog must stop them, read from the emulator.
     drives_stop_themselves: bool = False
     flood: Flood | None = None  # the flood's own (how many frames it sent)
+
+    def start(self, rig: Rig) -> float:
+        """Inject the fault; returns when it took effect (monotonic)."""
+        before = time.monotonic()
+        took_effect = self.inject(rig)
+        return took_effect if isinstance(took_effect, float) else before
 
 
 def _drive(axis: int, kind: str) -> Fault:
@@ -202,8 +208,7 @@ class FaultMatrix:
         mda_log_at = len(self.rig.log_text("motor_driver"))
         victim = Agent[fault.victim.upper()] if fault.victim else None
         last_beat = None
-        t0 = time.monotonic()
-        t0 = fault.inject(self.rig) or t0
+        t0 = fault.start(self.rig)
         try:
             first = self.observer.wait_for(
                 lambda: self.observer.first(t0, lambda h: isinstance(h.message, Alarm)

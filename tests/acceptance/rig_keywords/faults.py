@@ -82,8 +82,7 @@ class FaultKeywords:
                              f"{', '.join(f.name for f in self.cases)}")
         self.fault, self.notes, self.cleared = fault, [], False
         self._watch = StopWatch(self.ctx.rig) if self.ctx.rig.namespaced else None
-        self.injected_s = time.monotonic()
-        self.injected_s = fault.inject(self.ctx.rig) or self.injected_s
+        self.injected_s = fault.start(self.ctx.rig)
 
     @keyword("the cause of the fault is removed")
     def clear(self) -> None:
