@@ -11,7 +11,6 @@ from foosball.strategy.improved import ImprovedStrategy
 from foosball.strategy.kick import offset_for_angle
 from foosball.strategy.params import KickEngineParams
 from foosball.strategy.prediction import BallPoint
-from foosball.wire.catalogue import RodId, RodPosition, RodStatus
 
 TABLE = default_table()
 GOALKEEPER, DEFENCE, MIDFIELD, ATTACK = TABLE.robot_rods
@@ -56,25 +55,64 @@ def test_direction_calibration_is_odd_and_monotonic():
     assert offset_for_angle(p, math.radians(-30)) == -large
 
 
-def opponents(translation: float, rotation: float = 0.0) -> RodStatus:
-    return RodStatus(rods=tuple(RodPosition(RodId(i), translation, rotation, 0.0, 0.0)
-                                for i in range(4)))
-
-
-def test_aim_avoids_the_opponents_men_and_finds_the_goal():
+def test_aim_is_straight_when_the_line_reaches_the_goal_and_angled_when_not():
     s = ImprovedStrategy(TABLE)
-    s.observe_opponents(opponents(0.0))  # every opponent man centred
-    angle = s.aim_angle(ATTACK.x + 0.03, 0.0)
-    assert angle != 0.0  # straight on hits the centred goalkeeper
-    slope = math.tan(angle)
-    keeper_y = 0.0 + slope * (TABLE.rod("human_goalkeeper").x - ATTACK.x - 0.03)
-    assert abs(keeper_y) > BLOCK
+    assert s.aim_angle(ATTACK.x + 0.03, 0.02) == 0.0
+    angle = s.aim_angle(ATTACK.x + 0.03, 0.25)  # off to the side: angle in
+    assert angle < 0.0
+    goal_y = 0.25 + math.tan(angle) * (TABLE.field.half_length - ATTACK.x - 0.03)
+    assert abs(goal_y) < TABLE.field.goal_width / 2
 
 
-def test_lifted_opponents_hide_nothing():
+def test_the_strategy_does_not_ask_for_the_opponents_rods():
+    """The rig measures no human rod: the simulator must not be able to hand them over."""
+    assert not hasattr(ImprovedStrategy(TABLE), "observe_opponents")
+
+
+def play_behind(s: ImprovedStrategy, ball: BallView, here: list[RodView], steps: int,
+                start: float = 0.0) -> list:  # type: ignore[type-arg]
+    out = []
+    for k in range(steps):
+        out.append(s.decide(start + k * 0.005, ball, here))
+    return out
+
+
+def test_a_ball_behind_the_attack_rod_is_stepped_around_wound_up_over_and_struck():
     s = ImprovedStrategy(TABLE)
-    s.observe_opponents(opponents(0.0, rotation=-1.5))
-    assert s.aim_angle(ATTACK.x + 0.03, 0.0) == 0.0
+    ball = BallView(ATTACK.x - 0.02, 0.0, 0.0, 0.0)  # behind the middle man's feet
+    here = [RodView(0.0, 0.0)] * 4
+    aside = play_behind(s, ball, here, 1)[-1][3]
+    clear = s.block_half
+    assert all(abs(y - ball.y) >= clear for y in ATTACK.men_y(aside.translation))
+    assert abs(aside.rotation) < 0.1  # feet down while stepping aside: the ball stays
+    here[3] = RodView(aside.translation, 0.0)
+    lift = play_behind(s, ball, here, 1, 0.005)[-1][3]
+    assert lift.rotation < -2.5 and lift.translation == pytest.approx(aside.translation)
+    assert not s.kicks[3].active
+    here[3] = RodView(aside.translation, -2.9)  # feet up behind
+    align = play_behind(s, ball, here, 1, 0.01)[-1][3]
+    assert any(abs(y - ball.y) < 0.02 for y in ATTACK.men_y(align.translation))
+    here[3] = RodView(align.translation, -2.9)
+    play_behind(s, ball, here, 1, 0.015)
+    assert s.kicks[3].active  # over the ball: strike
+
+
+def test_a_ball_held_past_half_the_limit_is_shot_instead_of_stopped():
+    ball = BallView(MIDFIELD.x + 0.045, 0.0, -0.1, 0.3)  # rolling back slowly: calm stops it
+
+    def kicks_after(s: ImprovedStrategy, start: float) -> bool:
+        here = [RodView(0.0, 0.0)] * 4
+        s.decide(start, ball, here)
+        plan = s.plans_last[2]
+        wanted = plan.translation if plan.translation is not None else 0.0
+        here[2] = RodView(wanted, 0.0)  # the rod got where it was sent
+        s.decide(start + 0.005, ball, here)
+        return s.kicks[2].active
+
+    assert not kicks_after(ImprovedStrategy(TABLE), 0.0)
+    rushed = ImprovedStrategy(TABLE)
+    rushed.clock.update(ball.x, 0.0)
+    assert kicks_after(rushed, 6.0)  # 6 s of the 5-man rod's 10
 
 
 def test_threat_origin_is_where_the_ball_meets_the_next_opponent_rod():

@@ -23,9 +23,10 @@ import math
 from dataclasses import dataclass, field
 
 from foosball.geometry import Rod, Table
+from foosball.strategy.possession import FIVE_MAN_LIMIT_S, OTHER_LIMIT_S, limit_of, zone_of
 
-FIVE_MAN_LIMIT_S = 10.0
-OTHER_LIMIT_S = 15.0
+__all__ = ["FIVE_MAN_LIMIT_S", "OTHER_LIMIT_S", "Referee", "Restart"]
+
 FULL_TURN = 2 * math.pi
 REVERSAL_RAD = 0.05  # a turn back smaller than this is jitter, not the end of a run
 PLACE_AHEAD = 0.035  # m in front of a rod's axis: clear of an upright foot, within reach
@@ -64,14 +65,6 @@ class _Holding:
     since: float
 
 
-def zone_of(rod: Rod) -> str:
-    return "goalkeeper+defence" if rod.role in ("goalkeeper", "defence") else rod.role
-
-
-def limit_of(zone: str) -> float:
-    return FIVE_MAN_LIMIT_S if zone == "midfield" else OTHER_LIMIT_S
-
-
 @dataclass
 class Referee:
     """Watches every frame and says when a rule was broken and how play restarts."""
@@ -84,6 +77,7 @@ class Referee:
         self.reach = self.table.man.contact_reach
         self._runs: list[_Run | None] = [None] * len(self.table.rods)
         self._holding: _Holding | None = None
+        self.spins: list[tuple[str, _Run | None]] = []  # each spinning foul's rod and run
 
     # --- possession ------------------------------------------------------------------------
 
@@ -152,6 +146,7 @@ class Referee:
     def _spun(self, rod_index: int) -> Restart:
         team = self.table.rods[rod_index].team
         self.fouls[team].spinning += 1
+        self.spins.append((self.table.rods[rod_index].name, self._runs[rod_index]))
         self._holding = None
         return self._ball_to(_other(team), "midfield", "spinning")
 

@@ -9,10 +9,15 @@ What it adds to the seed rules (docs/notes/issue-6.md measures each against them
   shot is on its way each goes to the predicted crossing instead.
 - CONTROL: a slow ball within reach in front of a rod is stopped (the foot gives way
   backwards as the ball arrives, which absorbs the rebound), then shot.
-- AIM: the shot goes to the middle of the widest part of the opponent's goal that the
-  opponent's rods leave open (their rods as the table reports them, `observe_opponents`);
-  the kick engine's direction calibration turns the angle into the ball's offset from the
-  striking man's centre.
+- AIM: the shot goes straight at the opponent's goal when the ball's line reaches the mouth,
+  else at the smallest angle that does (the rig does not measure the opponent's men, so the
+  strategy does not use them); the kick engine's direction calibration turns the angle into
+  the ball's offset from the striking man's centre.
+- BEHIND: a ball under or just behind one of our rods is played, not blocked in place: step
+  aside, wind up, bring the man over it, strike (`behind`).
+- RULES: the strategy keeps the possession clock of the table-soccer rules from the ball
+  states (`possession`); past half a zone's limit its rod shoots the ball as soon as it is
+  in reach, whatever its speed or the aim.
 - TIMING: a ball rolling towards a rod is struck when its predicted time to the rod line
   equals the kick's time to contact (plus latency), from the predicted intersection.
 - PASSTHROUGH: rods with the ball behind them lift their feet, so our own shots pass.
@@ -21,12 +26,23 @@ What it adds to the seed rules (docs/notes/issue-6.md measures each against them
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
 from foosball.geometry import Rod, Table
 from foosball.strategy.base import BallView, RodStrategy, RodView, rod_views, to_target
+from foosball.strategy.behind import (
+    ALIGN_TOLERANCE,
+    FEET_UP,
+    GIVE_UP_S,
+    SIDESTEP_CLEARANCE,
+    STRIKE_END,
+    STRIKE_FROM_WINDUP_S,
+    BehindPlay,
+    aside_translation,
+    is_behind,
+)
 from foosball.strategy.cover import Interval, plan_cover, rod_shadows
 from foosball.strategy.kick import (
     KickEngine,
@@ -36,10 +52,13 @@ from foosball.strategy.kick import (
     offset_for_angle,
 )
 from foosball.strategy.params import StrategyParams
+from foosball.strategy.possession import PossessionClock
 from foosball.strategy.prediction import BallPoint, BallPredictor
 from foosball.strategy.rods import reach
 from foosball.strategy.setpoint import RodSetpoint
 from foosball.wire.catalogue import BallState, RodCommand, RodId, RodStatus
+
+URGENT = 0.5  # fraction of a possession limit after which the ball is shot at once
 
 LIFT = -1.5  # rad: feet back and up, the ball passes underneath
 SHOT_SPEED = 3.0  # m/s: a ball this fast towards our goal is a shot in flight
@@ -68,7 +87,9 @@ class ImprovedStrategy(RodStrategy):
         self.profile = KickProfile.from_params(p.kick_engine)
         self.kicks = [KickEngine(self.profile) for _ in self.rods]
         self.kick_base = [0.0 for _ in self.rods]  # translation held while a kick runs
-        self.opponents: RodStatus | None = None
+        self.behind: list[BehindPlay | None] = [None for _ in self.rods]
+        self.clock = PossessionClock(self.table)
+        self.urgency = 0.0  # fraction of our zone's possession limit used up
         self.last: list[RodSetpoint | None] = [None for _ in self.rods]
         self.last_ball: BallPoint | None = None
         man = self.table.man
@@ -88,14 +109,11 @@ class ImprovedStrategy(RodStrategy):
         self.rod_ids = tuple(RodId(i) for i in range(len(self.rods)))
         self.reachable = [rod.reachable_y() for rod in self.rods]  # fixed by the geometry
         self.time_to_contact = self._time_to_contact()
+        limit = math.radians(max(p.kick_engine.aim_angles_deg))
+        angles = sorted(np.linspace(-limit, limit, 25).tolist(), key=lambda a: (abs(a), a))
+        self.aim_slopes = [(a, math.tan(a)) for a in angles]  # straight first
         self.log: list[tuple[float, int, BallPoint | None, str]] | None = None  # kicks, if set
         self.plans_last: list[RodPlan] | None = None  # for tests and diagnostics
-
-    # --- simulator extras ----------------------------------------------------------------
-
-    def observe_opponents(self, rods: RodStatus) -> None:
-        """The opponent's rods in our frame (the match runner calls this before `step`)."""
-        self.opponents = rods
 
     # --- the controller interface --------------------------------------------------------
 
@@ -115,6 +133,10 @@ class ImprovedStrategy(RodStrategy):
     def decide(self, now: float, ball: BallView | None, here: list[RodView]) -> list[RodSetpoint]:
         if ball is not None:
             self.last_ball = self.predictor.compensate(ball.x, ball.y, ball.vx, ball.vy, ball.age)
+            self.urgency = self.clock.update(self.last_ball.x, now)
+        else:
+            self.clock.reset()  # lost: a goal, or the ball taken off the table
+            self.urgency = 0.0
         b = self.last_ball
         out: list[RodSetpoint] = []
         plans = self.plan_rods(now, b, here) if b is not None else None
@@ -229,11 +251,15 @@ class ImprovedStrategy(RodStrategy):
         if not any(lo - self.block_half <= b.y <= hi + self.block_half
                    for lo, hi in self.reachable[i]):
             return None
+        if is_behind(ahead, self.contact_ahead) and -0.4 < b.vx < 0.3 and speed < 1.6:
+            return self.play_behind(i, rod, now, b, here)
+        self.behind[i] = None
+        urgent = self.urgency > URGENT
         if 0.0 < ahead < self.reach_ahead and speed < p.control_speed:
             # where will the ball be when the foot arrives?
             at_contact = self.predictor.state_at(b.x, b.y, b.vx, b.vy, self.time_to_contact)
             still_in_reach = self.contact_ahead * 0.9 < at_contact.x - rod.x < self.reach_ahead
-            if speed < p.shoot_speed and still_in_reach:
+            if (speed < p.shoot_speed or urgent) and still_in_reach:
                 return self.shoot(i, rod, at_contact, here)
             if b.vx < 0:
                 return self.stop_ball(i, rod, b)
@@ -256,6 +282,31 @@ class ImprovedStrategy(RodStrategy):
                 return RodPlan("block", y=hit.y)  # get the man there in time
         return None
 
+    def play_behind(self, i: int, rod: Rod, now: float, b: BallPoint,
+                    here: RodView) -> RodPlan:
+        """Step aside, wind up, align over the ball, strike (see `behind`)."""
+        play = self.behind[i]
+        if play is None or now - play.started > GIVE_UP_S:
+            play = self.behind[i] = BehindPlay("aside", now)
+        windup = self.profile.windup_angle
+        if play.phase == "aside":
+            clear = self.block_half + SIDESTEP_CLEARANCE
+            aside = aside_translation(rod, b.y, here.translation, clear)
+            if aside is not None and abs(here.translation - aside) > 0.004:
+                return RodPlan("control", translation=aside)
+            play.phase = "lift"
+        if play.phase == "lift":
+            if here.rotation > FEET_UP:
+                return RodPlan("control", translation=here.translation, rotation=windup)
+            play.phase = "align"
+        at = self.predictor.state_at(b.x, b.y, b.vx, b.vy, STRIKE_FROM_WINDUP_S)
+        plan = self.shoot(i, rod, at, here, tolerance=ALIGN_TOLERANCE)
+        plan.rotation = windup
+        if plan.kick is not None:
+            plan.kick = replace(plan.kick, strike_angle=STRIKE_END)
+            self.behind[i] = None  # the kick engine takes over
+        return plan
+
     def stop_ball(self, i: int, rod: Rod, b: BallPoint) -> RodPlan:
         """Put a man in the ball's path and let the foot give way as it arrives: moving back
         at e/(1+e) of the ball's speed the foot sends it back at about zero speed."""
@@ -266,40 +317,24 @@ class ImprovedStrategy(RodStrategy):
         return RodPlan("control", y=b.y, rotation=rotation, rotation_speed=max(give, 0.5))
 
     def aim_angle(self, origin_x: float, origin_y: float) -> float:
-        """Direction of the shot (rad, 0 = straight down the table), among the angles the kick
-        can make: the one whose path (folded at the side walls) ends in the opponent's goal
-        mouth and passes farthest from every opponent man standing in the way; if none
-        reaches the goal in the open, the one that passes farthest from them (a clear that
-        does not bounce straight back). The opponent's men are where the table reports them
-        (feet lifted men hide nothing)."""
-        blockers: list[tuple[float, tuple[float, ...]]] = []
-        if self.opponents is not None:
-            for position in self.opponents.rods:
-                rod = self.their_rods[int(position.rod)]
-                if origin_x < rod.x and abs(math.remainder(position.rotation, 2 * math.pi)) < 1.2:
-                    blockers.append((rod.x, rod.men_y(position.translation)))
+        """Direction of the shot (rad, 0 = straight down the table): the smallest angle the
+        kick can make whose path, folded at the side walls, ends in the opponent's goal
+        mouth; straight on if none does (a clear). The rig does not measure the opponent's
+        men, so the aim does not look for gaps between them."""
         wall = self.table.field.half_width - self.radius
-        limit = math.radians(max(self.params.kick_engine.aim_angles_deg))
-        best_angle, best_score = 0.0, -math.inf
-        for angle in np.linspace(-limit, limit, 25):
-            slope = math.tan(angle)
-            clearance = 1.0
-            for x, men in blockers:
-                y = _fold(origin_y + slope * (x - origin_x), wall)
-                clearance = min(clearance, min(abs(y - m) for m in men))
-            goal_y = _fold(origin_y + slope * (self.their_goal_x - origin_x), wall)
-            on_goal = self.aim_mouth.low < goal_y < self.aim_mouth.high
-            score = (10.0 if on_goal and clearance > self.block_half else 0.0)
-            score += min(clearance, 0.06) * 50 - abs(angle) * 0.5
-            if score > best_score:
-                best_angle, best_score = float(angle), score
-        return best_angle
+        run = self.their_goal_x - origin_x
+        for angle, slope in self.aim_slopes:
+            goal_y = _fold(origin_y + slope * run, wall)
+            if self.aim_mouth.low < goal_y < self.aim_mouth.high:
+                return angle
+        return 0.0
 
     def offset_for(self, angle: float) -> float:
         """Ball offset from the man's centre for a shot at `angle` (the kick calibration)."""
         return offset_for_angle(self.params.kick_engine, angle)
 
-    def shoot(self, i: int, rod: Rod, at: BallPoint, here: RodView) -> RodPlan:
+    def shoot(self, i: int, rod: Rod, at: BallPoint, here: RodView,
+              tolerance: float = 0.003) -> RodPlan:
         angle = self.aim_angle(at.x, at.y)
         offset = self.offset_for(angle)
         # put a man so that the ball is `offset` from his centre; choose the man who can
@@ -307,7 +342,9 @@ class ImprovedStrategy(RodStrategy):
         best = reach(rod, man_y, here.translation)
         if best.error > 0.004 and offset != 0.0:
             best = reach(rod, at.y, here.translation)  # cannot angle it: straight
-        aligned = abs(here.translation - best.translation) < 0.003
+        if self.urgency > URGENT:
+            tolerance *= 2  # a rougher shot beats losing the ball to the time limit
+        aligned = abs(here.translation - best.translation) < tolerance
         power = self.params.improved.strike_power if i >= 2 else self.params.improved.clear_power
         kick = KickRequest(power=power) if aligned else None
         return RodPlan("control", translation=best.translation, kick=kick)

@@ -81,6 +81,7 @@ class KickProfile:
 class KickRequest:
     power: float  # rad/s, strike rotation speed
     direction: float = 0.0  # m, rod translation added during the strike (angled shot)
+    strike_angle: float | None = None  # rad, where the strike ends; None: the profile's
 
 
 @dataclass(frozen=True, slots=True)
@@ -151,7 +152,8 @@ class KickEngine:
         if self.phase is Phase.WIND_UP:
             return p.windup_angle, p.windup_speed or r.power, 0.0
         if self.phase in (Phase.STRIKE, Phase.FOLLOW_THROUGH):
-            return p.strike_angle, r.power, r.direction
+            strike = p.strike_angle if r.strike_angle is None else r.strike_angle
+            return strike, r.power, r.direction
         return 0.0, p.return_speed or r.power, r.direction
 
     def _nominal(self) -> float:

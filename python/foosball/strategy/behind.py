@@ -1,0 +1,60 @@
+"""Playing a ball that lies under or just behind one of our rods.
+
+Blocking such a ball in place knocks it to and fro along the rod for as long as it takes
+(issue 13: 550 s in one match). A player steps aside, winds up with the feet behind and
+above the ball, brings the man over it and strikes: the foot comes down onto the ball while
+swinging forward, so it leaves towards the opponent. Phases, per rod:
+
+- ASIDE: feet down, the rod moves (least travel) until no man is in the ball's way, so
+  the wind-up does not knock it backwards; skipped when no man is near the ball's path;
+- LIFT: the feet go back and up to the kick's wind-up angle, the rod holds its place;
+- ALIGN: with the feet up, the man that can get there goes to where the ball will be when
+  the foot comes down; once there the kick engine strikes (its wind-up is already done).
+
+A play gives up after `GIVE_UP_S` (the ball went elsewhere) and starts again if the ball
+is still there.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from foosball.geometry import Rod
+from foosball.strategy.rods import men_offsets
+
+BEHIND_REACH = 0.045  # m behind the rod's axis: the foot meets the ball on its downswing
+STRIKE_FROM_WINDUP_S = 0.09  # s from the wind-up angle to the foot at the ball (120 rad/s)
+SIDESTEP_CLEARANCE = 0.012  # m between the foot's edge and the ball while winding up
+ALIGN_TOLERANCE = 0.004  # m
+GIVE_UP_S = 1.5
+FEET_UP = -1.0  # rad: feet behind and above the ball (they clear it beyond about 0.9 rad)
+# The foot meets a ball behind the rod up to 48 deg before the bottom; the rules allow at
+# most a full turn after the strike, so this strike ends well short of the usual +344 deg.
+STRIKE_END = 5.2  # rad (298 deg)
+
+
+@dataclass(slots=True)
+class BehindPlay:
+    phase: str  # "aside" | "lift" | "align"
+    started: float
+
+
+def is_behind(ahead: float, contact_ahead: float) -> bool:
+    """Whether a ball `ahead` m in front of the rod's axis lies under or just behind it."""
+    return -BEHIND_REACH < ahead < 0.9 * contact_ahead
+
+
+def aside_translation(rod: Rod, ball_y: float, current: float, clear: float) -> float | None:
+    """The translation nearest `current` that leaves every man at least `clear` from the
+    ball's y; None when no man is in the way now."""
+    offsets = men_offsets(rod)
+    if all(abs(current + o - ball_y) >= clear for o in offsets):
+        return None
+    best: float | None = None
+    for offset in offsets:
+        for side in (-1.0, 1.0):
+            t = rod.clamp(ball_y + side * clear - offset)
+            clear_of_all = all(abs(t + o - ball_y) >= clear - 1e-3 for o in offsets)
+            if clear_of_all and (best is None or abs(t - current) < abs(best - current)):
+                best = t
+    return best
