@@ -11,6 +11,7 @@ import shutil
 import threading
 import time
 from collections.abc import Callable
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -27,6 +28,7 @@ from foosball.wire.catalogue import (
     AxisStatus,
     BallState,
     BallStatus,
+    CalibrationStatus,
     DriveState,
     GameControl,
     MotorStatus,
@@ -46,6 +48,11 @@ CHROMEDRIVER = shutil.which("chromedriver")
 # Nobody's heartbeat deadline is watched here: the segment has no motor driver or tracker
 # processes to beat; the faults under test come from Alarms.
 SAFETY = SafetySettings(deadlines={}, startup_grace_s=60.0)
+# What the stand-in tracker reports of its calibration, as a tracker does every second.
+CALIBRATION = CalibrationStatus(
+    made_at=round(datetime(2026, 11, 30, 9, 12, 5, tzinfo=UTC).timestamp() * 1e9),
+    reprojection_rms_px=0.42, reprojection_max_px=0.97, table_rms_m=0.0011, width=640,
+    height=480, markers=4)
 
 
 def wait_for(condition: Callable[[], Any], timeout_s: float = 5.0, what: str = "") -> Any:
@@ -86,7 +93,8 @@ class Periodic:
 
 class BallFeeder:
     """BallStates at `rate_hz`, stamped with the wall clock at sending (as a tracker stamps
-    a frame's capture): a ball circling the field, or a scripted list of states."""
+    a frame's capture): a ball circling the field, or a scripted list of states; and the
+    `calibration` every second (None: says nothing of it)."""
 
     def __init__(self, endpoint: Endpoint, rate_hz: float = 200.0) -> None:
         self.endpoint = endpoint
@@ -95,10 +103,14 @@ class BallFeeder:
         self.script: list[tuple[float, float, BallStatus]] = []
         self.circling = False
         self.sent = 0
+        self.calibration: CalibrationStatus | None = CALIBRATION
         self._lock = threading.Lock()
         self._periodic = Periodic(1.0 / rate_hz, self._tick, "ball-feeder")
 
     def _tick(self, n: int) -> None:
+        calibration = self.calibration
+        if calibration is not None and n % round(self.rate_hz) == 0:
+            self.endpoint.send(calibration)
         with self._lock:
             if self.script:
                 x, y, status = self.script.pop(0)

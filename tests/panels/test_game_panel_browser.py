@@ -6,6 +6,7 @@ Screenshots at the board display's 800x480 go to docs/panels/."""
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -21,7 +22,16 @@ from foosball.wire.catalogue import (
     SafetyState,
     VisionConfig,
 )
-from tests.panels.game_rig import CHROMEDRIVER, CHROMIUM, TABLE, TOKEN, Rig, open_chromium, wait_for
+from tests.panels.game_rig import (
+    CALIBRATION,
+    CHROMEDRIVER,
+    CHROMIUM,
+    TABLE,
+    TOKEN,
+    Rig,
+    open_chromium,
+    wait_for,
+)
 
 pytest.importorskip("selenium.webdriver", reason="needs selenium (the test extra)")
 from selenium.webdriver.common.by import By
@@ -226,12 +236,55 @@ def test_a_fault_shows_its_causes_and_restart_waits_until_they_are_gone(rig, pag
     assert not rig.panel.latch.faulted and not rig.strategy.latch.faulted
 
 
+def calibration_shown(driver: Any) -> dict[str, Any]:
+    """The calibration lines as the page has them (whichever tab is shown)."""
+    return driver.execute_script(
+        "const line = document.getElementById('calibration');"
+        "return {text: line.textContent, warn: line.classList.contains('warn'),"
+        " details: document.getElementById('calibration-details').textContent,"
+        " warnings: document.getElementById('calibration-warnings').textContent};")
+
+
+def test_the_calibration_status_and_its_warnings_are_shown(rig, page):
+    good = "Calibration: rms 0.42 px (max 0.97 px), made 2026-11-30 09:12 UTC"
+    try:
+        shown = wait_for(lambda: (c := calibration_shown(page))["text"] == good and c, 5,
+                         "the stand-in tracker's calibration")
+        assert not shown["warn"] and shown["warnings"] == ""
+        assert shown["details"] == "640x480, 4 markers, 1.1 mm rms on the table"
+
+        rig.ball.calibration = dataclasses.replace(CALIBRATION, reprojection_rms_px=2.31,
+                                                   reprojection_max_px=5.8)
+        shown = wait_for(lambda: (c := calibration_shown(page))["warn"] and c, 5, "a warning")
+        assert shown["text"].startswith("Calibration: rms 2.31 px (max 5.80 px)")
+        assert "reprojection error 2.31 px rms is above 1.5 px: calibrate again" in \
+            shown["warnings"]
+        assert page.find_element(By.ID, "calibration-warnings").is_displayed()
+        DOCS.mkdir(parents=True, exist_ok=True)
+        page.save_screenshot(str(DOCS / "game-panel-calibration-800x480.png"))
+
+        rig.ball.calibration = None  # the tracker stopped: after 3.5 s the page says so
+        shown = wait_for(lambda: (c := calibration_shown(page))["text"] ==
+                         "Calibration: not reported" and c, 8, "not reported")
+        assert shown["warn"] and "not reported by the ball tracker" in shown["warnings"]
+    finally:
+        rig.ball.calibration = CALIBRATION
+    wait_for(lambda: calibration_shown(page)["text"] == good, 5, "reported again")
+
+
 def test_a_threshold_change_reaches_the_tracker_and_the_preview_updates(rig, page):
     from tests.panels.game_vision import tracker_runtime
 
     rig.ball.circling = False
+    rig.ball.calibration = None  # the real tracker reports its own
     rig.start_tracker(tracker_runtime(rig))
     try:
+        status = rig.tracker.core.calibration_status
+        made = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime(status.made_at * 1e-9))
+        real = (f"Calibration: rms {round(status.reprojection_rms_px, 2):.2f} px (max "
+                f"{round(status.reprojection_max_px, 2):.2f} px), made {made}")
+        wait_for(lambda: calibration_shown(page)["text"] == real, 5,
+                 "the real tracker's calibration")
         page.find_element(By.CSS_SELECTOR, '[data-tab="vision-tab"]').click()
         since = time.monotonic()
         page.find_element(By.ID, "preview-on").click()
@@ -255,6 +308,7 @@ def test_a_threshold_change_reaches_the_tracker_and_the_preview_updates(rig, pag
         assert page.find_element(By.ID, "v-hue_low-value").text == "100"
     finally:
         rig.stop_tracker()
+        rig.ball.calibration = CALIBRATION
         page.execute_script(
             "const s = document.getElementById('v-hue_low'); s.value = 7;"
             "s.dispatchEvent(new Event('change'));"

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import base64
+import dataclasses
+from datetime import UTC, datetime
 from typing import Any
 
 import numpy as np
 import pytest
 
-from foosball.agents.game_panel import GamePanelCore, GoalDetector
+from foosball.agents.game_panel import GamePanelConfig, GamePanelCore, GoalDetector
 from foosball.agents.runtime import Inputs
 from foosball.geometry import default_table
 from foosball.panels.server import PanelAction
@@ -20,6 +22,7 @@ from foosball.wire.catalogue import (
     AxisStatus,
     BallState,
     BallStatus,
+    CalibrationStatus,
     DriveState,
     GameCommand,
     GameControl,
@@ -56,8 +59,8 @@ class Panel:
     """The core stepped as the runtime steps it: its own GameControls come back to it as
     messages on the next turn (runtime.py applies a sender's command to itself too)."""
 
-    def __init__(self) -> None:
-        self.core = GamePanelCore(TABLE)
+    def __init__(self, config: GamePanelConfig | None = None) -> None:
+        self.core = GamePanelCore(TABLE, config)
         self.now = 100.0
         self.safety = SafetyView()
         self.echo: list[Any] = []
@@ -324,6 +327,51 @@ def test_preview_parts_assemble_into_one_mask():
     bits = np.unpackbits(np.frombuffer(base64.b64decode(preview["bits"]), np.uint8))
     assert (preview["frame"], preview["width"], preview["height"]) == (7, 160, 120)
     assert bits[:160 * 120].reshape(120, 160).sum() == 100
+
+
+MADE = datetime(2026, 12, 1, 21, 16, 27, tzinfo=UTC)
+CALIBRATION = CalibrationStatus(made_at=round(MADE.timestamp() * 1e9), reprojection_rms_px=0.4213,
+                                reprojection_max_px=0.9671, table_rms_m=0.00112, width=640,
+                                height=480, markers=4)
+
+
+def test_the_tracker_calibration_is_shown_until_the_tracker_falls_silent():
+    p = Panel()
+    shown = p.out.actuation["calibration"]
+    assert not shown["reported"] and "not reported by the ball tracker" in shown["warnings"][0]
+    p.step(CALIBRATION)
+    assert p.out.actuation["calibration"] == {
+        "reported": True, "rms_px": 0.42, "max_px": 0.97, "table_rms_mm": 1.1,
+        "made": "2026-12-01 21:16 UTC", "image": "640x480", "markers": 4, "warnings": []}
+    for _ in range(34):  # 3.4 s without a report: within the 3.5 s the panel allows
+        p.step(dt=0.1)
+    assert p.out.actuation["calibration"]["reported"]
+    p.step(dt=0.2)
+    assert not p.out.actuation["calibration"]["reported"]
+    p.step(dataclasses.replace(CALIBRATION, width=1280, height=720))
+    assert p.out.actuation["calibration"]["image"] == "1280x720"
+
+
+@pytest.mark.parametrize(("changes", "warnings"), [
+    ({"reprojection_rms_px": 1.5}, []),  # the limit itself is still fine
+    ({"reprojection_rms_px": 1.51}, ["reprojection error 1.51 px rms is above 1.5 px"]),
+    ({"made_at": 0}, ["when it was made is unknown"]),
+    ({"made_at": 0, "reprojection_rms_px": 3.0}, ["unknown", "3.00 px rms is above"]),
+])
+def test_a_poor_or_undated_calibration_is_a_warning(changes, warnings):
+    p = Panel()
+    p.step(dataclasses.replace(CALIBRATION, **changes))
+    shown = p.out.actuation["calibration"]
+    assert shown["reported"] and len(shown["warnings"]) == len(warnings)
+    assert all(part in text for part, text in zip(warnings, shown["warnings"], strict=True))
+
+
+def test_the_reprojection_limit_is_a_panel_setting():
+    p = Panel(GamePanelConfig(calibration_warn_rms_px=2.0))
+    p.step(dataclasses.replace(CALIBRATION, reprojection_rms_px=1.8))
+    assert p.out.actuation["calibration"]["warnings"] == []
+    p.step(dataclasses.replace(CALIBRATION, reprojection_rms_px=2.2))
+    assert "above 2 px" in p.out.actuation["calibration"]["warnings"][0]
 
 
 def test_alarms_are_listed_and_a_refused_restart_is_a_notice():

@@ -1,9 +1,11 @@
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 import pytest
 
-from foosball.agents.ball_tracker import BallTrackerCore, Camera
+from foosball.agents.ball_tracker import BallTrackerCore, Camera, calibration_status
 from foosball.agents.runtime import AgentRuntime, Inputs
 from foosball.geometry import default_table
 from foosball.safety.settings import SafetySettings
@@ -17,6 +19,7 @@ from foosball.wire.catalogue import (
     AlarmCode,
     BallState,
     BallStatus,
+    CalibrationStatus,
     Heartbeat,
     SafetyState,
     VisionConfig,
@@ -81,6 +84,26 @@ def test_one_ball_state_per_frame_with_the_capture_time(calibration, frames):
     assert states[0].covariance[2] > 10.0  # one sighting: the velocity is not known yet
     assert states[-1].x == pytest.approx(-0.2 + 0.07, abs=0.002)
     assert states[-1].vx == pytest.approx(2.0, abs=0.2)  # 10 mm per 5 ms
+
+
+def test_the_calibration_is_reported_at_start_then_every_second(calibration, frames):
+    agent = core(calibration)
+    reported_at = []
+    for k in range(500):  # 2.5 s of 5 ms turns, a frame in every other one
+        frame = CapturedFrame(frames[k % 8], k * 5 * MS, k) if k % 2 else None
+        out = agent.step(tick(k * 5 * MS, frame=frame))
+        reported_at += [k * 5 for _ in of_type(out, CalibrationStatus)]
+    assert reported_at == [0, 1000, 2000]  # ms: at once, before any frame, then at 1 Hz
+    status = agent.calibration_status
+    assert status.made_at == round(calibration.created.timestamp() * 1e9)
+    assert status.reprojection_rms_px == calibration.reprojection_rms_px
+    assert status.reprojection_max_px == calibration.reprojection_max_px
+    assert status.table_rms_m == calibration.table_rms_m
+    assert (status.width, status.height, status.markers) == (640, 480, 4)
+
+
+def test_a_calibration_file_without_its_time_is_reported_as_made_at_zero(calibration):
+    assert calibration_status(dataclasses.replace(calibration, created=None)).made_at == 0
 
 
 def test_the_state_is_boot_until_the_first_frame(calibration, frames):
@@ -160,6 +183,8 @@ def test_runs_in_the_runtime_with_the_camera_as_its_hardware(calibration, frames
     assert [s.frame for s in states] == list(range(len(frames)))
     assert [s.capture_time for s in states] == [round(i * 5e6) for i in range(len(frames))]
     assert any(isinstance(m, VisionPreview) for m in sent)
+    assert [m for m in sent if isinstance(m, CalibrationStatus)] == [
+        calibration_status(calibration)]  # once: the run is shorter than a second
     beats = [m for m in sent if isinstance(m, Heartbeat)]
     assert beats and beats[-1].agent is Agent.BALL_TRACKER and beats[-1].state is \
         SafetyState.READY

@@ -3,6 +3,7 @@ from __future__ import annotations
 import json
 import math
 import os
+from datetime import UTC, datetime
 
 import cv2
 import numpy as np
@@ -82,9 +83,28 @@ def test_projector_round_trip_and_scale(calibration: Calibration):
 def test_written_atomically_and_read_back(calibration: Calibration, tmp_path):
     path = tmp_path / "calibration.json"
     write_calibration(calibration, path)
-    assert load_calibration(path).to_json() | {"created": 0} == calibration.to_json() | {
-        "created": 0}
+    assert load_calibration(path).to_json() == calibration.to_json()
     assert sorted(p.name for p in tmp_path.iterdir()) == ["calibration.json"]
+
+
+def test_the_creation_time_is_kept_and_files_without_one_still_load(calibration, tmp_path):
+    assert calibration.created is not None
+    assert abs((datetime.now(UTC) - calibration.created).total_seconds()) < 600
+    path = tmp_path / "calibration.json"
+    write_calibration(calibration, path)
+    assert load_calibration(path).created == calibration.created
+    assert json.loads(path.read_text())["created"] == calibration.created.isoformat()
+
+    old = {k: v for k, v in calibration.to_json().items() if k != "created"}
+    path.write_text(json.dumps(old))
+    loaded = load_calibration(path)
+    assert loaded.created is None
+    assert "created" not in loaded.to_json(), "an unknown time is not made up on writing"
+
+    for bad in ("yesterday", "2026-12-01T21:16:27", 1764623787):  # no offset: not placeable
+        path.write_text(json.dumps(old | {"created": bad}))
+        with pytest.raises(CalibrationError, match="created"):
+            load_calibration(path)
 
 
 def test_a_failed_write_keeps_the_old_file(calibration: Calibration, tmp_path, monkeypatch):

@@ -1,3 +1,4 @@
+import dataclasses
 import math
 
 import pytest
@@ -6,8 +7,10 @@ from hypothesis import strategies as st
 
 from foosball.wire import catalogue
 from foosball.wire.catalogue import (
+    Agent,
     BallState,
     BallStatus,
+    CalibrationStatus,
     MotorStatus,
     SchemaError,
     from_body,
@@ -61,8 +64,31 @@ def test_catalogue_has_every_message_the_design_names():
     assert {
         "BallState", "RodCommand", "MotorCommand", "MotorStatus", "EtherCatStatus", "Heartbeat",
         "Alarm", "GameControl", "GameState", "VisionConfig", "VisionPreview", "OtaCommand",
-        "OtaStatus",
+        "OtaStatus", "CalibrationStatus",
     } <= names
+
+
+CALIBRATION = CalibrationStatus(made_at=1_764_623_787_000_000_000, reprojection_rms_px=0.42,
+                                reprojection_max_px=0.97, table_rms_m=0.0011, width=640,
+                                height=480, markers=4)
+
+
+def test_calibration_status_round_trips_and_only_the_ball_tracker_sends_it():
+    assert from_body(CalibrationStatus, to_body(CALIBRATION)) == CALIBRATION
+    assert from_json(CalibrationStatus, to_json(CALIBRATION)) == CALIBRATION
+    assert catalogue.SENDERS[CalibrationStatus] == {Agent.BALL_TRACKER}
+    assert catalogue.BY_TYPE_ID[CalibrationStatus.TYPE_ID] is CalibrationStatus
+
+
+@pytest.mark.parametrize(("changes", "complaint"), [
+    ({"made_at": -1}, "outside"),
+    ({"reprojection_rms_px": math.inf}, "outside"),
+    ({"markers": 51}, "outside"),  # DICT_4X4_50 has 50 markers
+    ({"width": 0}, "outside"),
+])
+def test_calibration_status_out_of_range_is_refused(changes, complaint):
+    with pytest.raises(SchemaError, match=complaint):
+        to_body(dataclasses.replace(CALIBRATION, **changes))
 
 
 def ball(**changes):

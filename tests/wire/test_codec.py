@@ -10,7 +10,13 @@ from pycose.keys import SymmetricKey
 from pycose.messages import Mac0Message
 
 from foosball.wire import catalogue
-from foosball.wire.catalogue import Agent, GameCommand, GameControl, VisionPreview
+from foosball.wire.catalogue import (
+    Agent,
+    CalibrationStatus,
+    GameCommand,
+    GameControl,
+    VisionPreview,
+)
 from foosball.wire.codec import Drop, FrameTooLarge, WireCodec, load_key, mac_structure
 from tests.wire.hostile import valid_message
 
@@ -48,6 +54,19 @@ def test_we_accept_a_frame_pycose_made(clock):
     received = codec(Agent.STRATEGY, clock).decode(frame)
     assert received.message == GameControl(command=GameCommand.PAUSE)
     assert received.sender == Agent.TOOL and received.seq == 1
+
+
+def test_calibration_status_crosses_the_wire_from_the_ball_tracker_only(clock):
+    status = CalibrationStatus(made_at=1_764_623_787_000_000_000, reprojection_rms_px=0.42,
+                               reprojection_max_px=0.97, table_rms_m=0.0011, width=1920,
+                               height=1080, markers=50)
+    panel = codec(Agent.GAME_PANEL, clock)
+    frame = codec(Agent.BALL_TRACKER, clock).encode(status)
+    assert len(frame) < 200  # far inside one Ethernet frame
+    received = panel.decode(frame)
+    assert (received.message, received.sender) == (status, Agent.BALL_TRACKER)
+    forged = panel.decode(codec(Agent.STRATEGY, clock).encode(status))
+    assert (forged.reason, forged.detail) == ("sender", "STRATEGY may not send CalibrationStatus")
 
 
 def test_replayed_frame_is_dropped_as_replay(clock):

@@ -5,9 +5,11 @@ messages and the captured frame of the turn; it never reads a clock, a socket or
 Per frame it publishes one BallState stamped with the frame's capture time. It takes
 VisionConfig from the game panel (thresholds apply from the next frame; `preview` turns the
 mask preview on and off) and sends the threshold mask as VisionPreview parts (one part per
-frame, so the preview never delays a BallState by more than one small message). No frame
-for `camera_timeout_s`, or frames the calibration was not made for, are the CAMERA_LOST
-cause for as long as it lasts.
+frame, so the preview never delays a BallState by more than one small message). It reports
+the calibration it maps the ball with in CalibrationStatus at once and then every second
+(the game panel shows it; a panel started later hears it within a second). No frame for
+`camera_timeout_s`, or frames the calibration was not made for, are the CAMERA_LOST cause
+for as long as it lasts.
 
 `Camera` is its hardware for the runtime: a FrameSource's frames as the samples.
 """
@@ -22,6 +24,7 @@ import numpy as np
 
 from foosball.agents.runtime import Inputs, Outputs
 from foosball.safety.latch import Cause
+from foosball.vision.calibration import Calibration
 from foosball.vision.config import (
     DetectorConfig,
     VisionConfigError,
@@ -31,11 +34,13 @@ from foosball.vision.config import (
 from foosball.vision.sources import CapturedFrame, FrameSource
 from foosball.vision.tracker import BallTracker, TrackResult
 from foosball.wire.catalogue import (
+    CALIBRATION_MARKERS,
     PREVIEW_CHUNK,
     Agent,
     AlarmCode,
     BallState,
     BallStatus,
+    CalibrationStatus,
     SafetyState,
     VisionConfig,
     VisionPreview,
@@ -46,6 +51,7 @@ log = logging.getLogger(__name__)
 POSITION_LIMIT = 2.0  # m, well outside the field; the catalogue's BallState bound is wider
 SPEED_LIMIT = 50.0  # m/s, the catalogue's bound
 VARIANCE_LIMIT = 1e6
+CALIBRATION_PERIOD_S = 1.0
 
 
 class BallTrackerCore:
@@ -70,6 +76,9 @@ class BallTrackerCore:
         self.rejected_configs = 0
         self.frames = 0
         self.to_keep: DetectorConfig | None = None  # thresholds accepted since the last step
+        # The calibration cannot change while the agent runs: one message, sent again.
+        self.calibration_status = calibration_status(tracker.projector.calibration)
+        self._calibration_sent_s = -math.inf
 
     @property
     def state(self) -> SafetyState:
@@ -81,6 +90,9 @@ class BallTrackerCore:
         if self._started_s is None:
             self._started_s = now
         out: list[Any] = []
+        if now - self._calibration_sent_s >= CALIBRATION_PERIOD_S:
+            self._calibration_sent_s = now
+            out.append(self.calibration_status)
         for message in inputs.messages:
             if isinstance(message, VisionConfig):
                 self._apply(message)
@@ -174,6 +186,18 @@ def ball_state(result: TrackResult, frame: CapturedFrame) -> BallState:
         covariance=tuple(_clip(v, 0.0, VARIANCE_LIMIT) for v in result.covariance),  # type: ignore[arg-type]
         status=BallStatus(int(result.status)),
     )
+
+
+def calibration_status(calibration: Calibration) -> CalibrationStatus:
+    created = calibration.created
+    width, height = calibration.image_size
+    return CalibrationStatus(
+        made_at=max(0, round(created.timestamp() * 1e9)) if created is not None else 0,
+        reprojection_rms_px=_clip(calibration.reprojection_rms_px, 0.0, 1e4),
+        reprojection_max_px=_clip(calibration.reprojection_max_px, 0.0, 1e4),
+        table_rms_m=_clip(calibration.table_rms_m, 0.0, POSITION_LIMIT),
+        width=width, height=height,
+        markers=min(len(calibration.marker_ids), CALIBRATION_MARKERS))
 
 
 class Camera:

@@ -28,6 +28,10 @@ it crossed inside the mouth (|y| <= goal width / 2). The carrying-on matters: a 
 into the goal vanishes between two frames, and at 50 fps its last sighting is still in front
 of the line. One goal per entry: the ball must be seen back inside the field before the
 next counts. Only goals during PLAYING count. The robot scores at x = +L/2 (the human's goal).
+
+Camera calibration: the ball tracker's CalibrationStatus (1 Hz) goes to the page with what
+to worry about: no report for `calibration_silence_s`, no date, or a reprojection error
+above `calibration_warn_rms_px` (GamePanelConfig says why 1.5 px).
 """
 
 from __future__ import annotations
@@ -51,6 +55,7 @@ from foosball.wire.catalogue import (
     AlarmCode,
     BallState,
     BallStatus,
+    CalibrationStatus,
     DriveState,
     GameCommand,
     GameControl,
@@ -68,8 +73,6 @@ COMMANDS = {"start": GameCommand.START, "pause": GameCommand.PAUSE,
             "stop": GameCommand.STOP, "restart": GameCommand.RESTART}
 VISION_FIELDS = tuple(f.name for f in fields(VisionConfig) if f.name != "preview")
 ALARM_TEXT = 200
-CALIBRATION_NOTE = ("not reported: no wire message carries the camera calibration yet "
-                    "(it is in the vision board's calibration file)")
 
 
 @dataclass(frozen=True)
@@ -80,6 +83,13 @@ class GamePanelConfig:
     path_horizon_s: float = 1.0  # the predicted path drawn ahead of the ball
     log_entries: int = 12  # operator actions shown on the page
     alarm_entries: int = 8
+    # A good calibration reprojects its marker corners well under 1 px (0.40 px rms on the
+    # synthetic camera, 0.55 px on the simulator's). 1.5 px rms is about 4 mm on the table
+    # at 2.2-2.5 mm per pixel, a quarter of the ball's radius: beyond it the markers were
+    # found badly or have moved, and it is worth calibrating again.
+    calibration_warn_rms_px: float = 1.5
+    # The tracker reports every second; three reports missed and the page says so.
+    calibration_silence_s: float = 3.5
 
 
 def vision_from_detector(detector: DetectorConfig, preview: bool = False) -> VisionConfig:
@@ -162,7 +172,8 @@ class GamePanelCore:
         self.notice = ""
         self._safety = NO_FAULT
         self._table_view = self._make_table_view()
-        self._calibration = {"known": False, "text": CALIBRATION_NOTE}
+        self.calibration: CalibrationStatus | None = None
+        self._calibration_heard_s = -math.inf
         self._views: dict[str, tuple[Any, Any]] = {}
         self._last_now: float | None = None
         self._last_sent_s = -math.inf
@@ -242,7 +253,7 @@ class GamePanelCore:
         self._hold_match()
         out: list[Any] = []
         for message in inputs.messages:
-            self._message(message)
+            self._message(message, now)
         self._hold_match()
         for action in inputs.sensed or ():
             self._action(action, out)
@@ -251,7 +262,7 @@ class GamePanelCore:
         return Outputs(tuple(out), state=SafetyState.READY if state == SafetyState.FAULT
                        else state, actuation=self.topics())
 
-    def _message(self, message: Any) -> None:
+    def _message(self, message: Any, now: float) -> None:
         if isinstance(message, BallState):
             self._ball(message)
         elif isinstance(message, GameControl):
@@ -264,6 +275,9 @@ class GamePanelCore:
             self._preview_part(message)
         elif isinstance(message, VisionConfig):
             self.vision = message  # a person's tool retuned the tracker
+        elif isinstance(message, CalibrationStatus):
+            self.calibration = message
+            self._calibration_heard_s = now
         elif isinstance(message, Alarm):
             where = f" axis {message.axis}" if message.axis >= 0 else ""
             line = f"{message.source.name.lower()} {message.code.name}{where}: {message.text}"
@@ -364,15 +378,51 @@ class GamePanelCore:
         views = self._views
         for name, source, build in (("ball", self.ball, self.ball_view),
                                     ("rods", self.rods, self.rods_view),
-                                    ("vision", (self.vision, self.vision_sent), self.vision_view)):
+                                    ("vision", (self.vision, self.vision_sent), self.vision_view),
+                                    ("calibration", self.calibration_heard(),
+                                     self.calibration_view)):
             if name not in views or (views[name][0] is not source and views[name][0] != source):
                 views[name] = (source, build())
         return {"table": self._table_view, "game": game, "ball": views["ball"][1],
                 "rods": views["rods"][1], "preview": self.preview,
-                "vision": views["vision"][1], "calibration": self._calibration}
+                "vision": views["vision"][1], "calibration": views["calibration"][1]}
 
     def vision_view(self) -> dict[str, Any]:
         return {"config": catalogue.to_json(self.vision), "sent": self.vision_sent}
+
+    def calibration_heard(self) -> CalibrationStatus | None:
+        """The tracker's calibration, unless it has not been reported lately (a tracker
+        that stopped says nothing about the calibration the next one will use)."""
+        now = self._last_now if self._last_now is not None else -math.inf
+        if now - self._calibration_heard_s > self.config.calibration_silence_s:
+            return None
+        return self.calibration
+
+    def calibration_view(self) -> dict[str, Any]:
+        """The calibration as the page shows it, with what an operator should worry about."""
+        status = self.calibration_heard()
+        if status is None:
+            return {"reported": False, "warnings": [
+                f"not reported by the ball tracker in the last "
+                f"{self.config.calibration_silence_s:g} s (it does not run without its "
+                f"calibration file)"]}
+        warnings = []
+        made = ""
+        if status.made_at:
+            made = datetime.fromtimestamp(status.made_at * 1e-9, UTC).strftime(
+                "%Y-%m-%d %H:%M UTC")
+        else:
+            warnings.append("when it was made is unknown (the calibration file does not "
+                            "say): calibrate again")
+        limit = self.config.calibration_warn_rms_px
+        if status.reprojection_rms_px > limit:
+            warnings.append(f"reprojection error {status.reprojection_rms_px:.2f} px rms is "
+                            f"above {limit:g} px: calibrate again")
+        return {"reported": True, "rms_px": round(status.reprojection_rms_px, 2),
+                "max_px": round(status.reprojection_max_px, 2),
+                "table_rms_mm": round(status.table_rms_m * 1e3, 1), "made": made,
+                "image": f"{status.width}x{status.height}", "markers": status.markers,
+                "warnings": warnings}
 
     def _make_table_view(self) -> dict[str, Any]:
         f = self.table.field

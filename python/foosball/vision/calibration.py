@@ -110,6 +110,8 @@ class Calibration:
     # maps *undistorted* pixels; all zeros (the default) is a distortion-free camera.
     principal: tuple[float, float] = (0.0, 0.0)
     distortion: tuple[float, float, float, float, float] = (0.0, 0.0, 0.0, 0.0, 0.0)
+    # When the markers were seen; None for a file written before it was kept.
+    created: datetime | None = None
 
     def ball_from_pixel(self) -> np.ndarray:
         """3x3 homography from pixels to the ball centre's (x, y) at its height."""
@@ -121,9 +123,10 @@ class Calibration:
         return scale_about_camera @ self.plane_from_pixel
 
     def to_json(self) -> dict[str, Any]:
+        created = {} if self.created is None else {"created": self.created.isoformat()}
         return {
             "version": CALIBRATION_VERSION,
-            "created": datetime.now(UTC).isoformat(timespec="seconds"),
+            **created,
             "image_size": list(self.image_size),
             "plane_from_pixel": self.plane_from_pixel.tolist(),
             "marker_height": self.marker_height,
@@ -169,11 +172,27 @@ class Calibration:
                                   2, "principal"),  # type: ignore[arg-type]
                 distortion=_floats(data.get("distortion", [0.0] * 5), 5,
                                    "distortion"),  # type: ignore[arg-type]
+                created=_created(data.get("created")),
             )
         except (KeyError, TypeError, ValueError) as exc:
             if isinstance(exc, CalibrationError):
                 raise
             raise CalibrationError(f"calibration file: {exc!r}") from exc
+
+
+def _created(value: Any) -> datetime | None:
+    """The file's "created" time; files from before it was written have none."""
+    if value is None:
+        return None
+    try:
+        created = datetime.fromisoformat(value)
+    except (TypeError, ValueError):
+        created = None
+    # Without its UTC offset a time cannot be placed (our writer always gives one).
+    if created is None or created.utcoffset() is None:
+        raise CalibrationError(f"created: expected an ISO time with its UTC offset, "
+                               f"not {value!r}")
+    return created
 
 
 def _floats(values: Any, count: int, name: str) -> tuple[float, ...]:
@@ -289,6 +308,7 @@ def calibrate(image: np.ndarray, layout: MarkerLayout, ball_radius: float,
         marker_ids=tuple(seen),
         principal=(float(cx), float(cy)),
         distortion=lens,  # type: ignore[arg-type]
+        created=datetime.now(UTC).replace(microsecond=0),
     )
 
 

@@ -539,6 +539,23 @@ class VisionPreview:
     mask: bytes = blob(6, PREVIEW_CHUNK)
 
 
+CALIBRATION_MARKERS = 50  # ArUco DICT_4X4_50: no calibration can have seen more markers
+
+
+@dataclass(frozen=True, slots=True)
+class CalibrationStatus:
+    """Ball tracker -> game panel, 1 Hz: the camera calibration it maps the ball with."""
+
+    TYPE_ID: ClassVar[int] = 16
+    made_at: int = integer(1, 0, NS_MAX, "ns")  # wall clock; 0: the file does not say
+    reprojection_rms_px: float = num(2, 0.0, 1e4, "px")
+    reprojection_max_px: float = num(3, 0.0, 1e4, "px")
+    table_rms_m: float = num(4, 0.0, POSITION, "m")  # marker corners mapped back to the table
+    width: int = integer(5, 1, 65535, "px")  # the image size it was made for
+    height: int = integer(6, 1, 65535, "px")
+    markers: int = integer(7, 0, CALIBRATION_MARKERS)
+
+
 @dataclass(frozen=True, slots=True)
 class OtaCommand:
     """Update tool -> a board's update agent."""
@@ -579,6 +596,7 @@ SENDERS: dict[type, frozenset[Agent]] = {
     GameState: frozenset({Agent.GAME_PANEL}),
     VisionConfig: frozenset({Agent.GAME_PANEL, Agent.TOOL}),
     VisionPreview: frozenset({Agent.BALL_TRACKER}),
+    CalibrationStatus: frozenset({Agent.BALL_TRACKER}),
     OtaCommand: frozenset({Agent.OTA, Agent.TOOL}),
     OtaStatus: frozenset({Agent.OTA}),
 }

@@ -158,9 +158,23 @@ function showPreview(preview) {
   stats.preview = { frame: preview.frame, set };
 }
 
+// What to warn about (not reported, no date, error above the limit) is the core's call.
 function showCalibration(calibration) {
-  $("calibration").textContent = calibration.known
-    ? `reprojection ${calibration.rms_px} px rms, made ${calibration.created}` : calibration.text;
+  const line = $("calibration");
+  if (calibration.reported) {
+    const made = document.createElement("span");
+    made.className = "nowrap";  // a date broken at its hyphens is hard to read
+    made.textContent = `made ${calibration.made || "at an unknown time"}`;
+    line.replaceChildren(`Calibration: rms ${calibration.rms_px.toFixed(2)} px ` +
+      `(max ${calibration.max_px.toFixed(2)} px), `, made);
+    $("calibration-details").textContent = `${calibration.image}, ${calibration.markers} ` +
+      `markers, ${calibration.table_rms_mm.toFixed(1)} mm rms on the table`;
+  } else {
+    line.textContent = "Calibration: not reported";
+    $("calibration-details").textContent = "";
+  }
+  line.classList.toggle("warn", calibration.warnings.length > 0);
+  fillList($("calibration-warnings"), calibration.warnings.map((text) => `\u26a0 ${text}`));
 }
 
 // -- the field -----------------------------------------------------------------------------
