@@ -61,12 +61,6 @@ def register(subparsers: Any) -> None:
     defaults = sub.add_parser("settings", help="print the default vision settings JSON")
     defaults.set_defaults(func=_settings)
 
-    run = sub.add_parser("run", help="run the ball tracker agent")
-    run.add_argument("--settings", required=True, help="vision settings JSON")
-    run.add_argument("--transport", default="udp", choices=("raw", "udp"))
-    run.add_argument("--iface", default="eth0")
-    run.add_argument("--key-file", default="/data/foosball/wire.key")
-    run.set_defaults(func=_run)
 
 
 def _print(data: dict[str, Any], as_json: bool) -> None:
@@ -192,34 +186,4 @@ def _settings(_args: argparse.Namespace) -> int:
     from foosball.vision.config import VisionSettings, settings_to_json
 
     print(json.dumps(settings_to_json(VisionSettings()), indent=2))
-    return 0
-
-
-def _run(args: argparse.Namespace) -> int:
-    import time
-
-    from foosball.agents.ball_tracker import BallTrackerCore, run
-    from foosball.geometry import default_table
-    from foosball.vision.calibration import load_calibration
-    from foosball.vision.config import load_settings
-    from foosball.vision.sources import open_source
-    from foosball.vision.tracker import BallTracker
-    from foosball.wire.catalogue import Agent
-    from foosball.wire.settings import WireSettings, open_endpoint
-
-    settings = load_settings(args.settings)
-    calibration = load_calibration(settings.calibration)
-    source = open_source(settings.source.kind, **settings.source.options)
-    tracker = BallTracker(settings.detector, settings.filter, calibration, default_table(),
-                          source.pixel_format)
-    core = BallTrackerCore(tracker, settings)
-    endpoint = open_endpoint(WireSettings(transport=args.transport, iface=args.iface,
-                                          key_file=args.key_file), Agent.BALL_TRACKER)
-    try:
-        run(core, source, endpoint, time.time_ns, lambda: False)
-    except KeyboardInterrupt:
-        pass
-    finally:
-        source.close()
-        endpoint.close()
     return 0
