@@ -150,3 +150,12 @@ def test_rods_with_our_ball_coming_through_from_behind_lift_their_feet():
     ball = BallView(DEFENCE.x + 0.1, 0.0, 3.0, 0.0)  # our shot, behind midfield and attack
     out = s.decide(0.0, ball, AT_REST)
     assert out[2].rotation < -1.0 and out[3].rotation < -1.0
+
+
+def test_a_ball_rolling_along_the_opponents_rod_is_covered_where_it_will_be_shot_from():
+    s = ImprovedStrategy(TABLE)
+    human_attack = TABLE.rod("human_attack")
+    b = BallPoint(0.0, human_attack.x - 0.035, 0.0, 0.0, 0.5)  # a pull under way
+    x, y = s.threat_origin(b)
+    assert x == pytest.approx(b.x, abs=0.002)
+    assert 0.0 < y < 0.05  # a moment ahead, not where it would come to rest

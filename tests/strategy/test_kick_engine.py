@@ -65,3 +65,15 @@ def test_seed_time_to_contact():
 def test_zero_power_is_refused():
     with pytest.raises(ValueError):
         KickEngine(PROFILE).start(0.0, KickRequest(power=0.0), rotation=0.0)
+
+
+def test_a_request_can_end_the_strike_short_of_the_profile_for_the_no_spinning_rule():
+    from foosball.strategy.kick import RULES_STRIKE_END, KickEngine, KickProfile, KickRequest
+    from foosball.strategy.params import KickEngineParams
+
+    profile = KickProfile.from_params(KickEngineParams())
+    engine = KickEngine(profile)
+    engine.start(0.0, KickRequest(power=120.0, strike_angle=RULES_STRIKE_END), 0.0)
+    out = engine.step(0.5, profile.windup_angle)  # wound up: the strike begins
+    assert out is not None and out.rotation == RULES_STRIKE_END
+    assert profile.strike_angle > RULES_STRIKE_END

@@ -14,6 +14,11 @@ Per rod, every frame:
 - a slow ball resting just in front of the rod's feet starts a kick; club and pro also play
   a ball lying under or just behind the feet (the man first steps aside so the wind-up does
   not drag it back);
+- pull and push shots (club and pro, 3-man rod, a ball at rest in front of it): SET (feet up,
+  the man goes beside the ball, then tilts his feet forward so his leg is level with it),
+  CARRY (the rod moves sideways and the leg's side sends the ball rolling along the rod at
+  the carry speed; a pull towards -y of the opponent's own frame, a push towards +y and a
+  little slower), then the usual kick on the rolling ball, aimed again where it is;
 - a ball rolling forward towards the rod from behind (a pass or a team-mate's shot): the rod
   lifts its feet so it passes; club and pro then strike it on the way (a one-timer);
 - otherwise the rod blocks: the nearest man goes to where the ball will cross the rod,
@@ -51,6 +56,8 @@ AIM_BELOW = 0.6  # m/s: a ball slower than this is aimed; a faster one is hit st
 STRIKE_LEAD = 0.03  # s: the man aims where a rolling ball will be when the foot arrives
 DECISION_PERIOD = 0.01  # s: a human's hands change course at most this often
 ROD_IDS = tuple(RodId)
+PUSH_SLOWER = 0.85  # a push shot's carry is a little slower than a pull's
+CARRY_LENGTH = 0.05  # m the rod moves sideways carrying the ball before the strike
 
 
 @dataclass(frozen=True, slots=True)
@@ -70,6 +77,9 @@ class Skill:
     reach_back: bool  # play a ball lying under or just behind the feet (step aside, lift, strike)
     position_error: float  # m, 1 sigma, blocking position
     align_tolerance: float  # m
+    pull_probability: float = 0.0  # 3-man rod, ball at rest: a pull or push shot instead
+    carry_speed: tuple[float, float] = (0.3, 0.55)  # m/s of the ball along the rod
+    carry_direction: float = 0.0  # -1 always pull, +1 always push, 0 either (room, chance)
 
 
 ROOKIE = Skill(
@@ -105,6 +115,8 @@ CLUB = Skill(
     reach_back=True,
     position_error=0.008,
     align_tolerance=0.004,
+    pull_probability=0.3,
+    carry_speed=(0.2, 0.4),
 )
 PRO = Skill(
     name="pro",
@@ -122,6 +134,8 @@ PRO = Skill(
     reach_back=True,
     position_error=0.003,
     align_tolerance=0.0015,
+    pull_probability=0.5,
+    carry_speed=(0.3, 0.55),
 )
 SKILLS = {s.name: s for s in (ROOKIE, CLUB, PRO)}
 
@@ -136,6 +150,8 @@ class _Kick:
     offset: float  # ball centre minus man centre (y) at contact
     one_timer: bool = False
     behind: bool = False  # the ball lies under or behind the feet: step aside before winding up
+    carry: float = 0.0  # pull/push: the ball's wanted speed along the rod (signed), 0: none
+    carry_from: float = 0.0  # translation where the carry began
 
 
 class ScriptedOpponent:
@@ -223,8 +239,11 @@ class ScriptedOpponent:
         speed = math.hypot(vx, vy)
         if kick is None:
             if 0.008 < ahead < self._reach - 0.01 and speed < 0.8:
-                # a rolling ball is hit straight on; only a (nearly) still one is aimed
-                kick = self._start_kick(i, rod, x, y, now, aim=speed < AIM_BELOW)
+                if rod.role == "attack" and speed < 0.1 and self._wants_pull():
+                    kick = self._start_carry(i, rod, y, now)
+                else:
+                    # a rolling ball is hit straight on; only a (nearly) still one is aimed
+                    kick = self._start_kick(i, rod, x, y, now, aim=speed < AIM_BELOW)
             elif skill.reach_back and -0.03 < ahead <= 0.008 and speed < 0.5:
                 kick = self._start_kick(i, rod, x, y, now, behind=True)
             elif (
@@ -234,6 +253,11 @@ class ScriptedOpponent:
                 and self._reachable(rod, y + vy * (-ahead / vx))
             ):
                 kick = self._start_kick(i, rod, x, y, now, one_timer=True)
+        if kick is not None and kick.phase in ("set", "carry"):
+            target = self._carry_target(i, rod, kick, x, y, vy, now, translation, rotation)
+            if target is not None:
+                return target
+            kick = self._kicks[i] = None
         if kick is not None:
             target = self._kick_target(i, rod, kick, x, y, vx, vy, now, translation, rotation)
             if target is not None:
@@ -285,6 +309,50 @@ class ScriptedOpponent:
         kick = _Kick(phase, now, angle, speed, man, offset, one_timer, behind)
         self._kicks[i] = kick
         return kick
+
+    def _wants_pull(self) -> bool:
+        return self.skill.pull_probability > 0 and self.rng.random() < self.skill.pull_probability
+
+    def _start_carry(self, i: int, rod: Rod, y: float, now: float) -> _Kick:
+        """A pull or push shot: the direction with room to carry the ball (or the skill's)."""
+        skill = self.skill
+        direction = skill.carry_direction
+        if direction == 0.0:
+            direction = -1.0 if y > 0 else 1.0  # towards the middle: room to roll
+            if self.rng.random() < 0.3:
+                direction = -direction
+        speed = float(self.rng.uniform(*skill.carry_speed)) * (PUSH_SLOWER if direction > 0
+                                                               else 1.0)
+        man = self._man_for(rod, y)
+        kick = _Kick("set", now, 0.0, 0.0, man, 0.0, carry=direction * speed)
+        self._kicks[i] = kick
+        return kick
+
+    def _carry_target(self, i: int, rod: Rod, kick: _Kick, x: float, y: float, vy: float,
+                      now: float, translation: float, rotation: float) -> RodTarget | None:
+        """SET beside the ball, then CARRY it sideways; then the kick on the rolling ball."""
+        rod_id = ROD_IDS[i]
+        ahead = x - rod.x
+        if not 0.0 < ahead < self._reach or now - kick.started > 1.5:
+            return None
+        man_offset = (kick.man - (rod.men - 1) / 2) * rod.spacing
+        side = math.copysign(1.0, kick.carry)
+        # the leg level with the ball at its height: tilted forward by atan(ahead / lever)
+        tilt = math.atan2(ahead, self._lever)
+        if kick.phase == "set":
+            beside = rod.clamp(y - side * (self._half_foot + self._radius + 0.003) - man_offset)
+            far = abs(translation - beside) > 0.006
+            if not far and abs(rotation - tilt) < 0.1:
+                kick.phase, kick.carry_from = "carry", translation
+            return RodTarget(rod_id, beside, LIFT if far else tilt, 0.0, 0.0)
+        # carry: the leg's side pushes; the ball leaves at about (1 + e) times the rod's speed
+        carried = abs(translation - kick.carry_from)
+        if carried > CARRY_LENGTH or vy * side > 0.8 * abs(kick.carry):
+            self._kicks[i] = None
+            strike = self._start_kick(i, rod, x, y, now, aim=True)
+            return self._kick_target(i, rod, strike, x, y, 0.0, vy, now, translation, rotation)
+        end = rod.clamp(kick.carry_from + side * 0.15)
+        return RodTarget(rod_id, end, tilt, abs(kick.carry) / 1.5, 0.0)
 
     def _aim_point(self, rng: np.random.Generator, x: float, y: float, bank: bool) -> float:
         """Where to aim on the goal line (unfolded: a bank shot's target is mirrored in the
@@ -372,7 +440,8 @@ class ScriptedOpponent:
             # with the feet up, over or behind the ball, so moving does not push it
             if not -0.04 < ahead < self._reach:
                 return None
-            if abs(translation - want) < skill.align_tolerance:
+            # a ball rolling along the rod is a moving target: the hands allow for it
+            if abs(translation - want) < skill.align_tolerance + abs(vy) * 0.01:
                 kick.phase = "strike"
             return RodTarget(rod_id, want, WIND_UP, 0.0, 0.0)
         if kick.phase == "strike":

@@ -28,9 +28,6 @@ SIDESTEP_CLEARANCE = 0.012  # m between the foot's edge and the ball while windi
 ALIGN_TOLERANCE = 0.004  # m
 GIVE_UP_S = 1.5
 FEET_UP = -1.0  # rad: feet behind and above the ball (they clear it beyond about 0.9 rad)
-# The foot meets a ball behind the rod up to 48 deg before the bottom; the rules allow at
-# most a full turn after the strike, so this strike ends well short of the usual +344 deg.
-STRIKE_END = 5.2  # rad (298 deg)
 
 
 @dataclass(slots=True)

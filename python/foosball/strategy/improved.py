@@ -26,7 +26,7 @@ What it adds to the seed rules (docs/notes/issue-6.md measures each against them
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -37,7 +37,6 @@ from foosball.strategy.behind import (
     FEET_UP,
     GIVE_UP_S,
     SIDESTEP_CLEARANCE,
-    STRIKE_END,
     STRIKE_FROM_WINDUP_S,
     BehindPlay,
     aside_translation,
@@ -45,6 +44,7 @@ from foosball.strategy.behind import (
 )
 from foosball.strategy.cover import Interval, plan_cover, rod_shadows
 from foosball.strategy.kick import (
+    RULES_STRIKE_END,
     KickEngine,
     KickProfile,
     KickRequest,
@@ -62,6 +62,8 @@ URGENT = 0.5  # fraction of a possession limit after which the ball is shot at o
 
 LIFT = -1.5  # rad: feet back and up, the ball passes underneath
 SHOT_SPEED = 3.0  # m/s: a ball this fast towards our goal is a shot in flight
+SIDEWAYS_VX = 0.5  # m/s: a ball slower than this along the table rolls along a rod line
+THREAT_LEAD_S = 0.06  # s: how far ahead a ball rolling along a rod is covered (drive lag)
 IDLE_PLAN = "idle"
 
 
@@ -220,6 +222,11 @@ class ImprovedStrategy(RodStrategy):
         front of that rod, from where his feet strike)."""
         if b.speed < 0.3 or (b.vx < 0 and b.speed > SHOT_SPEED):
             return b.x, b.y  # at rest, or a shot already in flight
+        if abs(b.vx) < SIDEWAYS_VX and b.speed < SHOT_SPEED:
+            # rolling along a rod (a pull or push shot being set up): the shot can come at
+            # any moment, from where the ball is then, not from where it would come to rest
+            soon = self.predictor.state_at(b.x, b.y, b.vx, b.vy, THREAT_LEAD_S)
+            return soon.x, soon.y
         ahead = sorted(
             (h for h in self.their_rods if (h.x - b.x) * b.vx > 0),
             key=lambda h: abs(h.x - b.x),
@@ -303,7 +310,6 @@ class ImprovedStrategy(RodStrategy):
         plan = self.shoot(i, rod, at, here, tolerance=ALIGN_TOLERANCE)
         plan.rotation = windup
         if plan.kick is not None:
-            plan.kick = replace(plan.kick, strike_angle=STRIKE_END)
             self.behind[i] = None  # the kick engine takes over
         return plan
 
@@ -346,7 +352,7 @@ class ImprovedStrategy(RodStrategy):
             tolerance *= 2  # a rougher shot beats losing the ball to the time limit
         aligned = abs(here.translation - best.translation) < tolerance
         power = self.params.improved.strike_power if i >= 2 else self.params.improved.clear_power
-        kick = KickRequest(power=power) if aligned else None
+        kick = KickRequest(power=power, strike_angle=RULES_STRIKE_END) if aligned else None
         return RodPlan("control", translation=best.translation, kick=kick)
 
     # --- from plan to setpoint --------------------------------------------------------

@@ -77,6 +77,15 @@ class KickProfile:
         return abs(self.windup_angle - start_angle) / windup_speed + abs(self.windup_angle) / power
 
 
+# The no-spinning rule allows at most a full turn before and after the strike. A foot is at
+# the ball's height within about 48 deg of the bottom, in front of the rod or behind it, so a
+# strike that ended at +344 deg (the kick-eval profile) brought the foot down behind the rod
+# again at +312 deg: a ball lying there was touched after more than a full turn. Ending the
+# strike at 298 deg keeps the feet up past the ball's height on the way round, and a ball
+# met as late as -48 deg is followed by less than a full turn.
+RULES_STRIKE_END = 5.2  # rad
+
+
 @dataclass(frozen=True, slots=True)
 class KickRequest:
     power: float  # rad/s, strike rotation speed

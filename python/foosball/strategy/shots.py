@@ -1,9 +1,13 @@
 """Shot battery: the save rate of a robot strategy against scripted shots of set speeds.
 
-Each episode is a short simulated match: the ball lies still in front of a man of the
-opponent's attack rod (random y), and the opponent is the simulator's scripted pro (its
-hands, reaction time and aim: the widest gap our goalkeeper and defence leave, bank shots
-off the side walls) with every shot at exactly the battery's speed. The episode ends after
+Each episode is a short simulated match: the ball in front of the opponent's attack rod
+(random y), and the opponent is the simulator's scripted pro (its hands, reaction time and
+aim: the widest gap our goalkeeper and defence leave, bank shots off the side walls) with
+every shot at exactly the battery's speed. Kinds of shot (`--kinds`):
+- rest: the ball lies still and is shot from rest;
+- rolling: the ball rolls along the rod at 0.3-0.55 m/s (either way) and is shot on the move;
+- pull / push: the ball lies still; the pro carries it sideways (pull or push, at his carry
+  speed) and shoots it rolling. The episode ends after
 `EPISODE_S`. The save rate counts every on-target shot of the opponent in the episodes
 (rebounds included) as the match runner closes them: saved (a man of ours touched it) or
 scored; the first shot's outcome and all goals against are reported too. Episode k of
@@ -24,20 +28,29 @@ from foosball.strategy.tournament import progress
 EPISODE_S = 1.5
 
 
-def episode(job: tuple[str, float, int]) -> dict[str, Any]:
+KINDS = ("rest", "rolling", "pull", "push")
+ROLLING_SPEED = (0.3, 0.55)  # m/s along the rod
+
+
+def episode(job: tuple[str, float, int, str]) -> dict[str, Any]:
     from foosball.geometry import default_table
     from foosball.sim.match import Match
     from foosball.sim.opponents import PRO, ScriptedOpponent
     from foosball.strategy.tournament import make_side
 
-    robot, speed, seed = job
+    robot, speed, seed, kind = job
     table = default_table()
-    skill = replace(PRO, name=f"shots:{speed:g}", shot_speed=(speed, speed), pass_probability=0.0)
+    carry = {"pull": -1.0, "push": 1.0}.get(kind, 0.0)
+    skill = replace(PRO, name=f"shots:{speed:g}", shot_speed=(speed, speed), pass_probability=0.0,
+                    pull_probability=1.0 if carry else 0.0, carry_direction=carry)
     match = Match(make_side(robot, table, seed), ScriptedOpponent(table, skill, seed + 1),
                   seed=seed, duration=EPISODE_S, table=table)
     attack = table.rod("human_attack")
     ball_y = float(match.rng.uniform(-0.25, 0.25))
-    match.world.place_ball(attack.x - 0.035, ball_y, 0.0, 0.0)  # in front of its feet
+    rolling = 0.0
+    if kind == "rolling":
+        rolling = float(match.rng.uniform(*ROLLING_SPEED)) * (1.0 if ball_y < 0 else -1.0)
+    match.world.place_ball(attack.x - 0.035, ball_y, 0.0, rolling)  # in front of its feet
     match._serve_at = None  # no kick-off serve: the ball is placed
     result = match.run()
     human = [s for s in result.shots if s.team == "human"]
@@ -46,6 +59,7 @@ def episode(job: tuple[str, float, int]) -> dict[str, Any]:
     return {
         "seed": seed,
         "speed": speed,
+        "kind": kind,
         "ball_y": round(ball_y, 3),
         "shot": first is not None,
         "on_target": bool(first is not None and first.on_target),
@@ -59,8 +73,10 @@ def episode(job: tuple[str, float, int]) -> dict[str, Any]:
 
 
 def run_battery(robot: str, speeds: list[float], episodes: int, jobs: int, seed: int,
-                show_progress: bool = True) -> dict[str, Any]:
-    work = [(robot, v, seed + k) for v in speeds for k in range(episodes)]
+                show_progress: bool = True, kinds: tuple[str, ...] = ("rest",)
+                ) -> dict[str, Any]:
+    work = [(robot, v, seed + k, kind) for kind in kinds for v in speeds
+            for k in range(episodes)]
     started = time.monotonic()
     rows: list[dict[str, Any]] = []
     if jobs <= 1:
@@ -90,20 +106,25 @@ def run_battery(robot: str, speeds: list[float], episodes: int, jobs: int, seed:
         }
 
     summary = [{"speed": v, **tally([r for r in rows if r["speed"] == v])} for v in speeds]
+    by_kind = [{"kind": kind, "speed": v,
+                **tally([r for r in rows if r["speed"] == v and r["kind"] == kind])}
+               for kind in kinds for v in speeds]
     return {
+        "by_kind": by_kind,
         "robot": robot,
         "seed": seed,
         "episode_s": EPISODE_S,
         "by_speed": summary,
         "total": tally(rows),
-        "episodes": sorted(rows, key=lambda r: (r["speed"], r["seed"])),
+        "episodes": sorted(rows, key=lambda r: (r["kind"], r["speed"], r["seed"])),
     }
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--robot", required=True)
     parser.add_argument("--speeds", default="5,10,15", help="m/s, comma-separated")
-    parser.add_argument("--episodes", type=int, default=100, help="per speed")
+    parser.add_argument("--episodes", type=int, default=100, help="per speed and kind")
+    parser.add_argument("--kinds", default="rest", help=f"comma-separated of {', '.join(KINDS)}")
     parser.add_argument("--jobs", type=int, default=1)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--json", action="store_true")
@@ -113,15 +134,21 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def _main(args: argparse.Namespace) -> int:
     speeds = [float(v) for v in args.speeds.split(",") if v]
+    kinds = tuple(k for k in args.kinds.split(",") if k)
+    if not kinds or any(k not in KINDS for k in kinds):
+        print(f"error: --kinds takes {', '.join(KINDS)}")
+        return 2
     report = run_battery(args.robot, speeds, args.episodes, args.jobs, args.seed,
-                         not args.no_progress)
+                         not args.no_progress, kinds)
     if args.json:
         print(json.dumps(report))
         return 0
     print(f"{report['robot']} against scripted shots ({args.episodes} episodes per speed, "
           f"seeds {args.seed}..{args.seed + args.episodes - 1})")
-    for row in [*report["by_speed"], {"speed": "all", **report["total"]}]:
-        print(f"  {row['speed']!s:>5} m/s: on-target shots saved {row['shots_saved']}, scored "
+    rows = [*report["by_kind"], *report["by_speed"], {"speed": "all", **report["total"]}]
+    for row in rows:
+        print(f"  {row.get('kind', 'all'):>7} {row['speed']!s:>5} m/s: on-target shots saved "
+              f"{row['shots_saved']}, scored "
               f"{row['shots_scored']} (save rate {row['save_rate']}); first shot saved "
               f"{row['first_saved']}/{row['first_on_target']}; goals against "
               f"{row['goals_against']} in {row['episodes']} episodes")
