@@ -116,6 +116,10 @@ def _match(args: argparse.Namespace) -> int:
             f"saves robot {saves['robot']} human {saves['human']}; "
             f"{result['speed_vs_real_time']}x real time"
         )
+        for team, fouls in result["fouls"].items():
+            print(f"  {team}: {fouls['possession']} possession-limit violations, "
+                  f"{fouls['spinning']} spinning fouls, longest possession "
+                  f"{fouls['longest_possession_s']} s ({fouls['longest_zone']})")
     return 0
 
 

@@ -84,6 +84,26 @@ def open_intervals(mouth: Interval, shadows: list[Interval]) -> list[Interval]:
     return gaps
 
 
+def _widest_gap(mouth: Interval, shadows: list[Interval]) -> tuple[float, float]:
+    """The first of the widest parts of the mouth no shadow covers (`open_intervals`' gaps,
+    without building them); the whole mouth if every part is covered."""
+    mouth_low, mouth_high = mouth
+    widest, widest_width = (mouth_low, mouth_high), -1.0
+    reach = mouth_low
+    for low, high in sorted(shadows):
+        if low > reach:
+            end = low if low < mouth_high else mouth_high
+            if end > reach and end - reach > widest_width:
+                widest, widest_width = (reach, end), end - reach
+        if high > reach:
+            reach = high
+        if reach >= mouth_high:
+            break
+    if reach < mouth_high and mouth_high - reach > widest_width:
+        widest = (reach, mouth_high)
+    return widest
+
+
 @dataclass(frozen=True, slots=True)
 class CoverPlan:
     """Translations for goalkeeper and defence and how much of the mouth they leave open."""
@@ -179,12 +199,8 @@ def plan_cover(ball_x: float, ball_y: float, goalkeeper: Rod, defence: Rod, goal
     best: tuple[float, float, float, float] | None = None  # (-covered, move, gk, def)
 
     def keeper_for(others: list[Interval]) -> float:
-        widest = mouth
-        widest_width = -1.0
-        for gap in open_intervals(mouth, others):
-            if gap[1] - gap[0] > widest_width:
-                widest, widest_width = gap, gap[1] - gap[0]
-        return keeper_view.place((widest[0] + widest[1]) / 2, current_goalkeeper)
+        low, high = _widest_gap(mouth, others)
+        return keeper_view.place((low + high) / 2, current_goalkeeper)
 
     def score(gk_t: float, def_t: float) -> None:
         nonlocal best

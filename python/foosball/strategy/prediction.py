@@ -58,16 +58,23 @@ class SpeedModel:
         # below 1e-6 1/s the closed form cancels catastrophically; the drag-free form is exact
         self.c = drag_rate if drag_rate > 1e-6 else 0.0
         self.a = rolling_deceleration if rolling_deceleration > 1e-9 else 0.0  # avoid denormals
+        self._stop_for = (-1.0, 0.0)  # (s0, stop time): a prediction asks for one s0 often
 
     def stop_time(self, s0: float) -> float:
         if s0 <= 0:
             return 0.0
+        known, t_stop = self._stop_for
+        if s0 == known:
+            return t_stop
         c, a = self.c, self.a
         if c < _EPS:
-            return s0 / a if a > 0 else math.inf
-        if a <= 0:
-            return math.inf
-        return math.log((s0 + a / c) / (a / c)) / c
+            t_stop = s0 / a if a > 0 else math.inf
+        elif a <= 0:
+            t_stop = math.inf
+        else:
+            t_stop = math.log((s0 + a / c) / (a / c)) / c
+        self._stop_for = (s0, t_stop)
+        return t_stop
 
     def speed(self, s0: float, t: float) -> float:
         t = min(t, self.stop_time(s0))

@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from typing import NamedTuple
 
 
-@dataclass(frozen=True, slots=True)
-class RodSetpoint:
+class RodSetpoint(NamedTuple):  # a tuple: made four times per ball state, cheaply
     translation: float  # m, rod translation (centre man offset from y = 0)
     rotation: float  # rad, 0 = feet down, + = feet towards the opponent goal
     translation_speed: float  # m/s, speed to move at
