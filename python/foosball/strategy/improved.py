@@ -109,7 +109,12 @@ class ImprovedStrategy(RodStrategy):
         self.behaviours = []  # a team plan (plan_rods) and act() replace per-rod behaviours
         self.their_rods = self.table.human_rods
         self.rod_ids = tuple(RodId(i) for i in range(len(self.rods)))
-        self.reachable = [rod.reachable_y() for rod in self.rods]  # fixed by the geometry
+        # fixed by the geometry: where each rod's men can touch the ball along y
+        self.touch_bands = [
+            [(lo - self.block_half, hi + self.block_half) for lo, hi in rod.reachable_y()]
+            for rod in self.rods
+        ]
+        self.their_xs = [h.x for h in self.their_rods]
         self.time_to_contact = self._time_to_contact()
         limit = math.radians(max(p.kick_engine.aim_angles_deg))
         angles = sorted(np.linspace(-limit, limit, 25).tolist(), key=lambda a: (abs(a), a))
@@ -176,8 +181,7 @@ class ImprovedStrategy(RodStrategy):
             if i == owner or plans[i].mode == "lift":
                 continue
             # a shot (fast) passes the opponent's rods, which lift for it or miss it
-            unhindered = b.speed > SHOT_SPEED or not any(rod.x < h.x < b.x
-                                                          for h in self.their_rods)
+            unhindered = b.speed > SHOT_SPEED or not _any_between(self.their_xs, rod.x, b.x)
             if b.vx < -0.3 and unhindered and b.x > rod.x:
                 hit = self.predictor.crossing(b.x, b.y, b.vx, b.vy, rod.x)
                 if hit is not None:
@@ -255,8 +259,7 @@ class ImprovedStrategy(RodStrategy):
         speed = b.speed
         if self.kicks[i].active:
             return RodPlan("strike")
-        if not any(lo - self.block_half <= b.y <= hi + self.block_half
-                   for lo, hi in self.reachable[i]):
+        if not _within(self.touch_bands[i], b.y):
             return None
         if is_behind(ahead, self.contact_ahead) and -0.4 < b.vx < 0.3 and speed < 1.6:
             return self.play_behind(i, rod, now, b, here)
@@ -396,6 +399,20 @@ class ImprovedStrategy(RodStrategy):
         turns = round((measured - rotation) / (2 * math.pi))
         target = rotation + turns * 2 * math.pi
         return max(-2 * math.pi + 0.1, min(2 * math.pi - 0.1, target))
+
+
+def _any_between(xs: list[float], low: float, high: float) -> bool:
+    for x in xs:  # noqa: SIM110 - a loop: any() over a generator costs more, every step
+        if low < x < high:
+            return True
+    return False
+
+
+def _within(bands: list[tuple[float, float]], y: float) -> bool:
+    for low, high in bands:  # noqa: SIM110 - as above
+        if low <= y <= high:
+            return True
+    return False
 
 
 def _fold(y: float, wall: float) -> float:
