@@ -1,7 +1,7 @@
 """Heartbeat gaps of every agent on the rig, as another board hears them, and the latched
 alarms raised while no fault is injected (false alarms).
 
-    python benchmarks/heartbeat_gaps.py --seconds 600                 # idle machine
+    python benchmarks/heartbeat_gaps.py --seconds 600 --play          # idle machine, a match
     python benchmarks/heartbeat_gaps.py --seconds 120 --load tournament  # both cores busy
 
 `--load tournament` runs `foosball sim tournament --jobs 2` beside the rig for the whole
@@ -23,8 +23,15 @@ from pathlib import Path
 
 from foosball.rig.faults import FaultMatrix
 from foosball.rig.observer import Observer
-from foosball.rig.rig import Rig, RigOptions
-from foosball.wire.catalogue import Alarm, GameState, Heartbeat, MotorStatus
+from foosball.rig.rig import AGENT_BOARD, CORE_AGENTS, Rig, RigOptions
+from foosball.wire.catalogue import (
+    Alarm,
+    GameCommand,
+    GameControl,
+    GameState,
+    Heartbeat,
+    MotorStatus,
+)
 
 
 def percentile(values: list[float], q: float) -> float:
@@ -37,10 +44,16 @@ def main() -> int:
     parser.add_argument("--seconds", type=float, default=60.0)
     parser.add_argument("--load", choices=["none", "tournament"], default="none")
     parser.add_argument("--deadline", type=float, default=0.025, help="peers' deadline (s)")
+    parser.add_argument("--agents", choices=["core", "all"], default="all",
+                        help="the four that drive the motors, or all six (with the panels)")
+    parser.add_argument("--play", action="store_true",
+                        help="start a match (the robot plays the scripted human) first")
+    parser.add_argument("--fps", type=float, default=50.0, help="camera frames per second")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
-    rig = Rig(RigOptions(run_dir=Path(tempfile.mkdtemp(prefix="fb-gaps-")),
-                         deadline_s=args.deadline))
+    agents = CORE_AGENTS if args.agents == "core" else tuple(AGENT_BOARD)
+    rig = Rig(RigOptions(run_dir=Path(tempfile.mkdtemp(prefix="fb-gaps-")), agents=agents,
+                         deadline_s=args.deadline, fps=args.fps))
     load = None
     observer = None
     try:
@@ -53,6 +66,8 @@ def main() -> int:
         if FaultMatrix(rig, observer).recover(60.0) is None:
             print(f"the rig did not come up healthy; logs in {rig.logs}", file=sys.stderr)
             return 1
+        if args.play:
+            observer.send(GameControl(command=GameCommand.START))
         if args.load == "tournament":
             load = subprocess.Popen(
                 [sys.executable, "-m", "foosball.cli", "sim", "tournament", "--robot",
@@ -67,6 +82,7 @@ def main() -> int:
             if heard.at_s <= end:
                 beats.setdefault(heard.sender.name.lower(), []).append(heard.at_s)
         report = {"seconds": args.seconds, "load": args.load, "deadline_ms": args.deadline * 1e3,
+                  "agents_run": list(agents), "playing": args.play, "fps": args.fps,
                   "false_alarms": [f"{h.sender.name.lower()}: {h.message.text}"
                                    for h in observer.alarms(start) if h.message.latched],
                   "agents": {}}
