@@ -159,3 +159,20 @@ def test_a_ball_rolling_along_the_opponents_rod_is_covered_where_it_will_be_shot
     x, y = s.threat_origin(b)
     assert x == pytest.approx(b.x, abs=0.002)
     assert 0.0 < y < 0.05  # a moment ahead, not where it would come to rest
+
+
+def test_rotation_targets_stay_near_the_home_turn_for_the_no_spinning_rule():
+    unwound = ImprovedStrategy._unwound
+    assert unwound(-3.0, 0.2) == pytest.approx(-3.0)  # wind up the short way
+    assert unwound(-1.5, 5.0) == pytest.approx(-1.5 + 2 * math.pi)  # same pose, nearby
+    assert unwound(0.0, 4.0) == pytest.approx(0.0)  # far round: back, not on to a full turn
+    assert unwound(0.0, -4.5) == pytest.approx(0.0)
+
+
+def test_no_kick_starts_from_a_rod_a_turn_round():
+    s = ImprovedStrategy(TABLE)
+    ball = BallView(ATTACK.x + 0.035, 0.0, 0.0, 0.0)
+    here = [RodView(0.0, 0.0)] * 3 + [RodView(0.0, 2 * math.pi)]
+    for k in range(3):
+        s.decide(k * 0.005, ball, here)
+    assert not s.kicks[3].active

@@ -58,6 +58,7 @@ from foosball.strategy.rods import reach
 from foosball.strategy.setpoint import RodSetpoint
 from foosball.wire.catalogue import BallState, RodCommand, RodId, RodStatus
 
+HOME_TURN = math.pi + 0.2  # rad: rotation targets stay within this of 0 (see _unwound)
 URGENT = 0.5  # fraction of a possession limit after which the ball is shot at once
 
 LIFT = -1.5  # rad: feet back and up, the ball passes underneath
@@ -363,7 +364,9 @@ class ImprovedStrategy(RodStrategy):
     def act(self, i: int, rod: Rod, now: float, plan: RodPlan, here: RodView) -> RodSetpoint:
         p = self.params.improved
         engine = self.kicks[i]
-        if plan.kick is not None and not engine.active:
+        # a kick starts from the home turn only: its angles are absolute, and from a turn
+        # on its wind-up would be one long run through the ball (the no-spinning rule)
+        if plan.kick is not None and not engine.active and abs(here.rotation) < math.pi:
             engine.start(now, plan.kick, here.rotation)
             if self.log is not None:
                 self.log.append((now, i, self.last_ball, plan.mode))
@@ -394,11 +397,15 @@ class ImprovedStrategy(RodStrategy):
 
     @staticmethod
     def _unwound(rotation: float, measured: float) -> float:
-        """The rotation target nearest the rod's present angle that shows the same pose, so a
-        rod left a turn on by a kick does not swing back through the field."""
+        """The rotation target nearest the rod's present angle that shows the same pose, but
+        never more than half a turn past the home turn: a rod left far round (a kick that
+        timed out on its way back) turns back, not on; turning on would add to the run the
+        no-spinning rule limits to a full turn."""
         turns = round((measured - rotation) / (2 * math.pi))
         target = rotation + turns * 2 * math.pi
-        return max(-2 * math.pi + 0.1, min(2 * math.pi - 0.1, target))
+        if abs(target) > HOME_TURN:
+            target -= math.copysign(2 * math.pi, target)
+        return target
 
 
 def _any_between(xs: list[float], low: float, high: float) -> bool:
