@@ -78,6 +78,7 @@ class RodPlan:
     rotation: float = 0.0
     rotation_speed: float = 0.0
     kick: KickRequest | None = None
+    absolute: bool = False  # the rotation as it is, not the nearest same pose (a wind-up)
 
 
 class ImprovedStrategy(RodStrategy):
@@ -308,11 +309,12 @@ class ImprovedStrategy(RodStrategy):
             play.phase = "lift"
         if play.phase == "lift":
             if here.rotation > FEET_UP:
-                return RodPlan("control", translation=here.translation, rotation=windup)
+                return RodPlan("control", translation=here.translation, rotation=windup,
+                               absolute=True)
             play.phase = "align"
         at = self.predictor.state_at(b.x, b.y, b.vx, b.vy, STRIKE_FROM_WINDUP_S)
         plan = self.shoot(i, rod, at, here, tolerance=ALIGN_TOLERANCE)
-        plan.rotation = windup
+        plan.rotation, plan.absolute = windup, True
         if plan.kick is not None:
             self.behind[i] = None  # the kick engine takes over
         return plan
@@ -382,7 +384,8 @@ class ImprovedStrategy(RodStrategy):
         elif plan.mode == IDLE_PLAN:
             setpoint = self.last[i] or RodSetpoint(here.translation, 0.0, p.translation_speed, 0.0)
         else:
-            rotation = self._unwound(plan.rotation, here.rotation)
+            rotation = plan.rotation if plan.absolute else self._unwound(plan.rotation,
+                                                                          here.rotation)
             setpoint = RodSetpoint(self._translation(rod, plan, here), rotation,
                                    p.translation_speed, plan.rotation_speed)
         self.last[i] = setpoint
