@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import signal
 import sys
 
 # Subcommand group -> module that registers it. One table, nothing gathered implicitly.
@@ -55,6 +56,9 @@ def _missing(group: str, exc: ModuleNotFoundError):  # type: ignore[no-untyped-d
 
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
+    # A parent thread that blocked them (a runtime's I/O thread, a test) hands its mask down
+    # through fork and exec: an agent that cannot be stopped by SIGTERM is no agent of ours.
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGTERM, signal.SIGINT})
     parser = build_parser(argv)
     args = parser.parse_args(argv)
     func = getattr(args, "func", None)

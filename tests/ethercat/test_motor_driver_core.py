@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import math
 import os
+import threading
 from collections import Counter
 from collections.abc import Callable
 from types import SimpleNamespace
@@ -593,7 +594,12 @@ def test_a_stalled_step_loop_does_not_make_the_io_thread_spin(rig: Rig) -> None:
     recording = _RecordingTransport(rig, turns=5)
     rig.runtime.endpoint.transport = recording
     rig.runtime._running = True
-    rig.runtime._io_loop(False)  # the I/O thread's loop, here on the test's thread
+    # The I/O thread's loop, on a thread of its own as in the agent: it blocks SIGTERM and
+    # SIGINT for its thread, which on the test's thread every later subprocess would inherit.
+    io_thread = threading.Thread(target=rig.runtime._io_loop, args=(False,))
+    io_thread.start()
+    io_thread.join(10.0)
+    assert not io_thread.is_alive()
     assert rig.runtime.stalled(rig.t)
     assert all(wait is not None and wait >= 0.001 for wait in recording.waits), recording.waits
 

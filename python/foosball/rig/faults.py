@@ -120,8 +120,14 @@ class Flood:
         if self._process is None:
             return
         self._process.terminate()
-        output, _ = self._process.communicate(timeout=10)
-        self._process = None
+        try:
+            output, _ = self._process.communicate(timeout=10)
+        except subprocess.TimeoutExpired:
+            self._process.kill()  # never leave a flood running
+            self._process.communicate()
+            raise
+        finally:
+            self._process = None
         counted = re.search(r"sent (\d+)", output)
         if counted is None:
             raise RuntimeError(f"the flood did not say what it sent: {output!r}")

@@ -67,6 +67,7 @@ def main(argv: list[str] | None = None) -> int:
                              "agents' I/O threads (which must win), so it keeps its rate")
     args = parser.parse_args(argv)
     stop = threading.Event()
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGTERM, signal.SIGINT})  # see cli.py
     for signum in (signal.SIGTERM, signal.SIGINT):
         signal.signal(signum, lambda *_: stop.set())
     set_fifo(args.rt_priority)
