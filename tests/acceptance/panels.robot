@@ -25,11 +25,7 @@ Start On The Page Starts The Game
     And the page shows the game PLAYING
 
 The Page Shows The Score The Game Panel Keeps
-    [Documentation]    Known defect (robot:skip-on-failure until fixed): at 50 fps the tracker
-    ...    reports the ball LOST at its last position inside the field (x = 0.598 m, the
-    ...    goal line at 0.600 m) the frame after it vanishes into the goal, so the game
-    ...    panel's goal rule (tracked over the line, then lost) never counts it.
-    [Tags]    sim    known-defect    robot:skip-on-failure
+    [Tags]    sim
     Given the game is playing
     When a goal is scored within ${PLAY_S} s
     Then the page shows the score the game panel keeps

@@ -32,6 +32,7 @@ from foosball.panels.supervisory import (
 )
 from foosball.wire.catalogue import AxisStatus, DriveState, MotorStatus
 from foosball.wire.codec import load_key, new_key
+from tests.busy import busiest_processes
 
 MOTORS = MotorStatus(axes=tuple(AxisStatus(a, DriveState.READY, 0.1 * a, 0.0, 0.1, 0)
                                 for a in range(8)))
@@ -167,7 +168,9 @@ def test_the_service_serves_the_page_and_leaves_the_token_for_the_operator(
         try:
             output, _ = agent.communicate(timeout=20)
         except subprocess.TimeoutExpired:
+            busy = busiest_processes()
             agent.kill()  # never leave it running
             output, _ = agent.communicate()
-            raise AssertionError(f"no stop on SIGTERM within 20 s: {output[-2000:]}") from None
+            raise AssertionError(f"no stop on SIGTERM within 20 s: {output[-2000:]}\n"
+                                 f"busiest processes then:\n{busy}") from None
     assert agent.returncode == 0, output

@@ -24,6 +24,7 @@ from foosball.wire.catalogue import Agent, Heartbeat
 from foosball.wire.codec import Drop, WireCodec, load_key
 from foosball.wire.settings import WireSettings
 from foosball.wire.transports import open_transport
+from tests.busy import busiest_processes
 
 REPO = Path(__file__).resolve().parents[2]
 READY = "listening"
@@ -79,7 +80,14 @@ def observing(in_netns: list[str], transport: str, iface: str,
         yield heartbeats
     finally:
         process.terminate()
-        process.wait(10)
+        try:
+            process.wait(10)
+        except subprocess.TimeoutExpired:
+            busy = busiest_processes()
+            process.kill()
+            process.wait()
+            raise RuntimeError(f"the observer did not stop on SIGTERM within 10 s; busiest "
+                               f"processes then:\n{busy}") from None
         reader.join(10)
 
 
