@@ -192,10 +192,12 @@ class Match:
         contacts += world.step(frame_end - world.time)
         now = world.time
         state = world.state()
+        ball = world.ball
         self._account(contacts, state)
         self._referee(contacts, state, now)
         self._kick_off_rule(state, now)
-        state = world.state()
+        if world.ball is not ball:  # a serve or a restart moved it (place_ball, remove_ball)
+            state = world.state()
         fraction = visible_fraction(self.table, state, world.man.reach, self.params.camera_height)
         ball = self.tracker.observe(state, fraction)
         self._deliveries.append((now + delivery_delay, ball))

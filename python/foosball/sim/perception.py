@@ -221,18 +221,12 @@ def rod_status(poses: list[tuple[float, float, float, float]], team: str) -> Rod
     """RodStatus of one team's rods (role order) in that team's own frame; poses are
     (translation, rotation, v_t, v_r) in the table frame."""
     sign = 1.0 if team == "robot" else -1.0
-    return RodStatus(
-        rods=tuple(
-            RodPosition(
-                rod=ROD_IDS[i],
-                translation=sign * t,
-                rotation=sign * r,
-                translation_velocity=sign * vt,
-                rotation_velocity=sign * vr,
-            )
-            for i, (t, r, vt, vr) in enumerate(poses)
-        )
-    )
+    ids = ROD_IDS
+    # positional arguments and a list: built three times a frame, this is worth the terseness
+    return RodStatus(tuple([
+        RodPosition(ids[i], sign * t, sign * r, sign * vt, sign * vr)
+        for i, (t, r, vt, vr) in enumerate(poses)
+    ]))
 
 
 def unmirror_target(target: RodTarget, team: str) -> tuple[float, float]:

@@ -76,6 +76,7 @@ class Referee:
     def __post_init__(self) -> None:
         self.reach = self.table.man.contact_reach
         self._runs: list[_Run | None] = [None] * len(self.table.rods)
+        self._seen = [math.nan] * len(self.table.rods)  # each rod's angle last frame
         self._holding: _Holding | None = None
         self.spins: list[tuple[str, _Run | None]] = []  # each spinning foul's rod and run
 
@@ -120,7 +121,11 @@ class Referee:
         """Follow every rod's run of rotation; `struck`: rods whose men touched the ball in
         this frame. A Restart for the opponent of the first rod found spinning."""
         foul: Restart | None = None
+        seen = self._seen
         for i, angle in enumerate(rotations):
+            if angle == seen[i] and i not in struck:
+                continue  # a rod at rest: the same angle again changes nothing
+            seen[i] = angle
             run = self._runs[i]
             if run is None:
                 run = self._runs[i] = _Run(start=angle, extreme=angle)
