@@ -55,7 +55,7 @@ class RodPosePublisher:
     """A motion listener that sends the rod poses to a UDP address as JSON."""
 
     def __init__(self, table: Any, drives: Sequence[Cia402Drive], address: tuple[str, int],
-                 rate_hz: float = 500.0) -> None:
+                 rate_hz: float = 200.0) -> None:  # the fastest camera
         self.coupling = RodCoupling(table, drives, lambda *pose: None)
         self.address = address
         self.period_s = 1.0 / rate_hz

@@ -71,9 +71,11 @@ def free_port() -> int:
 
 
 class SimulatedTable:
-    def __init__(self, single_host: bool, fps: float, opponent: str) -> None:
+    def __init__(self, single_host: bool, fps: float, opponent: str,
+                 deadline_s: float = 0.025) -> None:
         self.single_host = single_host
         self.fps = fps
+        self.deadline_s = deadline_s
         self.opponent = opponent
         self.agents = tuple(name for name in AGENT_BOARD if name in AGENTS)
         self._rig: Rig | None = None
@@ -98,7 +100,7 @@ class SimulatedTable:
             ports = {name: free_port() for name in ports}
         options = RigOptions(run_dir=Path(tempfile.mkdtemp(prefix="fb-acceptance-")),
                              agents=self.agents, fps=self.fps, opponent=self.opponent,
-                             panel_ports=ports,
+                             deadline_s=self.deadline_s, panel_ports=ports,
                              use_namespaces=not self.single_host)
         self.switched_on_s = time.monotonic()
         rig = self._rig = Rig(options)  # makes the boards (namespaces)
