@@ -177,3 +177,15 @@ def test_no_kick_starts_from_a_rod_a_turn_round():
     for k in range(3):
         s.decide(k * 0.005, ball, here)
     assert not s.kicks[3].active
+
+
+def test_a_slow_ball_lost_under_our_own_man_is_still_played():
+    s = ImprovedStrategy(TABLE)
+    ball = BallView(MIDFIELD.x + 0.003, -0.263, 0.0, -0.05)  # under the midfield, by a man
+    here = [RodView(0.0, 0.0), RodView(0.0, 0.0), RodView(MIDFIELD.travel_min, 0.0),
+            RodView(0.0, 0.0)]
+    s.decide(0.0, ball, here)
+    for k in range(1, 4):
+        s.decide(k * 0.005, None, here)  # the tracker lost it under the man
+    assert s.plans_last[2].mode == "control"  # stepping aside to play it, not idle
+    assert s.last_ball.speed == 0.0

@@ -59,6 +59,7 @@ from foosball.strategy.setpoint import RodSetpoint
 from foosball.wire.catalogue import BallState, RodCommand, RodId, RodStatus
 
 HOME_TURN = math.pi + 0.2  # rad: rotation targets stay within this of 0 (see _unwound)
+HIDDEN_SPEED = 0.5  # m/s: a ball lost slower than this is taken to lie where it was last seen
 URGENT = 0.5  # fraction of a possession limit after which the ball is shot at once
 
 LIFT = -1.5  # rad: feet back and up, the ball passes underneath
@@ -143,8 +144,15 @@ class ImprovedStrategy(RodStrategy):
         if ball is not None:
             self.last_ball = self.predictor.compensate(ball.x, ball.y, ball.vx, ball.vy, ball.age)
             self.urgency = self.clock.update(self.last_ball.x, now)
+        elif self.last_ball is not None and self.last_ball.speed < HIDDEN_SPEED:
+            # lost while slow: most likely hidden under one of our own men (the camera does
+            # not see through them): play on where it was last seen, at rest, and keep the
+            # possession clock running, as the referee does
+            last = self.last_ball
+            self.last_ball = BallPoint(0.0, last.x, last.y, 0.0, 0.0)
+            self.urgency = self.clock.urgency(now)
         else:
-            self.clock.reset()  # lost: a goal, or the ball taken off the table
+            self.clock.reset()  # lost fast: a goal, or the ball taken off the table
             self.urgency = 0.0
         b = self.last_ball
         out: list[RodSetpoint] = []
