@@ -82,7 +82,8 @@ class Segment:
         self.hub = MemoryHub()
         self.core = core or EchoCore()
         self.notifier = Notifier()
-        self.settings = SafetySettings(deadlines={p: PEER_DEADLINE for p in peers},
+        self.settings = SafetySettings(deadlines={p: PEER_DEADLINE
+                                                  for p in (*peers, self.core.agent)},
                                        startup_grace_s=1.0, **settings)
         self.runtime = AgentRuntime(self.core, self.endpoint(self.core.agent), self.settings,
                                     monotonic=self.clock.mono, wall_ns=self.clock.wall,
@@ -245,6 +246,28 @@ def test_a_flood_of_unsigned_frames_is_a_cause_until_it_is_over() -> None:
     s.run(0.02)
     assert not s.runtime.latch.faulted
     assert s.runtime.counters.drops["mac"] == 50 * 8
+
+
+def test_an_agent_that_was_away_past_its_deadline_latches_itself() -> None:
+    # SIGSTOP and SIGCONT, or the CPU taken away: its peers have counted it lost meanwhile,
+    # and what it believed before (PLAYING) must not go out as if nothing happened.
+    s = Segment()
+    s.run(0.1)
+    s.runtime._notice_absence(s.clock.t, 0.005)
+    s.runtime._notice_absence(s.clock.t + 0.01, 0.005)  # an ordinary turn: not away
+    s.run(0.01)
+    assert not s.runtime.latch.faulted
+    last = s.clock.t
+    s.runtime._notice_absence(last, 0.005)
+    s.clock.t += 0.2
+    s.runtime._notice_absence(s.clock.t, 0.005)  # 195 ms past its last turn's wait
+    s.run(0.01)
+    away = s.alarms(AlarmCode.INTERNAL_ERROR)
+    assert away and "was away for" in away[0].text and s.runtime.state == SafetyState.FAULT
+    s.run(1.1)  # a cause for a second, then gone: a RESTART brings it back
+    s.restart()
+    s.run(0.02)
+    assert not s.runtime.latch.faulted
 
 
 def test_one_flooding_sender_spends_only_its_own_budget() -> None:

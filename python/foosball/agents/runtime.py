@@ -198,6 +198,8 @@ class AgentRuntime:
         self._core_causes: tuple[Cause, ...] = ()
         self._core_state = SafetyState.BOOT
         self._last_step_s = now
+        self._last_turn: tuple[float, float] | None = None  # the I/O half's last: (at, wait)
+        self._away: tuple[float, float] | None = None  # (when, how long) it was away
         self._last_error_s = -math.inf
         self._last_error = ""
         self._clock_offset_ns: int | None = None
@@ -284,6 +286,20 @@ class AgentRuntime:
             self.inbox.append(message)
             self._wake.set()
 
+    def _notice_absence(self, now: float, timeout_s: float) -> None:
+        """An agent that was away (stopped, or starved of the CPU) past the deadline its
+        peers hold it to has been counted lost by them: it must not carry on with what it
+        believed before, whatever its backlog (stale by now) would tell it."""
+        last, self._last_turn = self._last_turn, (now, timeout_s)
+        allowed = self.settings.deadlines.get(self.agent)
+        if last is None or allowed is None:
+            return
+        away = now - last[0] - last[1]  # beyond the previous turn's own wait
+        if away > allowed:
+            self._away = (now, away)
+            log.error("this agent was away for %.0f ms (deadline %.0f ms)", away * 1e3,
+                      allowed * 1e3)
+
     def _missing(self, now: float) -> list[Cause]:
         missing = self.monitor.missing(now)
         if any(c.key not in self._announced for c in missing):
@@ -302,6 +318,10 @@ class AgentRuntime:
         if self.stalled(now):
             causes.append(Cause(AlarmCode.INTERNAL_ERROR, f"step loop silent for "
                                 f"{(now - self._last_step_s) * 1e3:.0f} ms", subject="stall"))
+        if self._away is not None and now - self._away[0] < ERROR_HOLD_S:
+            causes.append(Cause(AlarmCode.INTERNAL_ERROR, f"this agent was away for "
+                                f"{self._away[1] * 1e3:.0f} ms (its peers count it lost)",
+                                subject="away"))
         if self.flood.present(now):
             causes.append(Cause(AlarmCode.LAN_FLOOD, f"{self.flood.rate_hz:.0f} frames/s on the "
                                 "LAN fail the MAC", subject="lan"))
@@ -435,6 +455,7 @@ class AgentRuntime:
                 # While the step loop is stalled no heartbeat goes out, so one is always
                 # "due": wait the full turn rather than spin at real-time priority.
                 wait = 0.005 if self.stalled(now) else min(0.005, self.next_heartbeat_in(now))
+                self._notice_absence(now, wait)
                 self.io_turn(wait)
             except Exception as exc:  # never let the safety half die quietly
                 now = self.monotonic()

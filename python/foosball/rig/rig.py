@@ -183,11 +183,10 @@ class Rig:
         if "motor_driver" in self.options.agents and self.namespaced:
             args += ["--rod-poses", str(ROD_POSE_PORT)]
         if self.namespaced:
-            # Root: the simulated world keeps real time ahead of ordinary processes, but not
-            # as SCHED_FIFO: the agents and the drive emulator already use most of the 95 %
-            # of each core the kernel gives real-time tasks, and beyond it (RT throttling)
-            # every one of them stalls at once, which the agents rightly call a fault.
-            args += ["--nice", "-10"]
+            # Root: the simulated world keeps real time, below every agent (at nice -10
+            # instead, outside the real-time budget, it starved whenever anything else ran:
+            # 211 of 600 frames in 29 s; see docs/notes/issue-12.md).
+            args += ["--rt-priority", "10"]
         if self.options.opponent == "browser":
             args += ["--player-port", str(self.options.player_port)]
         if self.options.truth:
