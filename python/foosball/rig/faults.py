@@ -231,20 +231,27 @@ class FaultMatrix:
             self._quick_stop(result, t0, mda_log_at, fault)
             time.sleep(refuse_after_s)
             asked = time.monotonic()
-            mda_log_at = len(self.rig.log_text("motor_driver"))
-            self.observer.restart()
-            refusal = self.observer.wait_for(lambda: self.observer.first(
-                asked, lambda h: isinstance(h.message, Alarm)
-                and h.message.code == AlarmCode.RESTART_REFUSED), 2.0)
+            logs_at = {a: len(self.rig.log_text(a)) for a in self.rig.options.agents}
+            refusal = None
+            # As a person would, pressed again while nothing answers: in a flood the agents'
+            # sockets overflow and a RESTART may be lost with the flood's frames.
+            for _ in range(4):
+                self.observer.restart()
+                refusal = self.observer.wait_for(lambda: self.observer.first(
+                    asked, lambda h: isinstance(h.message, Alarm)
+                    and h.message.code == AlarmCode.RESTART_REFUSED), 0.5)
+                if refusal is not None:
+                    break
             if refusal is not None:
                 result.restart_refused = True
                 result.refusal = f"{refusal.sender.name.lower()}: {refusal.message.text}"
-            else:  # under a flood the observer (a laptop) may miss it: the log has it
-                logged = re.search(r"restart refused: (.*)",
-                                   self.rig.log_text("motor_driver")[mda_log_at:])
-                if logged is not None:
-                    result.restart_refused = True
-                    result.refusal = f"motor_driver (its log): {logged.group(1)}"
+            else:  # the observer (a laptop) may be flooded too: the agents' logs have it
+                for agent, at in logs_at.items():
+                    logged = re.search(r"restart refused: (.*)", self.rig.log_text(agent)[at:])
+                    if logged is not None:
+                        result.restart_refused = True
+                        result.refusal = f"{agent} (its log): {logged.group(1)}"
+                        break
         finally:
             fault.clear(self.rig)
         cleared = time.monotonic()
