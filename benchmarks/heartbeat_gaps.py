@@ -52,6 +52,8 @@ def main() -> int:
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
     agents = CORE_AGENTS if args.agents == "core" else tuple(AGENT_BOARD)
+    if args.play and "game_panel" not in agents:
+        parser.error("--play needs the game panel (--agents all): it owns the game")
     rig = Rig(RigOptions(run_dir=Path(tempfile.mkdtemp(prefix="fb-gaps-")), agents=agents,
                          deadline_s=args.deadline, fps=args.fps))
     load = None
