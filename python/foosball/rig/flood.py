@@ -18,8 +18,8 @@ import threading
 import time
 
 from foosball.ethercat.realtime import set_fifo
-
-UDP_GROUP = ("239.255.88.181", 58815)  # the agents' UDP transport on the single-host rig
+from foosball.wire.transports.raw import ETHERTYPE_FOOSBALL
+from foosball.wire.transports.udp import DEFAULT_GROUP, DEFAULT_PORT
 
 
 def flood(iface: str | None, rate_hz: float, seconds: float, stop: threading.Event) -> int:
@@ -28,7 +28,7 @@ def flood(iface: str | None, rate_hz: float, seconds: float, stop: threading.Eve
     if iface is not None:
         sock = socket.socket(socket.AF_PACKET, socket.SOCK_RAW)
         sock.bind((iface, 0))
-        header = b"\xff" * 6 + b"\x02\x00\x00\x00\x00\x01" + b"\x88\xb5"
+        header = b"\xff" * 6 + b"\x02\x00\x00\x00\x00\x01" + ETHERTYPE_FOOSBALL.to_bytes(2, "big")
     else:
         sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
         header = b""
@@ -47,7 +47,7 @@ def flood(iface: str | None, rate_hz: float, seconds: float, stop: threading.Eve
                 if iface is not None:
                     sock.send(frame)
                 else:
-                    sock.sendto(frame, UDP_GROUP)
+                    sock.sendto(frame, (DEFAULT_GROUP, DEFAULT_PORT))
                 sent += 1
             behind = start + sent / rate_hz - time.monotonic()
             if behind > 0:
