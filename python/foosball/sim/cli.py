@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
 
 
@@ -57,9 +56,6 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     camera.add_argument("--rt-priority", type=int, default=0,
                         help="SCHED_FIFO priority (0: off): a real camera does not compete "
                              "for the CPU, so on a busy machine the simulated one must not")
-    camera.add_argument("--nice", type=int, default=0,
-                        help="niceness (negative needs root): ahead of ordinary processes "
-                             "without spending the kernel's real-time budget")
     camera.add_argument("--truth", metavar="HOST:PORT",
                         help="also send where the ball really is, one UDP datagram per frame "
                              "(JSON; for the acceptance tests, no agent reads it)")
@@ -168,8 +164,6 @@ def _camera(args: argparse.Namespace) -> int:
         from foosball.ethercat.realtime import set_fifo
 
         set_fifo(args.rt_priority)
-    if args.nice:
-        os.nice(args.nice)
     robot = f"from the drive emulator on port {args.rod_poses}" if args.rod_poses else "held"
     print(f"camera: {args.fps:g} fps on {args.socket}; opponent {args.opponent}; robot rods "
           f"{robot}", flush=True)
