@@ -142,7 +142,7 @@ class FloodWatch:
             self._window_start, self._count = now_s, 0
         self._count += 1
         if self._count > self.limit:
-            self.rate_hz = self._count / max(now_s - self._window_start, self.WINDOW_S)
+            self.rate_hz = self._count / self.WINDOW_S
             self.last_s = now_s
 
     def present(self, now_s: float) -> bool:
