@@ -24,13 +24,14 @@ import gc
 import itertools
 import json
 import re
-import shutil
 import socket
 import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the repository root: tests/
 
 from foosball.rig.faults import FaultMatrix
 from foosball.rig.observer import Observer
@@ -117,29 +118,18 @@ def screenshot_game_panel(rig: Rig, path: Path) -> None:
     this host (the page reached through a forwarded port, as `foosball rig up` does). The
     browser runs at nice 19 (a person's laptop, not a board: it must not take the agents'
     cores)."""
-    from selenium import webdriver
-    from selenium.webdriver.chrome.service import Service
-
     from foosball.rig.forward import PortForward
     from foosball.rig.rig import PANEL_PORTS
+    from tests.panels.game_rig import open_chromium
 
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         local_port = probe.getsockname()[1]
     forward = PortForward(local_port, rig.lan.namespace(AGENT_BOARD["game_panel"]),
                           PANEL_PORTS["game_panel"])
-    options = webdriver.ChromeOptions()
-    options.binary_location = str(NICE_CHROMIUM)
-    for flag in ("--headless", "--no-sandbox", "--disable-gpu", "--disable-quic",
-                 "--no-first-run", "--disable-background-networking",
-                 "--disable-component-update", "--disable-sync", "--disable-dev-shm-usage",
-                 "--window-size=800,480"):
-        options.add_argument(flag)
-    driver = webdriver.Chrome(options=options,
-                              service=Service(shutil.which("chromedriver") or "chromedriver"))
+    driver = open_chromium(800, 480, Path(tempfile.mkdtemp(prefix="fb-chromium-")),
+                           binary=str(NICE_CHROMIUM))
     try:
-        driver.execute_cdp_cmd("Emulation.setDeviceMetricsOverride", {
-            "width": 800, "height": 480, "deviceScaleFactor": 1, "mobile": False})
         driver.get(f"http://127.0.0.1:{local_port}/")
         time.sleep(3.0)  # the WebSocket's first updates: field, rods, ball, score
         path.parent.mkdir(parents=True, exist_ok=True)

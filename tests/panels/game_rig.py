@@ -255,12 +255,14 @@ class Rig:
             runtime.endpoint.close()
 
 
-def open_chromium(width: int = 800, height: int = 480, user_data_dir: Path | None = None) -> Any:
+def open_chromium(width: int = 800, height: int = 480, user_data_dir: Path | None = None,
+                  binary: str | None = None) -> Any:
+    """Debian's headless Chromium (or `binary`, e.g. a wrapper that runs it niced)."""
     from selenium import webdriver
     from selenium.webdriver.chrome.service import Service
 
     options = webdriver.ChromeOptions()
-    options.binary_location = CHROMIUM
+    options.binary_location = binary or CHROMIUM
     for flag in ("--headless", "--no-sandbox", "--disable-gpu", "--disable-quic",
                  "--no-first-run", "--disable-background-networking",
                  "--disable-component-update", "--disable-sync",
