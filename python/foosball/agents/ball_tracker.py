@@ -56,6 +56,7 @@ CALIBRATION_PERIOD_S = 1.0
 
 class BallTrackerCore:
     agent = Agent.BALL_TRACKER
+    reads = (VisionConfig,)  # and the runtime's RUNTIME_READS
 
     def __init__(self, tracker: BallTracker, settings: VisionSettings,
                  preview_size: tuple[int, int] = (160, 120), startup_grace_s: float = 2.0):

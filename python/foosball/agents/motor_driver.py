@@ -197,6 +197,7 @@ class Latched:
 
 class MotorDriverCore:
     agent = Agent.MOTOR_DRIVER
+    reads = (MotorCommand, DriveControl)  # and the runtime's RUNTIME_READS
 
     def __init__(self, config: MotorDriverConfig) -> None:
         self.config = config

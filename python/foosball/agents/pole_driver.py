@@ -76,6 +76,7 @@ def speed_to_motor(rod: Rod, metres_per_s: float) -> float:
 
 class PoleDriverCore:
     agent = Agent.POLE_DRIVER
+    reads = (MotorStatus, RodCommand)  # and the runtime's RUNTIME_READS
 
     def __init__(self, table: Table, config: PoleDriverConfig | None = None) -> None:
         self.config = config or PoleDriverConfig()

@@ -51,7 +51,7 @@ from foosball.wire.catalogue import (
     RodCommand,
     SafetyState,
 )
-from foosball.wire.codec import Drop
+from foosball.wire.codec import NOT_READ, Drop
 
 log = logging.getLogger(__name__)
 
@@ -63,6 +63,11 @@ WORK_PRIORITY = 20  # SCHED_FIFO of the step thread (root): below the I/O thread
 ERROR_HOLD_S = 1.0  # a failed step stays a cause this long after the last failure
 STALE_FOR_S = 0.2  # a peer's frames all stale this long: its clock is out of step
 UNAUTHENTICATED = ("mac", "malformed")  # drops that say nothing of a known sender
+RUNTIME_READS = (Heartbeat, Alarm, GameControl)  # what the runtime itself acts on
+# The latch, the deadlines and the heartbeat schedule are looked at after every frame that
+# changes them (alarms, states, RESTART: in _handle) and otherwise at most once a tick: at
+# the LAN's ~1,000 frames a second, once per frame cost more than the frame itself.
+SAFETY_TICK_S = 0.001
 
 
 @dataclass(frozen=True, slots=True)
@@ -83,6 +88,10 @@ class Outputs:
 
 
 class AgentCore(Protocol):
+    """`agent`: who it is. A core may also name, as `reads`, the catalogue messages its step
+    looks at: the runtime then never authenticates the others (it adds RUNTIME_READS), which
+    is most of the LAN's traffic for most agents. Without `reads` it hears everything."""
+
     agent: Agent
 
     def step(self, inputs: Inputs) -> Outputs: ...
@@ -191,6 +200,10 @@ class AgentRuntime:
         self.flood = FloodWatch(settings.flood_limit_hz, settings.flood_hold_s)
         self.heartbeats = HeartbeatSchedule(self.agent, settings.heartbeat_period_s, health)
         self.counters = RuntimeCounters()
+        reads = getattr(core, "reads", None)
+        if reads is not None:
+            endpoint.codec.read_only((*RUNTIME_READS, *reads))
+        self._next_safety_s = -math.inf
         self.inbox: deque[Any] = deque(maxlen=4096)
         self._own_controls: deque[GameControl] = deque(maxlen=16)
         self._wake = threading.Event()
@@ -233,7 +246,10 @@ class AgentRuntime:
         while self._own_controls:  # a panel's START or RESTART applies here as everywhere
             self._handle(self._own_controls.popleft(), self.monotonic())
         self._receive(timeout_s)
-        self._safety_turn(self.monotonic())
+        now = self.monotonic()
+        if now >= self._next_safety_s or now >= self.heartbeats.next_due_s:
+            self._next_safety_s = now + SAFETY_TICK_S
+            self._safety_turn(now)
 
     def _receive(self, timeout_s: float) -> None:
         transport, codec = self.endpoint.transport, self.endpoint.codec
@@ -242,7 +258,9 @@ class AgentRuntime:
         while frame is not None:
             now = self.monotonic()
             result = codec.decode(frame)
-            if isinstance(result, Drop):
+            if result is NOT_READ:
+                pass
+            elif isinstance(result, Drop):
                 self.counters.drops[result.reason] += 1
                 if result.reason in UNAUTHENTICATED:
                     self.flood.count(now)

@@ -66,6 +66,7 @@ def rods_from_motors(motors: MotorStatus, table: Table) -> RodStatus:
 
 class StrategyAgentCore:
     agent = Agent.STRATEGY
+    reads = (BallState, GameState, MotorStatus, RodStatus)  # and the runtime's RUNTIME_READS
 
     def __init__(self, controller: Controller, table: Table) -> None:
         self.controller = controller

@@ -21,6 +21,12 @@ body names another agent: catalogue.SENDERS), replay (sequence not above the las
 from that sender boot), stale (older than `max_age_s`, or from the future by more than that).
 Decoding never raises: whatever a peer sends ends as a counted Drop.
 
+An agent's codec may be told which messages it reads (`read_only`): a frame whose header
+names another catalogue message is set aside as NOT_READ before anything is checked, since
+authenticating what will not be acted on costs every agent the whole LAN's traffic. Nothing
+is trusted that way (the frame is not used), and a forged flood of any type is still seen
+by the agents that read that type (an unknown type is always checked).
+
 Canonical: the payload must be byte for byte what our encoder writes for the value it decodes
 to (shortest heads, definite lengths, floats as float64, each map's keys once, as integers, in
 ascending order, nothing after the item), so no two parsers can read one payload differently.
@@ -37,7 +43,7 @@ import struct
 import threading
 import time
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, NamedTuple
@@ -88,6 +94,9 @@ class Drop:
     # Set when the MAC verified and the payload named a known agent (schema, sender, replay,
     # stale drops): tells which authenticated peer misbehaves, e.g. one whose clock stepped.
     sender: Agent | None = None
+
+
+NOT_READ = Drop("not_read", "a message this agent does not read")  # not a drop: not counted
 
 
 class _Cbor:
@@ -314,6 +323,8 @@ class WireCodec:
         self._last_seq: dict[tuple[int, int], int] = {}
         self.drops: Counter[str] = Counter()
         self.accepted = 0
+        self._reads: frozenset[int] | None = None  # type ids worth authenticating; None: all
+        self.not_read = 0
         # Drops made by decode()'s last-resort guard (also counted in `drops`): each one is a
         # check missing from this module or the catalogue, so the fuzz test wants 0.
         self.unexpected = 0
@@ -350,9 +361,23 @@ class WireCodec:
 
     # --- receiving --------------------------------------------------------------------------
 
+    def read_only(self, messages: Iterable[type]) -> None:
+        """Authenticate and decode only these catalogue messages; the others become NOT_READ
+        (see the module's notes)."""
+        reads = frozenset(messages)
+        unknown = [cls.__name__ for cls in reads if cls not in catalogue.MESSAGE_TYPES]
+        if unknown:
+            raise ValueError(f"not catalogue messages: {', '.join(sorted(unknown))}")
+        self._reads = frozenset(cls.TYPE_ID for cls in reads)  # type: ignore[attr-defined]
+
     def decode(self, frame: bytes) -> Received | Drop:
         """Never raises: anything wrong becomes a Drop, counted under its reason. One
         receiving thread per codec."""
+        if self._reads is not None:
+            claimed = _claimed_type(frame)
+            if claimed is not None and claimed not in self._reads:
+                self.not_read += 1
+                return NOT_READ
         try:
             result = self._decode(frame)
         except Exception as exc:  # last resort: see `unexpected`
@@ -440,6 +465,27 @@ class WireCodec:
             return Drop("stale", f"age {age / 1e6:.1f} ms", agent)
         self._last_seq[stream] = seq
         return Received(message, agent, boot_id, seq, timestamp)
+
+
+def _claimed_type(frame: bytes) -> int | None:
+    """The catalogue type a frame laid out as our encoder writes it says it carries (before
+    any check: a claim), or None when it is laid out otherwise or names no known type."""
+    at = 2 + len(_OWN_PREFIX)
+    if not frame.startswith(_OWN_PREFIX, 2):
+        return None
+    try:
+        kid_head = frame[at]
+        if not 0x40 <= kid_head < 0x58:
+            return None
+        at += 1 + kid_head - 0x40
+        head = frame[at]  # the payload's byte-string head
+        at += 1 if head < 0x58 else 2 if head == 0x58 else 3
+        if frame[at] != 0xA6 or frame[at + 1] != 0x01:  # map(6) {1: type id, ...
+            return None
+        claimed = frame[at + 2]
+    except IndexError:
+        return None
+    return claimed if claimed < 24 and claimed in catalogue.BY_TYPE_ID else None
 
 
 _U63 = 2**63

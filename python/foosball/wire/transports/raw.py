@@ -15,7 +15,6 @@ from foosball.wire.transports.base import Transport, TransportError, wait_readab
 
 ETHERTYPE_FOOSBALL = 0x88B5  # IEEE "local experimental" EtherType
 BROADCAST = "ff:ff:ff:ff:ff:ff"
-PACKET_OUTGOING = 4  # sll_pkttype of frames this host sent
 ETH_HEADER = 14
 
 
@@ -70,7 +69,7 @@ class RawEthernetTransport(Transport):
         self._type = struct.pack("!H", ethertype)
         self._header = parse_mac(destination) + own_mac + self._type
         self._sock.setblocking(False)
-        # What this socket sent lately: its own frames come back as PACKET_OUTGOING and are
+        # What this socket sent lately: its own frames come back (as outgoing packets) and are
         # skipped without decoding.
         self._sent: deque[bytes] = deque(maxlen=512)
         self._sent_set: set[bytes] = set()
@@ -87,7 +86,9 @@ class RawEthernetTransport(Transport):
         waited = False
         while True:
             try:
-                data, address = self._sock.recvfrom(2048)
+                # recv, not recvfrom: a packet socket's address costs an ioctl (the
+                # interface's name) per frame, and the frame itself says all we need.
+                data = self._sock.recv(2048)
             except BlockingIOError:
                 # Wait once: a socket that is readable yet has nothing (a pending error)
                 # must not turn this into a busy loop.
@@ -97,8 +98,9 @@ class RawEthernetTransport(Transport):
                 continue
             if len(data) < ETH_HEADER or data[12:14] != self._type:
                 continue  # queued before the filter was attached
-            if address[2] == PACKET_OUTGOING and data in self._sent_set:
-                continue  # our own transmission, looped back to this socket
+            if data in self._sent_set:
+                continue  # our own transmission, looped back to this socket (its sequence
+                # number makes it unlike any other process's frame)
             # Another process's transmission on this host: the agents that share a board
             # (the pole board runs three) hear each other this way.
             return data[ETH_HEADER:]

@@ -1,0 +1,203 @@
+"""What the agent runtime costs an agent for the LAN traffic of the whole rig.
+
+    .venv/bin/python benchmarks/runtime_load.py [--seconds 5] [--fps 100] [--profile]
+
+Every agent hears every frame on the agent LAN: six heartbeats at 100 Hz, the ball tracker's
+BallState at the camera rate, the strategy's RodCommand and the pole driver's MotorCommand
+per BallState, the drives' status, the game state. This replays that mix, as the simulated
+rig's wire dump counts it, into one agent's runtime (an in-process transport and a clock
+passed in, so the figure is the runtime's own CPU: no socket, no kernel, no core's step),
+one I/O turn per frame as the real loop takes them, and reports the CPU per second of
+traffic as a share of one core, for each agent.
+"""
+
+from __future__ import annotations
+
+import argparse
+import cProfile
+import json
+import pstats
+import sys
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "python"))
+
+from foosball.agents.runtime import AgentRuntime, Inputs, Outputs
+from foosball.safety.settings import SafetySettings
+from foosball.wire.catalogue import (
+    Agent,
+    AxisStatus,
+    AxisTarget,
+    BallState,
+    BallStatus,
+    DriveState,
+    EtherCatStatus,
+    GameState,
+    Heartbeat,
+    MotorCommand,
+    MotorStatus,
+    RodCommand,
+    RodId,
+    RodPosition,
+    RodStatus,
+    RodTarget,
+    SafetyState,
+)
+from foosball.wire.codec import WireCodec
+from foosball.wire.endpoint import Endpoint
+from foosball.wire.transports.memory import MemoryHub, MemoryTransport
+
+# The agents of the simulated rig (and of the three boards).
+RIG = (Agent.MOTOR_DRIVER, Agent.POLE_DRIVER, Agent.SUPERVISORY_PANEL, Agent.BALL_TRACKER,
+       Agent.STRATEGY, Agent.GAME_PANEL)
+
+KEY = bytes(range(32))
+
+
+def core_reads(agent: Agent) -> tuple[type, ...] | None:
+    """What the agent's real core reads (its class says so; no core is built)."""
+    from foosball.agents import (
+        ball_tracker,
+        game_panel,
+        motor_driver,
+        pole_driver,
+        strategy,
+        supervisory_panel,
+    )
+
+    classes = {Agent.MOTOR_DRIVER: motor_driver.MotorDriverCore,
+               Agent.POLE_DRIVER: pole_driver.PoleDriverCore,
+               Agent.SUPERVISORY_PANEL: supervisory_panel.SupervisoryCore,
+               Agent.BALL_TRACKER: ball_tracker.BallTrackerCore,
+               Agent.STRATEGY: strategy.StrategyAgentCore,
+               Agent.GAME_PANEL: game_panel.GamePanelCore}
+    return classes[agent].reads
+
+
+class IdleCore:
+    """A core that does nothing (but read what the real one reads): the figure is the
+    runtime's alone."""
+
+    def __init__(self, agent: Agent, reads: tuple[type, ...] | None) -> None:
+        self.agent = agent
+        if reads is not None:
+            self.reads = reads
+
+    def step(self, inputs: Inputs) -> Outputs:
+        return Outputs(state=SafetyState.READY)
+
+
+def traffic(fps: float) -> list[tuple[float, Agent, Callable[[], Any]]]:
+    """One second of the rig's messages: (when, sender, message factory), in time order."""
+    now = time.time_ns
+    rods = tuple(RodTarget(rod=r, translation=0.01, rotation=0.2, translation_speed=3.0,
+                           rotation_speed=100.0) for r in RodId)
+    axes = tuple(AxisTarget(axis=i, position=0.5, velocity=10.0) for i in range(8))
+    status = tuple(AxisStatus(axis=i, state=DriveState.RUNNING, position=1.0, velocity=2.0,
+                              current=0.5, fault_code=0) for i in range(8))
+    positions = tuple(RodPosition(rod=r, translation=0.01, rotation=0.2,
+                                  translation_velocity=0.0, rotation_velocity=0.0)
+                      for r in RodId)
+    events: list[tuple[float, Agent, Callable[[], Any]]] = []
+
+    def every(rate_hz: float, sender: Agent, make: Callable[[], Any], phase: float) -> None:
+        count = int(rate_hz)
+        events.extend(((i + phase) / rate_hz, sender, make) for i in range(count))
+
+    for n, agent in enumerate(RIG):
+        every(100, agent, lambda a=agent: Heartbeat(agent=a, state=SafetyState.READY,
+                                                     period_s=0.01, cpu_load=50.0,
+                                                     memory=5.0, temperature=-273.0), n / len(RIG))
+    every(fps, Agent.BALL_TRACKER, lambda: BallState(
+        capture_time=now(), frame=1, x=0.1, y=-0.2, vx=3.0, vy=1.0,
+        covariance=(1e-6, 1e-6, 1e-3, 1e-3), status=BallStatus.DETECTED), 0.0)
+    every(fps, Agent.STRATEGY, lambda: RodCommand(ball_capture_time=now(), rods=rods), 0.1)
+    every(fps, Agent.POLE_DRIVER, lambda: MotorCommand(axes=axes), 0.2)
+    every(20, Agent.MOTOR_DRIVER, lambda: MotorStatus(axes=status), 0.3)
+    every(20, Agent.MOTOR_DRIVER, lambda: EtherCatStatus(
+        link_up=True, slaves=8, expected_slaves=8, al_state=8, working_counter=24,
+        expected_working_counter=24, bad_working_counters=0, cycle_period_s=0.005,
+        wakeup_jitter_p99_s=1e-4), 0.4)
+    every(20, Agent.POLE_DRIVER, lambda: RodStatus(rods=positions), 0.5)
+    every(10, Agent.GAME_PANEL, lambda: GameState(
+        state=SafetyState.PLAYING, score_robot=0, score_human=0, clock_s=1.0,
+        alarm_text=""), 0.6)
+    return sorted(events, key=lambda e: e[0])
+
+
+def frames(fps: float, senders: dict[Agent, WireCodec], clock: list[float], second: int
+           ) -> Iterator[tuple[float, Agent, bytes]]:
+    for at, sender, make in traffic(fps):
+        clock[0] = second + at  # stamped when it is sent
+        yield at, sender, senders[sender].encode(make())
+
+
+def measure(agent: Agent, fps: float, seconds: int, profile: cProfile.Profile | None,
+            read_all: bool = False) -> dict:
+    hub = MemoryHub(queue_limit=100_000)
+    injector = MemoryTransport(hub)
+    receiver = MemoryTransport(hub)
+    clock = [0.0]
+    wall = time.time_ns()
+
+    def wall_ns() -> int:  # every clock of the replay moves with its seconds
+        return wall + round(clock[0] * 1e9)
+
+    runtime = AgentRuntime(IdleCore(agent, None if read_all else core_reads(agent)),
+                           Endpoint(receiver, WireCodec(KEY, agent, clock=wall_ns)),
+                           SafetySettings(), monotonic=lambda: clock[0], wall_ns=wall_ns,
+                           health=None)
+    senders = {a: WireCodec(KEY, a, clock=wall_ns) for a in RIG}
+    cpu = 0.0
+    count = 0
+    for second in range(seconds):
+        # What the agent itself sends it does not hear.
+        clock[0] = second
+        batch = [(at, frame) for at, sender, frame in frames(fps, senders, clock, second)
+                 if sender != agent]
+        if profile is not None:
+            profile.enable()
+        start = time.process_time()
+        for at, frame in batch:
+            clock[0] = second + at
+            injector.send(frame)
+            runtime.io_turn(0.0)
+            runtime.work_turn(0.0)
+        cpu += time.process_time() - start
+        if profile is not None:
+            profile.disable()
+        count += len(batch)
+    received = runtime.counters.received
+    return {"frames_per_s": round(count / seconds), "accepted": received,
+            "not_read": runtime.endpoint.codec.not_read,
+            "drops": dict(runtime.counters.drops), "us_per_frame": round(cpu / count * 1e6, 1),
+            "core_share_pct": round(cpu / seconds * 100, 1)}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--seconds", type=int, default=5)
+    parser.add_argument("--fps", type=float, default=100.0)
+    parser.add_argument("--agent", choices=[a.name.lower() for a in RIG])
+    parser.add_argument("--profile", action="store_true", help="cProfile, top 25 by own time")
+    args = parser.parse_args()
+    agents = [Agent[args.agent.upper()]] if args.agent else list(RIG)
+    profile = cProfile.Profile() if args.profile else None
+    results = {}
+    for agent in agents:
+        # Side by side in one run: decoding everything (as before `reads`) and what it reads.
+        everything = measure(agent, args.fps, args.seconds, None, read_all=True)
+        own = measure(agent, args.fps, args.seconds, profile)
+        own["core_share_pct_reading_everything"] = everything["core_share_pct"]
+        own["ratio"] = round(everything["core_share_pct"] / own["core_share_pct"], 2)
+        results[agent.name.lower()] = own
+    print(json.dumps({"fps": args.fps, "seconds": args.seconds, "agents": results}, indent=2))
+    if profile is not None:
+        pstats.Stats(profile, stream=sys.stderr).sort_stats("tottime").print_stats(25)
+
+
+if __name__ == "__main__":
+    main()
