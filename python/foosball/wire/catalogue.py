@@ -293,8 +293,104 @@ def _checked_specs(cls: type) -> tuple[tuple[str, Spec, Any], ...]:
     return cached
 
 
+# --- compiled checks ---------------------------------------------------------------------
+# to_body and from_body run for every message sent and received (a MotorStatus is 49
+# fields). Per class, the same checks are compiled once into one flat function (as
+# dataclasses compiles __init__): no call per field. It returns None on anything it does not
+# accept, and the general code below then says precisely what is wrong, so the compiled
+# code never has to.
+
+
+def _value_check(spec: Spec, v: str, ns: dict[str, Any], tag: str, outgoing: bool) -> list[str]:
+    """Lines that check the value in variable `v` against `spec` and leave its converted
+    form (the message's on the way in, the wire's on the way out) in `v`."""
+    lo, hi = f"LO_{tag}", f"HI_{tag}"
+    ns[lo], ns[hi] = spec.low, spec.high
+    kind = spec.kind
+    if kind == "float":
+        return [f"t = type({v})",
+                f"if t is not float and (t is not int or not {lo} <= {v} <= {hi}): return None",
+                f"if t is float and not {lo} <= {v} <= {hi}: return None",
+                f"if t is int: {v} = float({v})"]
+    if kind == "int":
+        return [f"if type({v}) is not int or not {lo} <= {v} <= {hi}: return None"]
+    if kind == "bool":
+        return [f"if type({v}) is not bool: return None"]
+    if kind in ("str", "bytes"):
+        return [f"if type({v}) is not {kind} or len({v}) > {spec.max_len}: return None"]
+    if kind == "enum":
+        assert spec.enum is not None
+        ns[f"MAP_{tag}"] = spec.enum._value2member_map_
+        if outgoing:  # the member (or its number) out, its number on the wire
+            ns["IntEnum"] = IntEnum
+            return [f"if not (type({v}) is int or isinstance({v}, IntEnum)) or {v} not in "
+                    f"MAP_{tag}: return None",
+                    f"{v} = int({v})"]
+        return [f"{v} = MAP_{tag}.get({v}) if type({v}) is int else None",
+                f"if {v} is None: return None"]
+    if kind == "floats":
+        convert = f"list({v})" if outgoing else f"tuple([float(x) for x in {v}])"
+        return [f"if not isinstance({v}, (list, tuple)) or len({v}) != {spec.max_len}: "
+                "return None",
+                f"for x in {v}:",
+                "    t = type(x)",
+                f"    if (t is not float and t is not int) or not {lo} <= x <= {hi}: "
+                "return None",
+                f"{v} = {convert}"]
+    assert kind == "records" and spec.record is not None
+    ns[f"REC_{tag}"] = spec.record
+    ns[f"FAST_{tag}"] = _compiled(spec.record, outgoing)
+    each = (f"FAST_{tag}(r) if type(r) is REC_{tag} else None" if outgoing
+            else f"FAST_{tag}(r) if type(r) is dict else None")
+    return [f"if not isinstance({v}, (list, tuple)) or not 1 <= len({v}) <= {spec.max_len}: "
+            "return None",
+            f"{v} = [{each} for r in {v}]",
+            f"if None in {v}: return None",
+            f"{v} = {v} if {'True' if outgoing else 'False'} else tuple({v})"]
+
+
+def _compiled(cls: type, outgoing: bool) -> Any:
+    """cls's compiled to_body (outgoing) or from_body (incoming), cached on the class."""
+    attribute = "_compiled_to" if outgoing else "_compiled_from"
+    cached = cls.__dict__.get(attribute)
+    if cached is not None:
+        return cached
+    ns: dict[str, Any] = {"CLS": cls}
+    fields_ = specs(cls)
+    values = [f"v{i}" for i in range(len(fields_))]
+    if outgoing:
+        lines = ["def compiled(m):",
+                 *(f"    {v} = m.{name}" for v, (name, _) in zip(values, fields_, strict=True))]
+    else:
+        keys = [f"k{i}" for i in range(len(fields_))]
+        lines = ["def compiled(body):",
+                 f"    if type(body) is not dict or len(body) != {len(fields_)}: return None",
+                 f"    {', '.join(keys)}, = body",
+                 # 1.0 and True equal 1 but are other encodings of a key
+                 "    if not (" + " and ".join(f"type({k}) is int and {k} == {spec.key}"
+                                               for k, (_, spec) in zip(keys, fields_,
+                                                                       strict=True)) + "):",
+                 "        return None",
+                 f"    {', '.join(values)}, = body.values()"]
+    for i, (v, (_, spec)) in enumerate(zip(values, fields_, strict=True)):
+        lines += ["    " + line for line in _value_check(spec, v, ns, str(i), outgoing)]
+    if outgoing:
+        lines.append("    return {" + ", ".join(f"{spec.key}: {v}" for v, (_, spec)
+                                                in zip(values, fields_, strict=True)) + "}")
+    else:
+        lines.append(f"    return CLS({', '.join(values)})")
+    exec("\n".join(lines), ns)  # our own specs: no outside text reaches it
+    setattr(cls, attribute, ns["compiled"])
+    return ns["compiled"]
+
+
 def to_body(message: Any) -> dict[int, Any]:
     """The CBOR map of a message or record, validating every field on the way out."""
+    body = _compiled(type(message), True)(message)
+    return body if body is not None else _to_body_general(message)  # the latter: why not
+
+
+def _to_body_general(message: Any) -> dict[int, Any]:
     body = {}
     for name, spec, check in _checked_specs(type(message)):
         value = check(spec, name, getattr(message, name))
@@ -318,6 +414,11 @@ def _record_check(cls: type, name: str, index: int, value: Any) -> Any:
 def from_body(cls: type, body: Any, where: str | None = None) -> Any:
     """Build a message or record from its CBOR map; SchemaError on anything unexpected,
     keys included: integers, in the order to_body writes them (one message, one encoding)."""
+    message = _compiled(cls, False)(body)
+    return message if message is not None else _from_body_general(cls, body, where)
+
+
+def _from_body_general(cls: type, body: Any, where: str | None = None) -> Any:
     where = where or cls.__name__
     if not isinstance(body, dict) and not isinstance(body, Mapping):
         raise SchemaError(f"{where}: expected a map")
