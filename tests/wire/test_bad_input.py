@@ -20,7 +20,7 @@ from foosball.wire.catalogue import (
     SafetyState,
     to_body,
 )
-from foosball.wire.codec import WireCodec
+from foosball.wire.codec import Drop, WireCodec
 from tests.wire.hostile import (
     KEY,
     NOW,
@@ -164,3 +164,19 @@ def test_a_frame_from_another_key_holder_still_gets_through_the_checks():
 def test_arbitrary_bytes_never_raise_and_are_never_accepted(frame):
     result = receiver().decode(frame)
     assert result.reason in ("malformed", "mac")
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.binary(max_size=400), st.integers(0, 30), st.binary(max_size=40))
+def test_a_codec_that_reads_only_some_messages_never_raises_and_never_accepts(
+        head, claimed_type, tail):
+    """What `read_only` sets aside unchecked is decided by a peek at bytes nobody has
+    authenticated yet: forged layouts, claimed types and lengths must end as a drop."""
+    codec = receiver()
+    codec.read_only([catalogue.Heartbeat])
+    frame = valid_frame(WireCodec(KEY, Agent.BALL_TRACKER, clock=fixed_clock))
+    at = frame.index(b"\xa6\x01") if b"\xa6\x01" in frame else len(frame)
+    for forged in (head, frame[:at + 2] + bytes([claimed_type]) + tail, frame[:len(head)]):
+        result = codec.decode(forged)
+        assert isinstance(result, Drop)
+        assert result.reason in ("malformed", "mac", "not_read")
