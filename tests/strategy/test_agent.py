@@ -10,6 +10,8 @@ from foosball.wire.catalogue import (
     BallState,
     BallStatus,
     DriveState,
+    GameCommand,
+    GameControl,
     GameState,
     MotorStatus,
     RodCommand,
@@ -62,6 +64,16 @@ def test_paused_holds_the_rods_where_they_are():
     command = feed(c, 2_000_000, ball())
     assert [t.translation for t in command.rods] == [p.translation for p in RODS.rods]
     assert [t.rotation for t in command.rods] == [0.2] * 4
+
+
+def test_a_pause_holds_the_rods_from_the_command_itself_before_the_game_state_comes():
+    c = core()
+    feed(c, 0, game(SafetyState.PLAYING), RODS)
+    command = feed(c, 2_000_000, GameControl(command=GameCommand.PAUSE), ball())
+    assert all(t.translation_speed == 0 and t.rotation_speed == 0 for t in command.rods)
+    feed(c, 3_000_000, game(SafetyState.PLAYING))  # the game panel's word is the last
+    command = feed(c, 4_000_000, ball(3_000_000))
+    assert any(t.translation_speed > 0 or t.rotation_speed > 0 for t in command.rods)
 
 
 def test_fault_sends_nothing():

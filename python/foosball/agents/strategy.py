@@ -13,6 +13,7 @@ It follows the game panel's GameState: without one it stays in BOOT and sends no
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from typing import Protocol
 
@@ -22,6 +23,8 @@ from foosball.wire.catalogue import (
     Agent,
     BallState,
     DriveState,
+    GameCommand,
+    GameControl,
     GameState,
     MotorStatus,
     RodCommand,
@@ -34,6 +37,7 @@ from foosball.wire.catalogue import (
 
 SILENT_STATES = {SafetyState.BOOT, SafetyState.ALIGNING, SafetyState.HOMING, SafetyState.FAULT}
 HOLD_STATES = {SafetyState.READY, SafetyState.PAUSED}
+PAUSING = {GameCommand.PAUSE: SafetyState.PAUSED, GameCommand.STOP: SafetyState.READY}
 BAD_DRIVES = {DriveState.FAULT, DriveState.QUICK_STOP}
 
 
@@ -108,6 +112,12 @@ class StrategyAgentCore:
                 ball = message  # only the newest: after a stall, older ones are history
             elif isinstance(message, GameState):
                 self.game = message
+            elif isinstance(message, GameControl) and self.game is not None:
+                # PAUSE and STOP hold the rods from the command itself, not only from the
+                # game panel's GameState after it (which a loaded board may bring late).
+                held = PAUSING.get(message.command)
+                if held is not None and self.game.state == SafetyState.PLAYING:
+                    self.game = dataclasses.replace(self.game, state=held)
             elif isinstance(message, MotorStatus):
                 self.motors = message
             elif isinstance(message, RodStatus):
