@@ -51,11 +51,17 @@ class Phase:
     INSTALLED = "installed"  # written and primary; rebooting at the next safe moment
     REBOOTING = "rebooting"
     ROLLING_BACK = "rolling_back"  # the new slot marked bad; rebooting into the old one
-    # Reported once, then IDLE follows with the same slot and version:
-    REFUSED = "refused"
+    # The outcome of the last install, kept until the next one (a tool that missed a
+    # status still learns it):
     FAILED = "failed"  # RAUC refused or failed the install; nothing switched
     UPDATED = "updated"  # booted the new slot and marked it good
     ROLLED_BACK = "rolled_back"  # back on the old slot after the new one failed
+    # Reported once, in answer to a command; the phase's status follows:
+    REFUSED = "refused"
+
+
+ACCEPTING = frozenset({Phase.IDLE, Phase.UNHEALTHY, Phase.FAILED, Phase.UPDATED,
+                       Phase.ROLLED_BACK})
 
 
 @dataclass(frozen=True)
@@ -255,7 +261,7 @@ class UpdateCore:
     def busy(self) -> str | None:
         if not self.rauc.reachable:
             return "RAUC is not reachable on D-Bus"
-        if self.phase in (Phase.IDLE, Phase.UNHEALTHY):
+        if self.phase in ACCEPTING:
             return None
         return f"busy: {self.phase} ({self.text})"
 
@@ -288,8 +294,7 @@ class UpdateCore:
                 self._install_done(now)
             elif rauc.failed_calls > self._install_failed_calls_at and not self._install_started:
                 # InstallBundle itself was refused (RAUC busy, bad arguments)
-                self._notice = (Phase.FAILED, rauc.call_error[:200])
-                self.phase, self.text = Phase.IDLE, "install refused by RAUC"
+                self.phase, self.text = Phase.FAILED, rauc.call_error
             else:
                 self.text = f"{rauc.progress_text or 'starting'} ({self._install_url})"
         elif self.phase == Phase.INSTALLED and self._reboot_at is None:
@@ -310,8 +315,8 @@ class UpdateCore:
     def _install_done(self, now: float) -> None:
         rauc = self.rauc
         if rauc.last_result != 0:
-            self._notice = (Phase.FAILED, (rauc.last_error or "install failed")[:200])
-            self.phase, self.text = Phase.IDLE, f"still on {rauc.booted}"
+            self.phase = Phase.FAILED
+            self.text = f"{rauc.last_error or 'install failed'}; still on {rauc.booted}"
             return
         self.phase = Phase.INSTALLED
         self.text = f"installed {rauc.version_of(rauc.primary)} on {rauc.primary}"
@@ -321,16 +326,16 @@ class UpdateCore:
         fresh = pending is not None and pending.slot == rauc.booted  # the new slot, on trial
         if self.health.healthy(now):
             requests.append(Request("mark", "good"))
+            self.phase, self.text = Phase.IDLE, f"healthy, {rauc.booted} marked good"
             if pending is not None:
                 requests.append(Request("clear_pending"))
                 if fresh:
-                    self._notice = (Phase.UPDATED, f"{pending.version} on {rauc.booted}, "
-                                    "healthy, marked good")
+                    self.phase = Phase.UPDATED
+                    self.text = f"{pending.version} on {rauc.booted}, healthy, marked good"
                 else:
-                    self._notice = (Phase.ROLLED_BACK, f"{pending.version} on {pending.slot} "
-                                    f"did not become healthy; back on {rauc.booted} "
-                                    f"({rauc.version_of(rauc.booted)})")
-            self.phase, self.text = Phase.IDLE, f"healthy, {rauc.booted} marked good"
+                    self.phase = Phase.ROLLED_BACK
+                    self.text = (f"{pending.version} on {pending.slot} did not become healthy; "
+                                 f"back on {rauc.booted} ({rauc.version_of(rauc.booted)})")
             self._judged = True
             return
         if now - self.start_s < self.config.health_deadline_s:
