@@ -28,10 +28,9 @@ import pytest
 
 from foosball.ota.rauc import RaucClient, RaucError
 
-HERE = Path(__file__).resolve().parent
-UBOOT_ENV = HERE / "uboot_env.py"
-sys.path.insert(0, str(HERE))
-from uboot_env import choose_boot_slot, read_env  # noqa: E402
+from tests.ota.uboot_env import choose_boot_slot, read_env
+
+UBOOT_ENV = Path(__file__).resolve().parent / "uboot_env.py"  # RAUC runs it as a script
 
 IMAGE_SIZE = 256 * 1024  # a slot image: a JSON header line, then padding
 SLOT_NAMES = {"A": "rootfs.0", "B": "rootfs.1"}
@@ -96,20 +95,27 @@ def make_keys(directory: Path, name: str) -> Keys:
                 directory / "signing.cert.pem")
 
 
-def image_bytes(version: str, agents_start: bool = True, size: int = IMAGE_SIZE) -> bytes:
-    """A root filesystem as far as the simulated boot cares: its version, whether its
-    agents start. Random padding, so every image differs and compression cannot hide it."""
-    header = (json.dumps({"version": version, "agents_start": agents_start}) + "\n").encode()
+def image_bytes(version: str, agents_start: bool = True, boots: bool = True,
+                size: int = IMAGE_SIZE) -> bytes:
+    """A root filesystem as far as the simulated boot cares: its version, whether it boots
+    at all (a kernel that hangs) and whether its agents start. Random padding, so every
+    image differs and compression cannot hide a half-written one."""
+    header = (json.dumps({"version": version, "agents_start": agents_start, "boots": boots})
+              + "\n").encode()
     return header + os.urandom(size - len(header))
 
 
 def make_bundle(out: Path, keys: Keys, compatible: str, version: str, *,
-                agents_start: bool = True, image_size: int = IMAGE_SIZE) -> Path:
-    """A signed plain bundle with one rootfs image (boards take verity bundles, which need
-    device-mapper at install: not on this kind of machine)."""
+                agents_start: bool = True, boots: bool = True,
+                image_size: int = IMAGE_SIZE) -> Path:
+    """A signed plain bundle with one rootfs image, also kept beside it as <out>.img
+    (boards take verity bundles, which need device-mapper at install: not on this kind of
+    machine)."""
     work = out.with_suffix(".d")
     work.mkdir(parents=True)
-    (work / "rootfs.img").write_bytes(image_bytes(version, agents_start, image_size))
+    image = image_bytes(version, agents_start, boots, image_size)
+    out.with_suffix(".img").write_bytes(image)
+    (work / "rootfs.img").write_bytes(image)
     (work / "manifest.raucm").write_text(
         f"[update]\ncompatible={compatible}\nversion={version}\n\n[bundle]\nformat=plain\n\n"
         "[image.rootfs]\nfilename=rootfs.img\n")
@@ -267,6 +273,8 @@ class SimBoard:
         self.booted = choose_boot_slot(self.uboot_env)
         self.boots.append(self.booted)
         header = self.slot_header(self.booted)
+        if not header["boots"]:
+            return self.booted  # hangs before userspace: only a watchdog reset helps
         (self.root / "etc/os-release").write_text(f'VERSION_ID="{header["version"]}"\n')
         board_toml = self.root / "etc/board.toml"
         board_toml.write_text(self.board_toml(bool(header["agents_start"])))
@@ -343,3 +351,38 @@ class RebootWatcher:
     def stop(self) -> None:
         self._stop.set()
         self._thread.join(timeout=30)
+
+
+class StallingSlot:
+    """A slot device that takes `after` bytes and then no more, as a card that hangs: the
+    file becomes a pipe whose reader stops, so RAUC blocks in its write mid-image, at a
+    moment the test knows, until the power is cut. `settle()` then leaves on the "card"
+    what had been written over the old contents."""
+
+    def __init__(self, path: Path, after: int) -> None:
+        self.path = path
+        self.old = path.read_bytes()
+        self.after = after
+        self.written = bytearray()
+        self.stalled = threading.Event()
+        self._released = threading.Event()
+        path.unlink()
+        os.mkfifo(path)
+        self._thread = threading.Thread(target=self._read, daemon=True)
+        self._thread.start()
+
+    def _read(self) -> None:
+        with self.path.open("rb") as pipe:
+            while len(self.written) < self.after:
+                chunk = pipe.read(min(65536, self.after - len(self.written)))
+                if not chunk:
+                    return
+                self.written.extend(chunk)
+            self.stalled.set()
+            self._released.wait()  # nothing more is taken (the writer blocks) until settle()
+
+    def settle(self) -> None:
+        self._released.set()
+        self._thread.join(timeout=10)
+        self.path.unlink()
+        self.path.write_bytes(bytes(self.written) + self.old[len(self.written):])

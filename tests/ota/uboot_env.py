@@ -81,9 +81,9 @@ def backend(path: Path, command: str, args: list[str]) -> str:
             env[f"BOOT_{slot}_LEFT"] = "0"
     else:
         raise SystemExit(f"unknown command {command!r}")
+    write_env(path, env)
     with path.with_suffix(".writes").open("a") as writes:  # what the tests check was written
         writes.write(" ".join([command, *args]) + "\n")
-    write_env(path, env)
     return ""
 
 
