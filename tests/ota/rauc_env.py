@@ -27,7 +27,6 @@ from pathlib import Path
 import pytest
 
 from foosball.ota.rauc import RaucClient, RaucError
-
 from tests.ota.uboot_env import choose_boot_slot, read_env
 
 UBOOT_ENV = Path(__file__).resolve().parent / "uboot_env.py"  # RAUC runs it as a script
