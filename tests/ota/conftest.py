@@ -14,7 +14,9 @@ from foosball.wire.catalogue import Agent, OtaStatus
 from foosball.wire.codec import new_key
 from foosball.wire.endpoint import Endpoint
 from foosball.wire.settings import WireSettings, open_endpoint
-from tests.ota.rauc_env import Keys, Lan, SimBoard, make_keys, rauc_skip_reason
+from tests.ota.rauc_env import Keys, Lan, SimBoard, make_keys, rauc_skip_reason, wait_for
+
+BOOT_S = 30  # a simulated boot up to a healthy first judgement, on a busy 2-core machine
 
 
 @pytest.fixture(scope="session")
@@ -102,11 +104,16 @@ class StatusLog:
                     out.append(status.state)
         return out
 
+    def mark(self) -> int:
+        """Where the log is now: `wait(..., since=mark)` looks only at what comes after."""
+        with self._lock:
+            return len(self.statuses)
+
     def wait(self, board: str, condition: Callable[[OtaStatus], bool],
-             timeout_s: float) -> OtaStatus:
-        """The first status of `board` (from now or already heard) meeting `condition`."""
+             timeout_s: float, since: int = 0) -> OtaStatus:
+        """The first status of `board` heard since `since` meeting `condition`."""
         deadline = time.monotonic() + timeout_s
-        seen = 0
+        seen = since
         pause = threading.Event()
         while time.monotonic() < deadline:
             with self._lock:
@@ -129,3 +136,16 @@ def statuses(tool: Endpoint) -> Iterator[StatusLog]:
     log = StatusLog(tool)
     yield log
     log.stop()
+
+
+def marked_good(board: SimBoard, bootname: str) -> None:
+    # The status goes out as the agent asks for the mark; RAUC's write follows.
+    wait_for(f"the mark-good of {bootname}",
+             lambda: f"set-state {bootname} good" in board.bootloader_writes(), 10)
+
+
+def booted_healthy(board: SimBoard, statuses: StatusLog) -> None:
+    """Power on and wait until the update agent has judged the boot healthy."""
+    bootname = board.power_on()
+    statuses.wait(board.name, lambda s: s.state == "idle", BOOT_S)
+    marked_good(board, bootname)

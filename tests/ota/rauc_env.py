@@ -192,7 +192,7 @@ class SimBoard:
         self.health_deadline_s = health_deadline_s
         self.healthy_for_s = healthy_for_s
         root.mkdir(parents=True, exist_ok=True)
-        for sub in ("data/rauc", "data/ota", "etc", "mnt", "log"):
+        for sub in ("data/rauc", "data/ota", "etc", "mnt", "log", "tmp"):
             (root / sub).mkdir(parents=True, exist_ok=True)
         self.bus_path = root / "system_bus"
         self.bus_address = f"unix:path={self.bus_path}"
@@ -278,7 +278,8 @@ class SimBoard:
         board_toml = self.root / "etc/board.toml"
         board_toml.write_text(self.board_toml(bool(header["agents_start"])))
         env = dict(os.environ, DBUS_SYSTEM_BUS_ADDRESS=self.bus_address,
-                   FOOSBALL_UBOOT_ENV=str(self.uboot_env), FOOSBALL_BOOTED=self.booted)
+                   FOOSBALL_UBOOT_ENV=str(self.uboot_env), FOOSBALL_BOOTED=self.booted,
+                   TMPDIR=str(self.root / "tmp"))  # where RAUC downloads a bundle to
         log = self.root / "log"
         self.bus_path.unlink(missing_ok=True)
         self.processes["dbus"] = start(["dbus-daemon", "--nofork", "--config-file",
@@ -311,6 +312,18 @@ class SimBoard:
     def power_off(self) -> None:
         for name in reversed(list(self.processes)):
             kill(self.processes.pop(name))
+        # A RAUC killed mid-install leaves its bundle mounted; a power cut would not.
+        prefix = f"{self.root / 'mnt'}/"
+        with open("/proc/mounts") as mounts:
+            points = [line.split()[1] for line in mounts if line.split()[1].startswith(prefix)]
+        for point in reversed(points):
+            subprocess.run(["umount", "-l", point], check=False)
+
+    def stop_agent(self, name: str) -> int:
+        """SIGTERM, as systemd stops a unit; the agent's exit code."""
+        process = self.processes.pop(name)
+        process.send_signal(signal.SIGTERM)
+        return process.wait(timeout=20)
 
     def reboot(self, *, agents: bool = True) -> str:
         self.power_off()

@@ -17,7 +17,7 @@ import pytest
 from foosball.ota.push import BundleServer
 from foosball.wire.catalogue import OtaCommand
 from foosball.wire.endpoint import Endpoint
-from tests.ota.conftest import StatusLog
+from tests.ota.conftest import BOOT_S, StatusLog, booted_healthy, marked_good
 from tests.ota.rauc_env import (
     Keys,
     RebootWatcher,
@@ -30,9 +30,6 @@ from tests.ota.rauc_env import (
 )
 
 pytestmark = needs_rauc()
-
-BOOT_S = 30  # a simulated boot up to a healthy first judgement, on a busy 2-core machine
-
 
 def sha256(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
@@ -63,18 +60,6 @@ def reboots(make_board: Callable[..., SimBoard]) -> Iterator[Callable[[SimBoard]
     for watcher in watchers:
         watcher.stop()
         assert not watcher.errors
-
-
-def marked_good(board: SimBoard, bootname: str) -> None:
-    # The status goes out as the agent asks for the mark; RAUC's write follows.
-    wait_for(f"the mark-good of {bootname}",
-             lambda: f"set-state {bootname} good" in board.bootloader_writes(), 10)
-
-
-def booted_healthy(board: SimBoard, statuses: StatusLog) -> None:
-    bootname = board.power_on()
-    statuses.wait(board.name, lambda s: s.state == "idle", BOOT_S)
-    marked_good(board, bootname)
 
 
 def install(tool: Endpoint, board: SimBoard, url: str) -> None:
@@ -210,8 +195,9 @@ def test_an_install_killed_mid_write_leaves_the_old_slot_primary_and_bootable(
     slot_b.settle()
 
     assert board.bootloader_writes()[-1] == "set-state B bad"  # before it wrote a byte
+    since = statuses.mark()
     assert board.power_on() == "A"
-    again = statuses.wait("pole", lambda s: s.state == "idle", BOOT_S)
+    again = statuses.wait("pole", lambda s: s.state == "idle", BOOT_S, since)
     assert (again.slot, again.version, again.primary) == ("rootfs.0", "1.0", "rootfs.0")
     assert sha256(board.slot_files["A"]) == slot_a
     assert board.slot_files["B"].read_bytes()[:1024] != slot_b.old[:1024]  # half-written
