@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from foosball.ota.progress import UpdatesSeen
 from foosball.ota.push import BoardRollout, PushError, Rollout, assign_bundles, progress_line
 from foosball.wire.catalogue import OtaStatus
 
@@ -86,3 +87,18 @@ def test_a_board_that_never_finishes_times_out() -> None:
 def test_the_progress_bar() -> None:
     line = progress_line("pole", status("pole", "installing", progress=50.0, text="Copying"))
     assert line == "pole      [##########----------]  50% installing: Copying"
+
+
+def test_the_panels_line_follows_an_update_through_the_reboot_to_its_outcome() -> None:
+    seen = UpdatesSeen(outcome_s=30.0)
+    seen.observe(status("pole", "checking", text="checking: pole_driver up 2 s"), 0.0)
+    assert seen.lines(0.0) == []  # a boot's own check is no update
+    seen.observe(status("pole", "installing", progress=40.0, text="Copying image"), 1.0)
+    assert seen.lines(1.0) == ["pole: update installing 40%: Copying image"]
+    seen.observe(status("pole", "rebooting", text="rebooting into rootfs.1"), 2.0)
+    assert seen.lines(60.0) == ["pole: update rebooting: rebooting into rootfs.1"]  # silent
+    seen.observe(status("pole", "checking", text="checking: pole_driver up 2 s"), 61.0)
+    assert seen.lines(61.0) == ["pole: update checking: checking: pole_driver up 2 s"]
+    seen.observe(status("pole", "updated", text="2.0 on rootfs.1"), 62.0)
+    assert seen.lines(62.0) == ["pole: update updated: 2.0 on rootfs.1"]
+    assert seen.lines(93.0) == []
