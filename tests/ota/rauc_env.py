@@ -304,7 +304,7 @@ class SimBoard:
         try:
             client.properties()
             return True
-        except (RaucError, OSError, Exception):  # the name not owned yet: an error reply
+        except RaucError:  # the name not owned yet
             return False
         finally:
             client.close()

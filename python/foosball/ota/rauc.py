@@ -56,13 +56,16 @@ class RaucClient:
     def call(self, method: str, signature: str | None = None, *body: Any) -> tuple[Any, ...]:
         message = new_method_call(INSTALLER, method, signature, body) if signature else \
             new_method_call(INSTALLER, method)
+        return self._send(method, message)
+
+    def _send(self, what: str, message: Any) -> tuple[Any, ...]:
         try:
             reply = self.connection.send_and_get_reply(message, timeout=CALL_TIMEOUT_S)
             return tuple(unwrap_msg(reply))
-        except DBusErrorResponse as exc:
-            raise RaucError(f"{method}: {' '.join(map(str, exc.data)) or exc.name}") from None
+        except DBusErrorResponse as exc:  # RAUC's own error, or no RAUC on the bus
+            raise RaucError(f"{what}: {' '.join(map(str, exc.data)) or exc.name}") from None
         except TimeoutError:
-            raise RaucError(f"{method}: no answer in {CALL_TIMEOUT_S:.0f} s") from None
+            raise RaucError(f"{what}: no answer in {CALL_TIMEOUT_S:.0f} s") from None
 
     def install(self, source: str) -> None:
         self.call("InstallBundle", "sa{sv}", source, {})
@@ -71,9 +74,8 @@ class RaucClient:
         return str(self.call("Mark", "ss", state, slot)[1])
 
     def properties(self) -> dict[str, Any]:
-        reply = self.connection.send_and_get_reply(Properties(INSTALLER).get_all(),
-                                                   timeout=CALL_TIMEOUT_S)
-        return {k: _plain(v) for k, v in unwrap_msg(reply)[0].items()}
+        values = self._send("properties", Properties(INSTALLER).get_all())[0]
+        return {k: _plain(v) for k, v in values.items()}
 
     def slots(self) -> dict[str, dict[str, Any]]:
         return {name: {k: _plain(v) for k, v in status.items()}
@@ -182,7 +184,7 @@ class RaucHardware:
                 continue
             try:
                 self._serve(client)
-            except (OSError, RaucError, ConnectionError) as exc:
+            except Exception as exc:  # RAUC gone, the bus gone: try again, never die
                 log.warning("RAUC connection lost: %s", exc)
                 self._publish(reachable=False, error=str(exc))
                 self._stopping.wait(RECONNECT_S)
