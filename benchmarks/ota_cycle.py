@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import signal
 import statistics
 import sys
 import tempfile
@@ -73,11 +74,14 @@ def one_cycle(root: Path, image_mib: int, agents_start: bool, healthy_for_s: flo
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=3)
-    parser.add_argument("--image-mib", type=int, default=8, help="RAUC 1.8 downloads <= 8 MiB")
+    parser.add_argument("--image-mib", type=int, default=4,
+                        help="RAUC 1.8 downloads bundles of up to 8 MiB")
     parser.add_argument("--healthy-for", type=float, default=1.0)
     parser.add_argument("--health-deadline", type=float, default=5.0)
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
+    # A SIGTERM still powers the simulated board off (the finally blocks).
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(1))
     reason = rauc_skip_reason()
     if reason:
         print(f"skipped: {reason}", file=sys.stderr)

@@ -14,6 +14,7 @@ out), so it is tested without a LAN; `push()` and `status()` are the I/O around 
 
 from __future__ import annotations
 
+import contextlib
 import fcntl
 import http.server
 import secrets
@@ -220,7 +221,8 @@ class BundleServer:
                 self.send_header("Content-Type", "application/octet-stream")
                 self.send_header("Content-Length", str(path.stat().st_size))
                 self.end_headers()
-                with path.open("rb") as f:
+                with path.open("rb") as f, contextlib.suppress(ConnectionError):
+                    # (a board that gives up mid-download says why in its OtaStatus)
                     while chunk := f.read(1 << 20):
                         self.wfile.write(chunk)
 
