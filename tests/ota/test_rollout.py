@@ -91,14 +91,14 @@ def test_the_progress_bar() -> None:
 
 def test_the_panels_line_follows_an_update_through_the_reboot_to_its_outcome() -> None:
     seen = UpdatesSeen(outcome_s=30.0)
-    seen.observe(status("pole", "checking", text="checking: pole_driver up 2 s"), 0.0)
+    seen.observe(status("pole", "checking", text="waiting for pole_driver up 2 s"), 0.0)
     assert seen.lines(0.0) == []  # a boot's own check is no update
     seen.observe(status("pole", "installing", progress=40.0, text="Copying image"), 1.0)
     assert seen.lines(1.0) == ["pole: update installing 40%: Copying image"]
     seen.observe(status("pole", "rebooting", text="rebooting into rootfs.1"), 2.0)
     assert seen.lines(60.0) == ["pole: update rebooting: rebooting into rootfs.1"]  # silent
-    seen.observe(status("pole", "checking", text="checking: pole_driver up 2 s"), 61.0)
-    assert seen.lines(61.0) == ["pole: update checking: checking: pole_driver up 2 s"]
+    seen.observe(status("pole", "checking", text="waiting for pole_driver up 2 s"), 61.0)
+    assert seen.lines(61.0) == ["pole: update checking: waiting for pole_driver up 2 s"]
     seen.observe(status("pole", "updated", text="2.0 on rootfs.1"), 62.0)
     assert seen.lines(62.0) == ["pole: update updated: 2.0 on rootfs.1"]
     assert seen.lines(93.0) == []

@@ -296,7 +296,7 @@ class UpdateCore:
                 # InstallBundle itself was refused (RAUC busy, bad arguments)
                 self.phase, self.text = Phase.FAILED, rauc.call_error
             else:
-                self.text = f"{rauc.progress_text or 'starting'} ({self._install_url})"
+                self.text = rauc.progress_text or f"starting: {self._install_url}"
         elif self.phase == Phase.INSTALLED and self._reboot_at is None:
             reason = self.unsafe(now)
             if reason is None:
@@ -339,7 +339,7 @@ class UpdateCore:
             self._judged = True
             return
         if now - self.start_s < self.config.health_deadline_s:
-            self.text = "checking: " + "; ".join(self.health.missing(now))
+            self.text = "waiting for " + "; ".join(self.health.missing(now))
             return
         if self._judged:
             return
