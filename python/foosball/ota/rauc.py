@@ -236,6 +236,10 @@ class RaucHardware:
         self._changed.set()
 
     def _publish(self, reachable: bool, error: str) -> None:
+        # The slots stay as last read: RAUC busy in a bootloader call (it answers nothing
+        # meanwhile) has not changed which slot runs.
+        last = self._view
         self._view = replace(self._base, reachable=reachable, call_error=error[:200],
-                             completed=self._completed, last_result=self._last_result)
+                             completed=self._completed, last_result=self._last_result,
+                             booted=last.booted, primary=last.primary, versions=last.versions)
         self._changed.set()
