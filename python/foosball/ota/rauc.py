@@ -42,6 +42,10 @@ class RaucError(RuntimeError):
     """A D-Bus call to RAUC failed; the message is RAUC's."""
 
 
+class RaucTimeout(RaucError):
+    """RAUC did not answer (busy in a bootloader call, or gone)."""
+
+
 def _plain(value: Any) -> Any:
     """jeepney's (signature, value) variants as plain values."""
     if isinstance(value, tuple) and len(value) == 2 and isinstance(value[0], str):
@@ -65,7 +69,7 @@ class RaucClient:
         except DBusErrorResponse as exc:  # RAUC's own error, or no RAUC on the bus
             raise RaucError(f"{what}: {' '.join(map(str, exc.data)) or exc.name}") from None
         except TimeoutError:
-            raise RaucError(f"{what}: no answer in {CALL_TIMEOUT_S:.0f} s") from None
+            raise RaucTimeout(f"{what}: no answer in {CALL_TIMEOUT_S:.0f} s") from None
 
     def install(self, source: str) -> None:
         self.call("InstallBundle", "sa{sv}", source, {})
@@ -222,6 +226,10 @@ class RaucHardware:
                 self._base = replace(self._base, pending=None)
             elif request.kind == "reboot":
                 subprocess.Popen(self.config.reboot_command)  # board.toml names it
+        except RaucTimeout:
+            if request.kind == "mark":  # a mark must not be lost: again once RAUC answers
+                self._requests.put(request)
+            raise
         except (RaucError, OSError) as exc:
             log.error("%s failed: %s", request.kind, exc)
             self._failed_calls += 1
