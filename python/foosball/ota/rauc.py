@@ -88,16 +88,17 @@ class RaucClient:
     def primary(self) -> str:
         return str(self.call("GetPrimary")[0])
 
-    def view(self, previous: RaucView | None = None) -> RaucView:
-        """RAUC's state as the core sees it (without this agent's own counters). While
-        RAUC installs it answers only its properties ("already processing a different
-        method"): the slots are then as `previous` had them."""
+    def view(self, previous: RaucView | None = None, slots: bool = True) -> RaucView:
+        """RAUC's state as the core sees it (without this agent's own counters). The slots
+        are as `previous` had them unless `slots` (reading them runs the bootloader
+        backend, fw_printenv on a board, for every slot) and while RAUC installs (it
+        answers only its properties then: "already processing a different method")."""
         props = self.properties()
         progress = props.get("Progress", (0, "", 0))
         view = RaucView(reachable=True, operation=str(props.get("Operation", "")),
                         progress=int(progress[0]), progress_text=str(progress[1]),
                         last_error=str(props.get("LastError", "")))
-        if view.operation != "idle" and previous is not None:
+        if previous is not None and (view.operation != "idle" or not slots):
             return replace(view, booted=previous.booted, primary=previous.primary,
                            versions=previous.versions)
         slots = self.slots()
@@ -199,14 +200,18 @@ class RaucHardware:
         connection = client.connection
         connection.send_and_get_reply(message_bus.AddMatch(COMPLETED), timeout=CALL_TIMEOUT_S)
         with connection.filter(COMPLETED, bufsize=16) as completions:
+            slots_read = False  # the slots change only by an install or a mark
             while not self._stopping.is_set():
                 while not self._requests.empty():
                     self._carry_out(client, self._requests.get())
-                self._refresh(client)
+                    slots_read = False
+                view = self._refresh(client, slots=not slots_read)
+                slots_read = view.operation == "idle"
                 try:
                     signal = connection.recv_until_filtered(completions, timeout=POLL_PERIOD_S)
                 except TimeoutError:
                     continue
+                slots_read = False
                 self._completed += 1
                 self._last_result = int(signal.body[0])
                 log.info("RAUC install completed: result %d", self._last_result)
@@ -235,13 +240,14 @@ class RaucHardware:
             self._failed_calls += 1
             self._call_error = f"{request.kind}: {exc}"[:200]
 
-    def _refresh(self, client: RaucClient) -> None:
-        view = client.view(self._view)
+    def _refresh(self, client: RaucClient, slots: bool) -> RaucView:
+        view = client.view(self._view if self._view.reachable else None, slots)
         self._view = replace(view, running_version=self._base.running_version,
                              pending=self._base.pending, completed=self._completed,
                              last_result=self._last_result, failed_calls=self._failed_calls,
                              call_error=self._call_error)
         self._changed.set()
+        return view
 
     def _publish(self, reachable: bool, error: str) -> None:
         # The slots stay as last read: RAUC busy in a bootloader call (it answers nothing
