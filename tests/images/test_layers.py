@@ -30,6 +30,7 @@ AGENTS_OF_BOARD = {
     "strategy": {"strategy", "game_panel"},
 }
 NON_AGENT_SECTIONS = {"wire", "table", "safety"}
+ON_EVERY_BOARD = {"update_agent"}  # foosball.ota, in the common package
 PARTITIONS_INC = REPO / "meta-foosball/conf/distro/include/foosball-partitions.inc"
 
 
@@ -152,7 +153,8 @@ def test_board_toml_runs_exactly_the_boards_agents(board: str) -> None:
     )
     assert wire["key_file"].startswith("/data/")
     assert config["table"]["geometry"] == "/etc/foosball/table.json"
-    assert set(config) - NON_AGENT_SECTIONS == AGENTS_OF_BOARD[board]
+    assert set(config) - NON_AGENT_SECTIONS == AGENTS_OF_BOARD[board] | ON_EVERY_BOARD
+    assert config["update_agent"]["board"] == board  # the name `foosball ota push` uses
 
 
 def test_every_agent_is_packaged_in_its_boards_role_package() -> None:

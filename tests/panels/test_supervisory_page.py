@@ -49,7 +49,7 @@ def test_a_server_action_becomes_the_cores_with_who_and_when() -> None:
 def test_the_view_is_split_into_topics_the_page_renders() -> None:
     view = SupervisoryCore(default_table()).step(Inputs(0.0, (MOTORS,))).actuation
     data = topics(view)
-    assert set(data) == {"axes", "link", "safety", "log"}
+    assert set(data) == {"axes", "link", "safety", "log", "updates"}
     assert len(data["axes"]["axes"]) == 8 and data["axes"]["stale"] is False
     assert data["link"] == {"link": None, "stale": True}
     assert data["safety"]["faulted"] is False

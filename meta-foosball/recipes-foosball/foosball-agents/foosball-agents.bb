@@ -11,6 +11,7 @@ SRC_URI = " \
     file://foosball-agent@.service \
     file://foosball.target \
     file://realtime.conf \
+    file://update-agent.conf \
 "
 S = "${WORKDIR}"
 
@@ -21,8 +22,8 @@ SYSTEMD_SERVICE:${PN} = "foosball.target"
 
 # Sections of board.toml that are not agents.
 FOOSBALL_NON_AGENT_SECTIONS = "wire table safety"
-# Agents that run the EtherCAT master and get the real-time drop-in.
-FOOSBALL_REALTIME_AGENTS = "motor_driver"
+# agent:drop-in pairs: the EtherCAT master's real-time limits, the update agent's reboot.
+FOOSBALL_AGENT_DROPINS = "motor_driver:realtime.conf update_agent:update-agent.conf"
 
 do_install() {
     install -d ${D}${sysconfdir}/foosball ${D}${systemd_system_unitdir}/foosball.target.wants
@@ -33,10 +34,12 @@ do_install() {
     [ -n "$agents" ] || bbfatal "board.toml of ${FOOSBALL_BOARD} names no agent"
     for agent in $agents; do
         ln -s ../foosball-agent@.service ${D}${systemd_system_unitdir}/foosball.target.wants/foosball-agent@$agent.service
-        if echo " ${FOOSBALL_REALTIME_AGENTS} " | grep -q " $agent "; then
-            install -d ${D}${systemd_system_unitdir}/foosball-agent@$agent.service.d
-            install -m 0644 ${S}/realtime.conf ${D}${systemd_system_unitdir}/foosball-agent@$agent.service.d/
-        fi
+        for dropin in ${FOOSBALL_AGENT_DROPINS}; do
+            if [ "${dropin%%:*}" = "$agent" ]; then
+                install -d ${D}${systemd_system_unitdir}/foosball-agent@$agent.service.d
+                install -m 0644 ${S}/${dropin#*:} ${D}${systemd_system_unitdir}/foosball-agent@$agent.service.d/
+            fi
+        done
     done
 }
 

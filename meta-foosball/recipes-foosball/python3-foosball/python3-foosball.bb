@@ -42,8 +42,9 @@ FILES:${PN}-panels = "${@foosball_module_files(d, 'panels')}"
 FILES:${PN}-sim = "${@foosball_module_files(d, 'sim')}"
 FILES:${PN} += "${sysconfdir}/foosball"
 
-RDEPENDS:${PN} = "python3-asyncio python3-cbor2 python3-core python3-json python3-logging \
-    python3-numpy python3-psutil python3-tomllib"
+# python3-jeepney: the update agent's D-Bus client to RAUC (foosball.ota, on every board).
+RDEPENDS:${PN} = "python3-asyncio python3-cbor2 python3-core python3-jeepney python3-json \
+    python3-logging python3-numpy python3-psutil python3-tomllib"
 RDEPENDS:${PN}-panels = "${PN} python3-aiohttp"
 RDEPENDS:${PN}-pole = "${PN} ${PN}-panels python3-pysoem"
 RDEPENDS:${PN}-vision = "${PN} python3-opencv"

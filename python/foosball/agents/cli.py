@@ -14,6 +14,7 @@ import dataclasses
 import logging
 import signal
 import sys
+import time
 from collections.abc import Callable
 from typing import Any
 
@@ -170,6 +171,27 @@ def build_game_panel(board: BoardConfig, settings: Any) -> AgentRuntime:
         raise
 
 
+def configure_update_agent(board: BoardConfig) -> Any:
+    from foosball.ota.core import UpdateAgentConfig
+
+    section = dict(board.section("update_agent"))
+    # By default the boot is judged by every other agent this board runs.
+    section.setdefault("watch", [name for name in board.agents if name != "update_agent"])
+    try:
+        return _dataclass_from(UpdateAgentConfig, section, "update_agent")
+    except TypeError as exc:  # board missing
+        raise BoardConfigError(f"{board.path}: [update_agent]: {exc}") from exc
+
+
+def build_update_agent(board: BoardConfig, config: Any) -> AgentRuntime:
+    from foosball.ota.core import UpdateCore
+    from foosball.ota.rauc import RaucHardware
+
+    return AgentRuntime(UpdateCore(config, time.monotonic()),
+                        open_endpoint(board.wire, Agent.OTA), board.safety,
+                        hardware=RaucHardware(config), notifier=SystemdNotifier())
+
+
 @dataclasses.dataclass(frozen=True)
 class AgentEntry:
     configure: Callable[[BoardConfig], Any]
@@ -184,6 +206,7 @@ AGENTS: dict[str, AgentEntry] = {
     "motor_driver": AgentEntry(configure_motor_driver, build_motor_driver),
     "supervisory_panel": AgentEntry(configure_supervisory_panel, build_supervisory_panel),
     "game_panel": AgentEntry(configure_game_panel, build_game_panel),
+    "update_agent": AgentEntry(configure_update_agent, build_update_agent),
 }
 
 

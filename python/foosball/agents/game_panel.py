@@ -45,6 +45,7 @@ from typing import Any
 
 from foosball.agents.runtime import NO_FAULT, Inputs, Outputs
 from foosball.geometry import Table
+from foosball.ota.progress import UpdatesSeen
 from foosball.strategy.params import PredictionParams
 from foosball.strategy.prediction import BallPredictor
 from foosball.vision.config import DetectorConfig, VisionConfigError
@@ -61,6 +62,7 @@ from foosball.wire.catalogue import (
     GameControl,
     GameState,
     MotorStatus,
+    OtaStatus,
     RodStatus,
     SafetyState,
     SchemaError,
@@ -180,6 +182,7 @@ class GamePanelCore:
         self._last_now: float | None = None
         self._last_sent_s = -math.inf
         self._last_sent: tuple[Any, ...] | None = None
+        self.updates = UpdatesSeen()  # boards' OTA updates under way, for a status line
 
     # -- the game state ----------------------------------------------------------------
     def drives_phase(self) -> SafetyState:
@@ -280,6 +283,8 @@ class GamePanelCore:
         elif isinstance(message, CalibrationStatus):
             self.calibration = message
             self._calibration_heard_s = now
+        elif isinstance(message, OtaStatus):
+            self.updates.observe(message, now)
         elif isinstance(message, Alarm):
             where = f" axis {message.axis}" if message.axis >= 0 else ""
             line = f"{message.source.name.lower()} {message.code.name}{where}: {message.text}"
@@ -387,7 +392,8 @@ class GamePanelCore:
                 views[name] = (source, build())
         return {"table": self._table_view, "game": game, "ball": views["ball"][1],
                 "rods": views["rods"][1], "preview": self.preview,
-                "vision": views["vision"][1], "calibration": views["calibration"][1]}
+                "vision": views["vision"][1], "calibration": views["calibration"][1],
+                "updates": {"lines": self.updates.lines(self._last_now or 0.0)}}
 
     def vision_view(self) -> dict[str, Any]:
         return {"config": catalogue.to_json(self.vision), "sent": self.vision_sent}

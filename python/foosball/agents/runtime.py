@@ -226,6 +226,9 @@ class AgentRuntime:
         # stop that comes before run() starts is not lost.
         self._stopping = False
         self._io_thread: threading.Thread | None = None
+        # Heartbeats are the runtime's business; a core that judges its peers' health (the
+        # update agent) asks for them with `hears_heartbeats = True`.
+        self._hears_heartbeats = bool(getattr(core, "hears_heartbeats", False))
 
     # -- what the agent looks like from outside -------------------------------------------
     @property
@@ -300,7 +303,7 @@ class AgentRuntime:
         if self.latch.faulted and not was:
             self._view = self.latch.view(now)  # the step thread stops motion this turn
             log.error("FAULT latched: %s (mono=%.6f)", self.latch.fault_text, now)
-        if not isinstance(message, Heartbeat):
+        if not isinstance(message, Heartbeat) or self._hears_heartbeats:
             self.inbox.append(message)
             self._wake.set()
 

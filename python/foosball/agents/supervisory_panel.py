@@ -27,6 +27,7 @@ from typing import Any
 from foosball.agents.runtime import Inputs, Outputs
 from foosball.ethercat.layout import ErrorCode
 from foosball.geometry import Rod, Table
+from foosball.ota.progress import UpdatesSeen
 from foosball.safety.latch import SafetyView
 from foosball.wire import catalogue
 from foosball.wire.catalogue import (
@@ -36,6 +37,7 @@ from foosball.wire.catalogue import (
     GameCommand,
     GameControl,
     MotorStatus,
+    OtaStatus,
     SafetyState,
 )
 
@@ -132,6 +134,7 @@ class SupervisoryView:
     motors_stale: bool = True
     link_stale: bool = True
     drive_control: bool = False  # per-drive halt/release available in this release
+    updates: tuple[str, ...] = ()  # boards' OTA updates under way
 
     def to_json(self) -> dict[str, Any]:
         data = asdict(self)
@@ -196,12 +199,14 @@ class SupervisoryCore:
         self._drive = drive_control_types()
         self._view: SupervisoryView | None = None  # the last view, reused while nothing changed
         self._view_key: tuple[Any, ...] = ()
+        self.updates = UpdatesSeen()
 
     def step(self, inputs: Inputs) -> Outputs:
         now = inputs.now_s
         changed = False
         for message in inputs.messages:
-            changed = changed or isinstance(message, MotorStatus | EtherCatStatus | Alarm)
+            changed = changed or isinstance(message, MotorStatus | EtherCatStatus | Alarm
+                                            | OtaStatus)
             if isinstance(message, MotorStatus):
                 self.motors, self.motors_at_s = message, now
             elif isinstance(message, EtherCatStatus):
@@ -210,6 +215,8 @@ class SupervisoryCore:
                                            message.wakeup_jitter_p99_s))
             elif isinstance(message, Alarm):
                 self._alarm(message, now, inputs.wall_ns)
+            elif isinstance(message, OtaStatus):
+                self.updates.observe(message, now)
         while self._link_samples and now - self._link_samples[0][0] > self.stats_window_s:
             self._link_samples.popleft()
         out: list[Any] = []
@@ -222,7 +229,8 @@ class SupervisoryCore:
                          f"refused: more than {MAX_ACTIONS_PER_STEP} at once", False)
         # The same view object while nothing shown changed: the page is sent only news.
         key = (inputs.safety, now - self.motors_at_s > self.stale_after_s,
-               now - self.link_at_s > self.stale_after_s, self._active(now))
+               now - self.link_at_s > self.stale_after_s, self._active(now),
+               tuple(self.updates.lines(now)))
         if changed or actions or key != self._view_key or self._view is None:
             self._view, self._view_key = self.view(now, inputs.safety), key
         return Outputs(tuple(out), (), SafetyState.READY, self._view)
@@ -292,7 +300,7 @@ class SupervisoryCore:
             fault_text=safety.fault_text, restarts=safety.restarts,
             motors_stale=now - self.motors_at_s > self.stale_after_s,
             link_stale=now - self.link_at_s > self.stale_after_s,
-            drive_control=self._drive is not None)
+            drive_control=self._drive is not None, updates=tuple(self.updates.lines(now)))
 
     def _axes(self) -> tuple[AxisRow, ...]:
         if self.motors is None:

@@ -75,6 +75,7 @@ def topics(view: SupervisoryView) -> dict[str, Any]:
         "link": {"link": data["link"], "stale": data["link_stale"]},
         "safety": {k: data[k] for k in ("faulted", "causes", "fault_text", "restarts")},
         "log": {"alarms": data["alarms"], "actions": data["actions"]},
+        "updates": {"lines": list(data["updates"])},
     }
 
 

@@ -677,6 +677,9 @@ class OtaStatus:
     state: str = text(3, 32)
     progress: float = num(4, 0.0, 100.0, "%")
     text: str = text(5, 200)
+    # (`text` above is a field by now, hence _spec)
+    version: str = _spec(6, "str", max_len=64)  # of the booted slot
+    primary: str = _spec(7, "str", max_len=32)  # the slot the next boot starts
 
 
 ANY_AGENT = frozenset(Agent)

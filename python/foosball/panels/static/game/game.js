@@ -53,6 +53,7 @@ function connect() {
     if ("vision" in changed) { showVision(changed.vision); }
     if ("preview" in changed && changed.preview) { showPreview(changed.preview); }
     if ("calibration" in changed) { showCalibration(changed.calibration); }
+    if ("updates" in changed) { showUpdates(changed.updates.lines); }
     dirty = true;
   };
 }
@@ -70,6 +71,13 @@ function send(action, args) {
 function onReply(reply) {
   stats.replies.push(reply);
   if (!reply.accepted) { notice(`${reply.action || "action"} refused: ${reply.reason}`); }
+}
+
+// A board's OTA update under way: one line each, hidden when there is none.
+function showUpdates(lines) {
+  const line = $("updates");
+  line.textContent = lines.join(" \u00b7 ");
+  line.hidden = lines.length === 0;
 }
 
 function notice(text) { $("notice").textContent = text; }

@@ -139,11 +139,19 @@ function renderList(id, items, empty, fill) {
   }
 }
 
+// A board's OTA update under way: one line each, hidden when there is none.
+function renderUpdates(lines) {
+  const line = $("updates");
+  line.textContent = lines.join(" \u00b7 ");
+  line.hidden = lines.length === 0;
+}
+
 // Each frame carries only the topics that changed (axes, link, safety, log).
 function render(topics) {
   if (topics.safety) renderSafety(topics.safety);
   if (topics.axes) renderAxes(topics.axes);
   if (topics.link) renderLink(topics.link);
+  if (topics.updates) renderUpdates(topics.updates.lines);
   if (topics.log) {
     renderList("alarms", topics.log.alarms, "no alarms", (li, a) => {
       li.textContent = `${clock(a.at_ms)} ${a.text}`;

@@ -1,0 +1,385 @@
+"""The update agent's pure core: OtaCommand in, RAUC requests and OtaStatus out.
+
+One per board (`foosball agent run update_agent`), in the same runtime as every agent, so
+it is on the agent LAN (authenticated messages only) and in the safety chain. The core
+never touches RAUC: its hardware (foosball.ota.rauc) senses RAUC's state over D-Bus as a
+`RaucView` and carries out the `Request`s the core returns. What it decides:
+
+- an install is accepted only while no game runs (the game panel's GameState) and no
+  drive is enabled (the motor driver's MotorStatus); otherwise refused, the reason on the
+  wire as an OtaStatus. RAUC writes the slot that is not running and makes it primary.
+- the reboot waits for a safe moment (the same condition: a game may have started during
+  the install) and records what it expects to boot (`Pending`, kept on /data).
+- after every boot: the board's agents (`watch`) must be heard steadily within the
+  deadline. Healthy: the booted slot is marked good (which also resets U-Boot's attempts).
+  Not healthy in time on a slot just installed: marked bad and rebooted, so the boot
+  counter's fallback brings the old slot back at once instead of after its attempts.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any
+
+from foosball.agents.runtime import Inputs, Outputs
+from foosball.wire.catalogue import (
+    Agent,
+    DriveState,
+    GameState,
+    Heartbeat,
+    MotorStatus,
+    OtaCommand,
+    OtaStatus,
+    SafetyState,
+)
+
+GAME_RUNNING = frozenset({SafetyState.PLAYING, SafetyState.PAUSED})
+# A drive in these states is powered and may move: no update while any is.
+DRIVE_ENABLED = frozenset({DriveState.ALIGNING, DriveState.HOMING, DriveState.READY,
+                           DriveState.RUNNING})
+ACTIONS = ("install", "status")
+
+
+class Phase:
+    """What the update agent is doing; the `state` of its OtaStatus."""
+
+    CHECKING = "checking"  # after boot: waiting for the board's agents to be healthy
+    IDLE = "idle"
+    UNHEALTHY = "unhealthy"  # an old slot whose agents are not healthy: not marked good
+    INSTALLING = "installing"
+    INSTALLED = "installed"  # written and primary; rebooting at the next safe moment
+    REBOOTING = "rebooting"
+    ROLLING_BACK = "rolling_back"  # the new slot marked bad; rebooting into the old one
+    # The outcome of the last install, kept until the next one (a tool that missed a
+    # status still learns it):
+    FAILED = "failed"  # RAUC refused or failed the install; nothing switched
+    UPDATED = "updated"  # booted the new slot and marked it good
+    ROLLED_BACK = "rolled_back"  # back on the old slot after the new one failed
+    # Reported once, in answer to a command; the phase's status follows:
+    REFUSED = "refused"
+
+
+ACCEPTING = frozenset({Phase.IDLE, Phase.UNHEALTHY, Phase.FAILED, Phase.UPDATED,
+                       Phase.ROLLED_BACK})
+
+
+@dataclass(frozen=True)
+class UpdateAgentConfig:
+    """[update_agent] in board.toml."""
+
+    board: str  # this board's name in OtaCommand.board: pole, vision, strategy
+    watch: tuple[str, ...] = ()  # agents whose heartbeats prove the board healthy
+    health_deadline_s: float = 120.0  # after boot, to become healthy
+    healthy_for_s: float = 10.0  # heard steadily this long is healthy
+    heartbeat_gap_s: float = 0.5  # a longer silence (a restart) starts the count again
+    status_period_s: float = 1.0  # OtaStatus this often, and on every change
+    peer_state_max_age_s: float = 1.0  # GameState / MotorStatus older than this: gone
+    reboot_delay_s: float = 0.5  # between the "rebooting" status and the reboot
+    state_dir: str = "/data/foosball/ota"  # the pending update, across the reboot
+    reboot_command: tuple[str, ...] = ("systemctl", "reboot")
+    version_file: str = "/etc/os-release"  # VERSION_ID of the running root
+    dbus_address: str = "SYSTEM"  # RAUC's bus: the system bus, or an address (tests)
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.board, str) or not 0 < len(self.board) <= 32:
+            raise ValueError(f"[update_agent] board: a name of 1..32 characters, not "
+                             f"{self.board!r}")
+        for name in self.watch:
+            if name.upper() not in Agent.__members__:
+                raise ValueError(f"[update_agent] watch: no agent {name!r}")
+        for key in ("health_deadline_s", "healthy_for_s", "heartbeat_gap_s",
+                    "status_period_s", "peer_state_max_age_s", "reboot_delay_s"):
+            value = getattr(self, key)
+            if isinstance(value, bool) or not isinstance(value, int | float) or value <= 0:
+                raise ValueError(f"[update_agent] {key}: seconds > 0, not {value!r}")
+        if self.healthy_for_s >= self.health_deadline_s:
+            raise ValueError("[update_agent] healthy_for_s must be below health_deadline_s")
+        object.__setattr__(self, "watch", tuple(self.watch))
+        object.__setattr__(self, "reboot_command", tuple(self.reboot_command))
+
+    @property
+    def watched(self) -> frozenset[Agent]:
+        return frozenset(Agent[name.upper()] for name in self.watch)
+
+
+@dataclass(frozen=True)
+class Pending:
+    """An update installed and rebooted into, until the boot after it is judged."""
+
+    slot: str
+    version: str
+    previous_slot: str
+    previous_version: str
+
+
+@dataclass(frozen=True)
+class RaucView:
+    """What the hardware senses of RAUC and of this board, each turn."""
+
+    reachable: bool = False
+    operation: str = "idle"
+    progress: int = 0
+    progress_text: str = ""
+    last_error: str = ""
+    completed: int = 0  # Completed signals seen since the agent started
+    last_result: int = 0  # the latest one's result (0: success)
+    booted: str = ""  # slot names, e.g. rootfs.0
+    primary: str = ""
+    versions: dict[str, str] = field(default_factory=dict)  # slot -> bundle version
+    running_version: str = ""  # of the running root (its os-release)
+    pending: Pending | None = None
+    failed_calls: int = 0  # D-Bus calls of ours that failed, and the latest's error
+    call_error: str = ""
+
+    def version_of(self, slot: str) -> str:
+        if slot == self.booted and self.running_version:
+            return self.running_version
+        return self.versions.get(slot, "")
+
+
+@dataclass(frozen=True)
+class Request:
+    """One thing for the hardware to do: install URL, mark good|bad, reboot, save|clear."""
+
+    kind: str
+    argument: str = ""
+    pending: Pending | None = None
+
+
+class HealthWatch:
+    """Whether the watched agents have been heard steadily for `healthy_for_s`: every one
+    heartbeating, none silent for more than `gap_s` (an agent that crashes and is restarted
+    by systemd is silent for a second or more, and its count starts again). Their safety
+    state does not matter: after any reboot the whole system is in FAULT until a person
+    presses Restart."""
+
+    def __init__(self, agents: frozenset[Agent], gap_s: float, healthy_for_s: float) -> None:
+        self.agents = agents
+        self.gap_s = gap_s
+        self.healthy_for_s = healthy_for_s
+        self._since: dict[Agent, float] = {}
+        self._last: dict[Agent, float] = {}
+
+    def observe(self, agent: Agent, now_s: float) -> None:
+        if agent not in self.agents:
+            return
+        last = self._last.get(agent)
+        if last is None or now_s - last > self.gap_s:
+            self._since[agent] = now_s
+        self._last[agent] = now_s
+
+    def healthy(self, now_s: float) -> bool:
+        return all(now_s - self._last.get(a, -math.inf) <= self.gap_s
+                   and now_s - self._since[a] >= self.healthy_for_s for a in self.agents)
+
+    def missing(self, now_s: float) -> list[str]:
+        """The agents not (yet) healthy, for people."""
+        out = []
+        for agent in sorted(self.agents):
+            last = self._last.get(agent)
+            if last is None:
+                out.append(f"{agent.name.lower()} never heard")
+            elif now_s - last > self.gap_s:
+                out.append(f"{agent.name.lower()} silent {now_s - last:.0f} s")
+            elif now_s - self._since[agent] < self.healthy_for_s:
+                out.append(f"{agent.name.lower()} up {now_s - self._since[agent]:.0f} s")
+        return out
+
+
+class UpdateCore:
+    agent = Agent.OTA
+    hears_heartbeats = True  # the runtime hands this core every Heartbeat (health check)
+
+    def __init__(self, config: UpdateAgentConfig, start_s: float) -> None:
+        self.config = config
+        self.start_s = start_s
+        self.health = HealthWatch(config.watched, config.heartbeat_gap_s, config.healthy_for_s)
+        self.phase = Phase.CHECKING
+        self.text = "checking this boot's health"
+        self.rauc = RaucView()
+        self._game: tuple[float, GameState] | None = None
+        self._motors: tuple[float, MotorStatus] | None = None
+        self._install_completed_at = 0  # RAUC's Completed count when our install began
+        self._install_failed_calls_at = 0  # and the hardware's count of failed calls
+        self._install_url = ""
+        self._install_started = False  # RAUC reported the install as begun
+        self._reboot_at: float | None = None
+        self._judged = False  # this boot's health decided
+        self._last_status: tuple[str, int, str] | None = None
+        self._last_status_s = -math.inf
+        self._notice: tuple[str, str] | None = None  # (state, text) for one status
+
+    # -- the step ------------------------------------------------------------------------
+    def step(self, inputs: Inputs) -> Outputs:
+        now = inputs.now_s
+        if isinstance(inputs.sensed, RaucView):
+            self.rauc = inputs.sensed
+        requests: list[Request] = []
+        out: list[Any] = []
+        for message in inputs.messages:
+            if isinstance(message, Heartbeat):
+                self.health.observe(message.agent, now)
+            elif isinstance(message, GameState):
+                self._game = (now, message)
+            elif isinstance(message, MotorStatus):
+                self._motors = (now, message)
+            elif isinstance(message, OtaCommand) and message.board == self.config.board:
+                self._command(message, now, requests, out)
+        if self.rauc.reachable:
+            self._advance(now, requests)
+        status = self._status(now)
+        if status is not None:
+            out.append(status)
+        return Outputs(tuple(out), state=SafetyState.READY, actuation=tuple(requests))
+
+    # -- commands ----------------------------------------------------------------------------
+    def _command(self, command: OtaCommand, now: float, requests: list[Request],
+                 out: list[Any]) -> None:
+        if command.action == "status":
+            self._last_status_s = -math.inf  # answer now
+            return
+        if command.action != "install":
+            self._refuse(f"unknown action {command.action!r}; known: {', '.join(ACTIONS)}")
+            return
+        reason = self.busy() or self.unsafe(now)
+        if reason is None and not _is_bundle_source(command.url):
+            reason = f"not an http(s) URL or absolute path: {command.url[:60]!r}"
+        if reason is not None:
+            self._refuse(reason)
+            return
+        self.phase, self.text = Phase.INSTALLING, f"installing {command.url}"
+        self._install_url = command.url
+        self._install_completed_at = self.rauc.completed
+        self._install_failed_calls_at = self.rauc.failed_calls
+        self._install_started = False
+        requests.append(Request("install", command.url))
+
+    def _refuse(self, reason: str) -> None:
+        self._notice = (Phase.REFUSED, reason)
+
+    def busy(self) -> str | None:
+        if not self.rauc.reachable:
+            return "RAUC is not reachable on D-Bus"
+        if self.phase in ACCEPTING:
+            return None
+        return f"busy: {self.phase} ({self.text})"
+
+    def unsafe(self, now: float) -> str | None:
+        """Why nothing may be installed or rebooted now, or None."""
+        age = self.config.peer_state_max_age_s
+        if self._game is not None and now - self._game[0] <= age:
+            state = self._game[1].state
+            if state in GAME_RUNNING:
+                return f"a game is running ({state.name})"
+        if self._motors is not None and now - self._motors[0] <= age:
+            enabled = [a for a in self._motors[1].axes if a.state in DRIVE_ENABLED]
+            if enabled:
+                states = sorted({a.state.name for a in enabled})
+                return (f"motors enabled: {len(enabled)} of {len(self._motors[1].axes)} "
+                        f"drives {'/'.join(states)}; halt them first")
+        return None
+
+    # -- what RAUC and the board say --------------------------------------------------------
+    def _advance(self, now: float, requests: list[Request]) -> None:
+        rauc = self.rauc
+        # An old slot found unhealthy is marked good once it recovers.
+        if self.phase == Phase.CHECKING or (self.phase == Phase.UNHEALTHY
+                                            and self.health.healthy(now)):
+            self._judge_boot(now, requests)
+        elif self.phase == Phase.INSTALLING:
+            if rauc.operation != "idle":
+                self._install_started = True
+            if rauc.completed > self._install_completed_at:
+                self._install_done(now)
+            elif rauc.failed_calls > self._install_failed_calls_at and not self._install_started:
+                # InstallBundle itself was refused (RAUC busy, bad arguments)
+                self.phase, self.text = Phase.FAILED, rauc.call_error
+            else:
+                self.text = rauc.progress_text or f"starting: {self._install_url}"
+        elif self.phase == Phase.INSTALLED and self._reboot_at is None:
+            reason = self.unsafe(now)
+            if reason is None:
+                self.phase, self.text = Phase.REBOOTING, f"rebooting into {rauc.primary}"
+                self._reboot_at = now + self.config.reboot_delay_s
+            else:
+                self.text = f"installed on {rauc.primary}; reboot waits: {reason}"
+        if self._reboot_at is not None and now >= self._reboot_at:
+            self._reboot_at = math.inf  # once
+            if self.phase == Phase.REBOOTING:
+                requests.append(Request("save_pending", pending=Pending(
+                    rauc.primary, rauc.version_of(rauc.primary), rauc.booted,
+                    rauc.version_of(rauc.booted))))
+            requests.append(Request("reboot"))
+
+    def _install_done(self, now: float) -> None:
+        rauc = self.rauc
+        if rauc.last_result != 0:
+            self.phase = Phase.FAILED
+            self.text = f"{rauc.last_error or 'install failed'}; still on {rauc.booted}"
+            return
+        self.phase = Phase.INSTALLED
+        self.text = f"installed {rauc.version_of(rauc.primary)} on {rauc.primary}"
+
+    def _judge_boot(self, now: float, requests: list[Request]) -> None:
+        rauc, pending = self.rauc, self.rauc.pending
+        fresh = pending is not None and pending.slot == rauc.booted  # the new slot, on trial
+        if self.health.healthy(now):
+            requests.append(Request("mark", "good"))
+            self.phase, self.text = Phase.IDLE, f"healthy, {rauc.booted} marked good"
+            if pending is not None:
+                requests.append(Request("clear_pending"))
+                if fresh:
+                    self.phase = Phase.UPDATED
+                    self.text = f"{pending.version} on {rauc.booted}, healthy, marked good"
+                else:
+                    self.phase = Phase.ROLLED_BACK
+                    self.text = (f"{pending.version} on {pending.slot} did not become healthy; "
+                                 f"back on {rauc.booted} ({rauc.version_of(rauc.booted)})")
+            self._judged = True
+            return
+        if now - self.start_s < self.config.health_deadline_s:
+            self.text = "waiting for " + "; ".join(self.health.missing(now))
+            return
+        if self._judged:
+            return
+        self._judged = True
+        missing = "; ".join(self.health.missing(now))
+        if fresh:
+            requests.append(Request("mark", "bad"))
+            self.phase = Phase.ROLLING_BACK
+            self.text = (f"not healthy within {self.config.health_deadline_s:.0f} s "
+                         f"({missing}): {rauc.booted} marked bad, rebooting")
+            self._reboot_at = now + self.config.reboot_delay_s
+        else:
+            # An old slot keeps its standing: U-Boot's attempts decide if it never recovers.
+            self.phase = Phase.UNHEALTHY
+            self.text = f"not healthy within {self.config.health_deadline_s:.0f} s: {missing}"
+
+    # -- status ------------------------------------------------------------------------------
+    def status(self) -> OtaStatus:
+        state, text = self._notice or (self.phase, self.text)
+        rauc = self.rauc
+        progress = rauc.progress if self.phase == Phase.INSTALLING else (
+            100 if self.phase in (Phase.INSTALLED, Phase.REBOOTING) else 0)
+        if not rauc.reachable:
+            text = "RAUC is not reachable on D-Bus" + (f": {rauc.call_error}"
+                                                       if rauc.call_error else "")
+        return OtaStatus(board=self.config.board, slot=rauc.booted[:32], state=state,
+                         progress=float(max(0, min(100, progress))), text=text[:200],
+                         version=rauc.version_of(rauc.booted)[:64],
+                         primary=rauc.primary[:32])
+
+    def _status(self, now: float) -> OtaStatus | None:
+        status = self.status()
+        key = (status.state, round(status.progress), status.text)
+        if key == self._last_status and now - self._last_status_s < self.config.status_period_s:
+            return None
+        self._last_status, self._last_status_s = key, now
+        self._notice = None  # a notice goes out once; the phase's status follows
+        return status
+
+
+def _is_bundle_source(url: str) -> bool:
+    return url.startswith(("http://", "https://")) or (url.startswith("/") and ".." not in url)
+

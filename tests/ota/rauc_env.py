@@ -1,0 +1,400 @@
+"""Real RAUC on this machine: development keys made at test time, signed bundles, and
+simulated boards, each with its own private system bus, `rauc service`, two file slots
+and the simulated U-Boot environment (uboot_env.py) as RAUC's custom bootloader backend.
+
+A simulated board's power-on is what U-Boot and systemd do on the real one: the boot
+chooser picks a slot (spending an attempt), the slot's image says what root filesystem
+that is (its version, whether its agents start), the bus and RAUC start (told which slot
+booted), then the board's agent and its update agent (`foosball agent run`, real
+processes on the agent LAN, UDP on loopback). A power-off kills every process at once.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from foosball.ota.rauc import RaucClient, RaucError
+from tests.ota.uboot_env import choose_boot_slot, read_env
+
+UBOOT_ENV = Path(__file__).resolve().parent / "uboot_env.py"  # RAUC runs it as a script
+
+IMAGE_SIZE = 256 * 1024  # a slot image: a JSON header line, then padding
+SLOT_NAMES = {"A": "rootfs.0", "B": "rootfs.1"}
+# Each simulated board runs one real agent that needs no hardware, whose heartbeats its
+# update agent judges the boot by.
+BOARD_AGENT = {"pole": "pole_driver", "strategy": "strategy", "vision": "supervisory_panel"}
+
+
+def rauc_skip_reason() -> str | None:
+    if os.geteuid() != 0:
+        return "needs root: RAUC mounts bundles on loop devices (CI runs as root)"
+    for tool, package in (("rauc", "rauc"), ("dbus-daemon", "dbus"),
+                          ("mksquashfs", "squashfs-tools"), ("openssl", "openssl")):
+        if shutil.which(tool) is None:
+            return f"needs `{tool}` (apt package {package}; ./tools/setup installs it as root)"
+    return None
+
+
+def needs_rauc() -> pytest.MarkDecorator:
+    reason = rauc_skip_reason()
+    return pytest.mark.skipif(reason is not None, reason=reason or "")
+
+
+def run(*command: str | Path, cwd: Path | None = None) -> str:
+    result = subprocess.run([str(c) for c in command], cwd=cwd, capture_output=True, text=True)
+    if result.returncode != 0:
+        raise RuntimeError(f"{' '.join(map(str, command))}: {result.stderr.strip()}")
+    return result.stdout
+
+
+# -- keys and bundles ------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Keys:
+    """A development CA and a code-signing leaf under it: made now, never kept."""
+
+    ca_cert: Path
+    signing_key: Path
+    signing_cert: Path
+
+
+def make_keys(directory: Path, name: str) -> Keys:
+    """As meta-foosball's foosball-rauc-dev-keys-native does (EC P-256, codeSigning)."""
+    directory.mkdir(parents=True, exist_ok=True)
+    (directory / "codesign.ext").write_text(
+        "basicConstraints=CA:FALSE\nkeyUsage=critical,digitalSignature\n"
+        "extendedKeyUsage=critical,codeSigning\n")
+    subject = f"/O=Foosball opponent/OU=DEVELOPMENT ONLY - tests/CN={name}"
+    run("openssl", "ecparam", "-name", "prime256v1", "-genkey", "-noout", "-out", "ca.key.pem",
+        cwd=directory)
+    run("openssl", "req", "-x509", "-new", "-key", "ca.key.pem", "-days", "2", "-sha256",
+        "-subj", subject + " CA", "-out", "ca.cert.pem", cwd=directory)
+    run("openssl", "ecparam", "-name", "prime256v1", "-genkey", "-noout", "-out",
+        "signing.key.pem", cwd=directory)
+    run("openssl", "req", "-new", "-key", "signing.key.pem", "-subj", subject + " signer",
+        "-out", "signing.csr", cwd=directory)
+    run("openssl", "x509", "-req", "-in", "signing.csr", "-CA", "ca.cert.pem", "-CAkey",
+        "ca.key.pem", "-CAcreateserial", "-days", "2", "-sha256", "-extfile", "codesign.ext",
+        "-out", "signing.cert.pem", cwd=directory)
+    return Keys(directory / "ca.cert.pem", directory / "signing.key.pem",
+                directory / "signing.cert.pem")
+
+
+def image_bytes(version: str, agents_start: bool = True, boots: bool = True,
+                size: int = IMAGE_SIZE) -> bytes:
+    """A root filesystem as far as the simulated boot cares: its version, whether it boots
+    at all (a kernel that hangs) and whether its agents start. Random padding, so every
+    image differs and compression cannot hide a half-written one."""
+    header = (json.dumps({"version": version, "agents_start": agents_start, "boots": boots})
+              + "\n").encode()
+    return header + os.urandom(size - len(header))
+
+
+def make_bundle(out: Path, keys: Keys, compatible: str, version: str, *,
+                agents_start: bool = True, boots: bool = True,
+                image_size: int = IMAGE_SIZE) -> Path:
+    """A signed plain bundle with one rootfs image, also kept beside it as <out>.img
+    (boards take verity bundles, which need device-mapper at install: not on this kind of
+    machine)."""
+    work = out.with_suffix(".d")
+    work.mkdir(parents=True)
+    image = image_bytes(version, agents_start, boots, image_size)
+    out.with_suffix(".img").write_bytes(image)
+    (work / "rootfs.img").write_bytes(image)
+    (work / "manifest.raucm").write_text(
+        f"[update]\ncompatible={compatible}\nversion={version}\n\n[bundle]\nformat=plain\n\n"
+        "[image.rootfs]\nfilename=rootfs.img\n")
+    run("rauc", "bundle", "--cert", keys.signing_cert, "--key", keys.signing_key,
+        work, out)
+    shutil.rmtree(work)
+    return out
+
+
+def tampered_copy(bundle: Path, out: Path) -> Path:
+    """The bundle with one byte of its payload changed (the signature left as it was)."""
+    data = bytearray(bundle.read_bytes())
+    data[len(data) // 3] ^= 0xFF
+    out.write_bytes(bytes(data))
+    return out
+
+
+# -- processes ---------------------------------------------------------------------------------
+
+
+def start(command: list[str | Path], log: Path, env: dict[str, str] | None = None) \
+        -> subprocess.Popen[bytes]:
+    with log.open("ab") as out:
+        return subprocess.Popen([str(c) for c in command], stdout=out, stderr=subprocess.STDOUT,
+                                stdin=subprocess.DEVNULL, env=env, start_new_session=True)
+
+
+def kill(process: subprocess.Popen[bytes] | None) -> None:
+    """SIGKILL the process and its children: a power cut."""
+    if process is None or process.poll() is not None:
+        return
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(process.pid, signal.SIGKILL)
+    process.wait(timeout=10)
+
+
+def wait_for(what: str, condition: Callable[[], object], timeout_s: float,
+              period_s: float = 0.05) -> object:
+    """Poll `condition` until it is true (its value returned) or fail naming `what`."""
+    deadline = time.monotonic() + timeout_s
+    pause = threading.Event()
+    while True:
+        value = condition()
+        if value:
+            return value
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out after {timeout_s:.0f} s waiting for {what}")
+        pause.wait(period_s)
+
+
+# -- a simulated board -------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Lan:
+    """The agent LAN of one test: UDP on loopback, a port of its own, a fresh key."""
+
+    port: int
+    key_file: Path
+
+    def wire_section(self) -> str:
+        return (f'[wire]\ntransport = "udp"\nudp_port = {self.port}\n'
+                f'key_file = "{self.key_file}"\nmax_age_s = 2.0\n')
+
+
+class SimBoard:
+    def __init__(self, root: Path, name: str, keys: Keys, lan: Lan, *,
+                 health_deadline_s: float = 8.0, healthy_for_s: float = 1.0) -> None:
+        self.root = root
+        self.name = name
+        self.compatible = f"foosball-sim-{name}"
+        self.keys = keys
+        self.lan = lan
+        self.agent = BOARD_AGENT[name]
+        self.health_deadline_s = health_deadline_s
+        self.healthy_for_s = healthy_for_s
+        root.mkdir(parents=True, exist_ok=True)
+        for sub in ("data/rauc", "data/ota", "etc", "mnt", "log", "tmp"):
+            (root / sub).mkdir(parents=True, exist_ok=True)
+        self.bus_path = root / "system_bus"
+        self.bus_address = f"unix:path={self.bus_path}"
+        self.uboot_env = root / "uboot.env"
+        self.reboot_request = root / "reboot-requested"
+        self.slot_files = {boot: root / f"slot-{boot.lower()}.img" for boot in SLOT_NAMES}
+        self.booted = ""
+        self.boots: list[str] = []  # every slot booted, in order
+        self.processes: dict[str, subprocess.Popen[bytes]] = {}
+        self._write_configs()
+
+    # -- the board's files ---------------------------------------------------------------
+    def _write_configs(self) -> None:
+        (self.root / "bus.conf").write_text(f"""<!DOCTYPE busconfig PUBLIC
+ "-//freedesktop//DTD D-BUS Bus Configuration 1.0//EN"
+ "http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd">
+<busconfig>
+  <type>system</type>
+  <listen>{self.bus_address}</listen>
+  <auth>EXTERNAL</auth>
+  <policy context="default">
+    <allow user="*"/>
+    <allow own="*"/>
+    <allow send_destination="*"/>
+    <allow receive_sender="*"/>
+  </policy>
+</busconfig>
+""")
+        slots = "".join(f"[slot.{SLOT_NAMES[b]}]\ndevice={f}\ntype=raw\nbootname={b}\n\n"
+                        for b, f in self.slot_files.items())
+        (self.root / "system.conf").write_text(
+            f"[system]\ncompatible={self.compatible}\nbootloader=custom\n"
+            f"mountprefix={self.root / 'mnt'}\ndata-directory={self.root / 'data/rauc'}\n\n"
+            f"[keyring]\npath={self.keys.ca_cert}\ncheck-purpose=codesign\n\n"
+            f"[handlers]\nbootloader-custom-backend={UBOOT_ENV}\n\n{slots}")
+
+    def board_toml(self, agents_start: bool) -> str:
+        # An image whose agents do not start: its board.toml has a key the agent refuses.
+        broken = "" if agents_start else "not_a_key_of_this_release = 1\n"
+        panel = 'port = 0\ntoken_file = ""\n' if self.agent == "supervisory_panel" else ""
+        return (self.lan.wire_section()
+                + "[safety]\nheartbeat_period_s = 0.05\nstartup_grace_s = 60.0\n"
+                  "[safety.deadlines]\n\n"
+                + f"[{self.agent}]\n{panel}{broken}\n"
+                + f'[update_agent]\nboard = "{self.name}"\nwatch = ["{self.agent}"]\n'
+                  f"health_deadline_s = {self.health_deadline_s}\n"
+                  f"healthy_for_s = {self.healthy_for_s}\nstatus_period_s = 0.5\n"
+                  f"reboot_delay_s = 0.2\n"
+                  f'state_dir = "{self.root / "data/ota"}"\n'
+                  f'reboot_command = ["touch", "{self.reboot_request}"]\n'
+                  f'version_file = "{self.root / "etc/os-release"}"\n'
+                  f'dbus_address = "{self.bus_address}"\n')
+
+    def flash(self, version: str = "1.0") -> None:
+        """A fresh SD card: the same image in both slots, A first."""
+        image = image_bytes(version)
+        for path in self.slot_files.values():
+            path.write_bytes(image)
+        self.uboot_env.write_text("BOOT_ORDER=A B\nBOOT_A_LEFT=3\nBOOT_B_LEFT=3\n")
+
+    def env(self) -> dict[str, str]:
+        return read_env(self.uboot_env)
+
+    def bootloader_writes(self) -> list[str]:
+        path = self.uboot_env.with_suffix(".writes")
+        return path.read_text().splitlines() if path.exists() else []
+
+    def slot_header(self, bootname: str) -> dict[str, object]:
+        with self.slot_files[bootname].open("rb") as f:
+            return dict(json.loads(f.readline()))
+
+    # -- power ---------------------------------------------------------------------------
+    def power_on(self, *, agents: bool = True) -> str:
+        """Boot: U-Boot's choice, then the bus, RAUC and (unless `agents` is False, a board
+        that hangs before userspace is up) the agents. The slot booted."""
+        self.reboot_request.unlink(missing_ok=True)
+        self.booted = choose_boot_slot(self.uboot_env)
+        self.boots.append(self.booted)
+        header = self.slot_header(self.booted)
+        if not header["boots"]:
+            return self.booted  # hangs before userspace: only a watchdog reset helps
+        (self.root / "etc/os-release").write_text(f'VERSION_ID="{header["version"]}"\n')
+        board_toml = self.root / "etc/board.toml"
+        board_toml.write_text(self.board_toml(bool(header["agents_start"])))
+        env = dict(os.environ, DBUS_SYSTEM_BUS_ADDRESS=self.bus_address,
+                   FOOSBALL_UBOOT_ENV=str(self.uboot_env), FOOSBALL_BOOTED=self.booted,
+                   TMPDIR=str(self.root / "tmp"))  # where RAUC downloads a bundle to
+        log = self.root / "log"
+        self.bus_path.unlink(missing_ok=True)
+        self.processes["dbus"] = start(["dbus-daemon", "--nofork", "--config-file",
+                                        self.root / "bus.conf"], log / "dbus.log", env)
+        wait_for("the board's system bus", self.bus_path.exists, 10)
+        self.processes["rauc"] = start(["rauc", "--conf", self.root / "system.conf",
+                                        f"--override-boot-slot={self.booted}", "service"],
+                                       log / "rauc.log", env)
+        wait_for("rauc service on the bus", self._rauc_answers, 15)
+        if agents:
+            foosball = [sys.executable, "-m", "foosball.cli", "agent", "run"]
+            for agent in (self.agent, "update_agent"):
+                self.processes[agent] = start([*foosball, agent, "--config", board_toml],
+                                              log / f"{agent}.log", env)
+        return self.booted
+
+    def _rauc_answers(self) -> bool:
+        try:
+            client = RaucClient(self.bus_address)
+        except (OSError, ValueError):
+            return False
+        try:
+            client.properties()
+            return True
+        except RaucError:  # the name not owned yet
+            return False
+        finally:
+            client.close()
+
+    def power_off(self) -> None:
+        for name in reversed(list(self.processes)):
+            kill(self.processes.pop(name))
+        # A RAUC killed mid-install leaves its bundle mounted; a power cut would not.
+        prefix = f"{self.root / 'mnt'}/"
+        with open("/proc/mounts") as mounts:
+            points = [line.split()[1] for line in mounts if line.split()[1].startswith(prefix)]
+        for point in reversed(points):
+            subprocess.run(["umount", "-l", point], check=False)
+
+    def stop_agent(self, name: str) -> int:
+        """SIGTERM, as systemd stops a unit; the agent's exit code."""
+        process = self.processes.pop(name)
+        process.send_signal(signal.SIGTERM)
+        return process.wait(timeout=20)
+
+    def reboot(self, *, agents: bool = True) -> str:
+        self.power_off()
+        return self.power_on(agents=agents)
+
+    def reboot_requested(self) -> bool:
+        return self.reboot_request.exists()
+
+    def rauc(self) -> RaucClient:
+        return RaucClient(self.bus_address)
+
+    def log(self, name: str) -> str:
+        path = self.root / "log" / f"{name}.log"
+        return path.read_text(errors="replace") if path.exists() else ""
+
+
+class RebootWatcher:
+    """Carries out the simulated boards' reboot requests (their `reboot_command`), as
+    systemd would, until stopped."""
+
+    def __init__(self, boards: list[SimBoard]) -> None:
+        self.boards = boards
+        self._stop = threading.Event()
+        self.errors: list[str] = []
+        self._thread = threading.Thread(target=self._watch, daemon=True)
+        self._thread.start()
+
+    def _watch(self) -> None:
+        while not self._stop.wait(0.05):
+            for board in self.boards:
+                if board.reboot_requested():
+                    try:
+                        board.reboot()
+                    except Exception as exc:  # reported by the test, not lost in a thread
+                        self.errors.append(f"{board.name}: {exc}")
+
+    def stop(self) -> None:
+        self._stop.set()
+        self._thread.join(timeout=30)
+
+
+class StallingSlot:
+    """A slot device that takes `after` bytes and then no more, as a card that hangs: the
+    file becomes a pipe whose reader stops, so RAUC blocks in its write mid-image, at a
+    moment the test knows, until the power is cut. `settle()` then leaves on the "card"
+    what had been written over the old contents."""
+
+    def __init__(self, path: Path, after: int) -> None:
+        self.path = path
+        self.old = path.read_bytes()
+        self.after = after
+        self.written = bytearray()
+        self.stalled = threading.Event()
+        self._released = threading.Event()
+        path.unlink()
+        os.mkfifo(path)
+        self._thread = threading.Thread(target=self._read, daemon=True)
+        self._thread.start()
+
+    def _read(self) -> None:
+        with self.path.open("rb") as pipe:
+            while len(self.written) < self.after:
+                chunk = pipe.read(min(65536, self.after - len(self.written)))
+                if not chunk:
+                    return
+                self.written.extend(chunk)
+            self.stalled.set()
+            self._released.wait()  # nothing more is taken (the writer blocks) until settle()
+
+    def settle(self) -> None:
+        self._released.set()
+        self._thread.join(timeout=10)
+        self.path.unlink()
+        self.path.write_bytes(bytes(self.written) + self.old[len(self.written):])

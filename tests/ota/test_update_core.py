@@ -1,0 +1,217 @@
+"""The update agent's pure core, stepped by hand: messages and a RaucView in, requests and
+OtaStatus out, the clock passed in."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import pytest
+
+from foosball.agents.runtime import Inputs
+from foosball.ota.core import Pending, Phase, RaucView, Request, UpdateAgentConfig, UpdateCore
+from foosball.wire.catalogue import (
+    Agent,
+    AxisStatus,
+    DriveState,
+    GameState,
+    Heartbeat,
+    MotorStatus,
+    OtaCommand,
+    OtaStatus,
+    SafetyState,
+)
+
+CONFIG = UpdateAgentConfig(board="pole", watch=("pole_driver", "motor_driver"),
+                           health_deadline_s=60.0, healthy_for_s=5.0)
+ON_A = RaucView(reachable=True, booted="rootfs.0", primary="rootfs.0",
+                versions={"rootfs.0": "", "rootfs.1": ""}, running_version="1.0")
+INSTALL = OtaCommand(board="pole", action="install", url="http://10.77.0.1:8000/x/pole.raucb")
+
+
+def beat(agent: Agent, state: SafetyState = SafetyState.FAULT) -> Heartbeat:
+    return Heartbeat(agent=agent, state=state, period_s=0.01, cpu_load=1.0, memory=1.0,
+                     temperature=40.0)
+
+
+BOARD_BEATS = (beat(Agent.POLE_DRIVER), beat(Agent.MOTOR_DRIVER))
+
+
+class SteppedAgent:
+    """The core with its clock and the latest RAUC view, stepped by hand."""
+
+    def __init__(self, rauc: RaucView = ON_A, config: UpdateAgentConfig = CONFIG) -> None:
+        self.core = UpdateCore(config, 0.0)
+        self.now = 0.0
+        self.rauc = rauc
+        self.requests: list[Request] = []
+        self.statuses: list[OtaStatus] = []
+
+    def step(self, *messages: object, dt: float = 0.1) -> None:
+        self.now += dt
+        out = self.core.step(Inputs(self.now, tuple(messages), self.rauc))
+        self.requests += out.actuation
+        self.statuses += [m for m in out.messages if isinstance(m, OtaStatus)]
+
+    def run(self, seconds: float, *messages: object) -> None:
+        for _ in range(round(seconds / 0.1)):
+            self.step(*messages)
+
+    def kinds(self) -> list[str]:
+        return [f"{r.kind} {r.argument}".strip() for r in self.requests]
+
+    @property
+    def last(self) -> OtaStatus:
+        return self.statuses[-1]
+
+
+def healthy(agent: SteppedAgent) -> SteppedAgent:
+    agent.run(6.0, *BOARD_BEATS)
+    assert agent.core.phase == Phase.IDLE, agent.core.text
+    agent.requests.clear()
+    return agent
+
+
+def test_a_boot_is_marked_good_once_the_boards_agents_are_heard_steadily() -> None:
+    agent = SteppedAgent()
+    agent.run(4.0, *BOARD_BEATS)
+    assert agent.core.phase == Phase.CHECKING and agent.requests == []
+    agent.run(1.5, *BOARD_BEATS)
+    assert agent.kinds() == ["mark good"]
+    assert (agent.last.state, agent.last.slot, agent.last.version) == ("idle", "rootfs.0", "1.0")
+
+
+def test_an_agent_restarting_starts_the_count_again() -> None:
+    agent = SteppedAgent()
+    agent.run(4.0, *BOARD_BEATS)
+    agent.run(1.0, beat(Agent.MOTOR_DRIVER))  # pole_driver silent 1 s: systemd restarts it
+    agent.run(4.0, *BOARD_BEATS)
+    assert agent.requests == []
+    assert "pole_driver up 4 s" in agent.core.text
+    agent.run(1.5, *BOARD_BEATS)
+    assert agent.kinds() == ["mark good"]
+
+
+@pytest.mark.parametrize(("message", "reason"), [
+    (GameState(state=SafetyState.PLAYING, score_robot=0, score_human=0, clock_s=1.0,
+               alarm_text=""), "a game is running (PLAYING)"),
+    (MotorStatus(axes=(AxisStatus(axis=0, state=DriveState.RUNNING, position=0.0,
+                                  velocity=1.0, current=0.1, fault_code=0),
+                       AxisStatus(axis=1, state=DriveState.QUICK_STOP, position=0.0,
+                                  velocity=0.0, current=0.0, fault_code=0))),
+     "motors enabled: 1 of 2 drives RUNNING; halt them first"),
+])
+def test_an_install_is_refused_while_unsafe_with_the_reason(message: object,
+                                                            reason: str) -> None:
+    agent = healthy(SteppedAgent())
+    agent.step(message)
+    agent.step(INSTALL, *BOARD_BEATS)
+    assert agent.requests == []
+    assert (agent.last.state, agent.last.text) == ("refused", reason)
+    agent.step(*BOARD_BEATS)
+    assert agent.last.state == "idle"  # a refusal is said once
+
+
+def test_what_peers_said_more_than_a_second_ago_does_not_block() -> None:
+    agent = healthy(SteppedAgent())
+    agent.step(GameState(state=SafetyState.PLAYING, score_robot=0, score_human=0, clock_s=1.0,
+                         alarm_text=""))
+    agent.run(1.2, *BOARD_BEATS)  # the game panel went quiet
+    agent.step(INSTALL)
+    assert agent.kinds() == [f"install {INSTALL.url}"]
+
+
+def test_commands_for_another_board_and_unknown_actions() -> None:
+    agent = healthy(SteppedAgent())
+    agent.step(replace(INSTALL, board="vision"))
+    assert agent.requests == []
+    agent.step(replace(INSTALL, action="format"))
+    assert agent.last.state == "refused" and "unknown action 'format'" in agent.last.text
+    agent.step(replace(INSTALL, url="file:../../etc/shadow"))
+    assert agent.last.state == "refused" and "not an http(s) URL" in agent.last.text
+
+
+def test_install_then_reboot_at_a_safe_moment_with_the_pending_update_recorded() -> None:
+    agent = healthy(SteppedAgent())
+    agent.step(INSTALL)
+    agent.rauc = replace(ON_A, operation="installing", progress=40, progress_text="Copying")
+    agent.step()
+    assert (agent.last.state, agent.last.progress) == ("installing", 40.0)
+    agent.step(INSTALL)
+    assert agent.last.state == "refused" and agent.last.text.startswith("busy: installing")
+    game = GameState(state=SafetyState.PLAYING, score_robot=0, score_human=0, clock_s=1.0,
+                     alarm_text="")
+    agent.rauc = replace(ON_A, completed=1, primary="rootfs.1",
+                         versions={"rootfs.0": "", "rootfs.1": "2.0"})
+    agent.step(game)  # a game started during the install: the reboot waits
+    agent.run(0.5, game)
+    assert agent.core.phase == Phase.INSTALLED and "reboot waits" in agent.core.text
+    assert agent.kinds() == [f"install {INSTALL.url}"]
+    agent.run(2.0)  # the game is over (its panel stopped saying PLAYING)
+    assert agent.core.phase == Phase.REBOOTING
+    assert agent.kinds()[1:] == ["save_pending", "reboot"]
+    assert agent.requests[1].pending == Pending("rootfs.1", "2.0", "rootfs.0", "1.0")
+
+
+def test_a_failed_install_says_rauc_s_error_and_stays() -> None:
+    agent = healthy(SteppedAgent())
+    agent.step(INSTALL)
+    agent.rauc = replace(ON_A, completed=1, last_result=1,
+                         last_error="Installation error: signature verification failed")
+    agent.step()
+    assert agent.last.state == "failed"
+    assert agent.last.text.startswith("Installation error: signature verification failed")
+    assert agent.kinds() == [f"install {INSTALL.url}"]
+    agent.step(INSTALL)  # a failed install does not block the next
+    assert agent.kinds()[-1] == f"install {INSTALL.url}"
+
+
+PENDING = Pending("rootfs.1", "2.0", "rootfs.0", "1.0")
+ON_B = RaucView(reachable=True, booted="rootfs.1", primary="rootfs.1", running_version="2.0",
+                versions={"rootfs.0": "", "rootfs.1": "2.0"}, pending=PENDING)
+
+
+def test_a_new_slot_found_healthy_is_marked_good_and_reported_updated() -> None:
+    agent = SteppedAgent(ON_B)
+    agent.run(6.0, *BOARD_BEATS)
+    assert agent.kinds() == ["mark good", "clear_pending"]
+    assert (agent.last.state, agent.last.slot, agent.last.version) == ("updated", "rootfs.1",
+                                                                       "2.0")
+
+
+def test_a_new_slot_not_healthy_by_the_deadline_is_marked_bad_and_rebooted() -> None:
+    agent = SteppedAgent(ON_B)
+    agent.run(61.0, beat(Agent.MOTOR_DRIVER))  # the pole driver never comes up
+    assert agent.kinds() == ["mark bad", "reboot"]
+    assert agent.last.state == "rolling_back"
+    assert "pole_driver never heard" in agent.last.text
+
+
+def test_back_on_the_old_slot_after_a_failed_update_it_says_rolled_back() -> None:
+    agent = SteppedAgent(replace(ON_A, pending=PENDING))
+    agent.run(6.0, *BOARD_BEATS)
+    assert agent.kinds() == ["mark good", "clear_pending"]
+    assert agent.last.state == "rolled_back"
+    assert agent.last.text == "2.0 on rootfs.1 did not become healthy; back on rootfs.0 (1.0)"
+
+
+def test_an_old_slot_that_is_not_healthy_is_left_to_the_boot_counter() -> None:
+    agent = SteppedAgent()
+    agent.run(61.0)
+    assert agent.requests == [] and agent.last.state == "unhealthy"
+    agent.run(6.0, *BOARD_BEATS)  # it recovers: then it is marked good
+    assert agent.kinds() == ["mark good"]
+
+
+def test_without_rauc_nothing_is_decided_and_the_status_says_why() -> None:
+    agent = SteppedAgent(RaucView(reachable=False, call_error="no D-Bus: connection refused"))
+    agent.run(6.0, *BOARD_BEATS)
+    agent.step(INSTALL)
+    assert agent.requests == []
+    assert agent.last.text.startswith("RAUC is not reachable on D-Bus")
+
+
+def test_the_config_refuses_what_cannot_work() -> None:
+    with pytest.raises(ValueError, match="no agent 'pole_drive'"):
+        UpdateAgentConfig(board="pole", watch=("pole_drive",))
+    with pytest.raises(ValueError, match="healthy_for_s must be below"):
+        UpdateAgentConfig(board="pole", health_deadline_s=5.0, healthy_for_s=5.0)
