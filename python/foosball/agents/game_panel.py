@@ -151,7 +151,7 @@ def _iso(wall_time: float) -> str:
 class GamePanelCore:
     agent = Agent.GAME_PANEL
     reads = (BallState, RodStatus, MotorStatus, VisionPreview, VisionConfig,
-             CalibrationStatus)  # and the runtime's RUNTIME_READS
+             CalibrationStatus, OtaStatus)  # and the runtime's RUNTIME_READS
 
     def __init__(self, table: Table, config: GamePanelConfig | None = None,
                  detector: DetectorConfig | None = None) -> None:

@@ -175,7 +175,7 @@ def _finite(value: float) -> float:
 
 class SupervisoryCore:
     agent = Agent.SUPERVISORY_PANEL
-    reads = (MotorStatus, EtherCatStatus)  # and the runtime's RUNTIME_READS
+    reads = (MotorStatus, EtherCatStatus, OtaStatus)  # and the runtime's RUNTIME_READS
 
     def __init__(self, table: Table, *, stale_after_s: float = 0.5,
                  stats_window_s: float = 60.0, history: int = 20,

@@ -190,6 +190,7 @@ class HealthWatch:
 class UpdateCore:
     agent = Agent.OTA
     hears_heartbeats = True  # the runtime hands this core every Heartbeat (health check)
+    reads = (GameState, MotorStatus, OtaCommand)  # and the runtime's RUNTIME_READS
 
     def __init__(self, config: UpdateAgentConfig, start_s: float) -> None:
         self.config = config
