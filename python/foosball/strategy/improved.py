@@ -14,7 +14,8 @@ What it adds to the seed rules (docs/notes/issue-6.md measures each against them
   strategy does not use them); the kick engine's direction calibration turns the angle into
   the ball's offset from the striking man's centre.
 - BEHIND: a ball under or just behind one of our rods is played, not blocked in place: step
-  aside, wind up, bring the man over it, strike (`behind`).
+  aside, wind up, bring the man over it, strike (`behind`). A ball the camera loses under
+  one of our rods while rolling along it is swept for: strikes along the rod (`behind`).
 - RULES: the strategy keeps the possession clock of the table-soccer rules from the ball
   states (`possession`); past half a zone's limit its rod shoots the ball as soon as it is
   in reach, whatever its speed or the aim.
@@ -36,11 +37,14 @@ from foosball.strategy.behind import (
     ALIGN_TOLERANCE,
     FEET_UP,
     GIVE_UP_S,
+    HIDE_BAND,
     SIDESTEP_CLEARANCE,
     STRIKE_FROM_WINDUP_S,
     BehindPlay,
+    HiddenSweep,
     aside_translation,
     is_behind,
+    sweep_translations,
 )
 from foosball.strategy.cover import Interval, plan_cover, rod_shadows
 from foosball.strategy.kick import (
@@ -93,6 +97,9 @@ class ImprovedStrategy(RodStrategy):
         self.kicks = [KickEngine(self.profile) for _ in self.rods]
         self.kick_base = [0.0 for _ in self.rods]  # translation held while a kick runs
         self.behind: list[BehindPlay | None] = [None for _ in self.rods]
+        self.sweeps: list[HiddenSweep | None] = [None for _ in self.rods]
+        self.lost_at: float | None = None  # when the ball went out of sight on the table
+        self.lost_slow = False  # whether it was slow then (it lies where it was last seen)
         self.clock = PossessionClock(self.table)
         self.urgency = 0.0  # fraction of our zone's possession limit used up
         self.last: list[RodSetpoint | None] = [None for _ in self.rods]
@@ -141,15 +148,28 @@ class ImprovedStrategy(RodStrategy):
     # --- the team plan ---------------------------------------------------------------------
 
     def decide(self, now: float, ball: BallView | None, here: list[RodView]) -> list[RodSetpoint]:
+        hidden_under = None
         if ball is not None:
             self.last_ball = self.predictor.compensate(ball.x, ball.y, ball.vx, ball.vy, ball.age)
             self.urgency = self.clock.update(self.last_ball.x, now)
-        elif self.last_ball is not None and self.last_ball.speed < HIDDEN_SPEED:
-            # lost while slow: most likely hidden under one of our own men (the camera does
-            # not see through them): play on where it was last seen, at rest, and keep the
+            self.lost_at = None
+            self.sweeps = [None for _ in self.rods]
+        elif self.last_ball is not None and (
+            self.last_ball.speed < HIDDEN_SPEED
+            or (hidden_under := self.hiding_rod(self.last_ball)) is not None
+        ):
+            # lost while slow (most likely under a man: the camera does not see through
+            # them), or rolling along one of our rods right under its axis (the rod hides
+            # the ball's middle): play on where it was last seen, at rest, and keep the
             # possession clock running, as the referee does
             last = self.last_ball
-            self.last_ball = BallPoint(0.0, last.x, last.y, 0.0, 0.0)
+            if self.lost_at is None:
+                self.lost_at, self.lost_slow = now, last.speed < HIDDEN_SPEED
+            if hidden_under is None:
+                hidden_under = self.hiding_rod(last)
+            wall = self.table.field.half_width - self.radius
+            y = max(-wall, min(wall, last.y))
+            self.last_ball = BallPoint(0.0, last.x, y, 0.0, 0.0)
             self.urgency = self.clock.urgency(now)
         else:
             self.clock.reset()  # lost fast: a goal, or the ball taken off the table
@@ -157,6 +177,11 @@ class ImprovedStrategy(RodStrategy):
         b = self.last_ball
         out: list[RodSetpoint] = []
         plans = self.plan_rods(now, b, here) if b is not None else None
+        if plans is not None and hidden_under is not None and self.lost_at is not None and (
+            not self.lost_slow or now - self.lost_at > GIVE_UP_S
+        ):
+            # lost on the move, or not found where it was last seen: sweep the rod for it
+            plans[hidden_under] = self.play_hidden(hidden_under, here[hidden_under])
         self.plans_last = plans
         for i, rod in enumerate(self.rods):
             plan = plans[i] if plans is not None else RodPlan(IDLE_PLAN)
@@ -325,6 +350,40 @@ class ImprovedStrategy(RodStrategy):
         plan.rotation, plan.absolute = windup, True
         if plan.kick is not None:
             self.behind[i] = None  # the kick engine takes over
+        return plan
+
+    def hiding_rod(self, b: BallPoint) -> int | None:
+        """Which of our rods hides a ball lost at `b`: one whose axis it was rolling along
+        (slowly across the rod line: a ball crossing it fast shows again beyond it)."""
+        if abs(b.vx) >= SIDEWAYS_VX:
+            return None
+        for i, rod in enumerate(self.rods):
+            if abs(b.x - rod.x) < HIDE_BAND:
+                return i
+        return None
+
+    def play_hidden(self, i: int, here: RodView) -> RodPlan:
+        """Feet up (feet down would push the ball along the rod), then a strike at each of
+        the sweep's translations in turn, until the ball shows again."""
+        if self.kicks[i].active:
+            return RodPlan("strike")
+        self.behind[i] = None
+        sweep = self.sweeps[i]
+        if sweep is None:
+            assert self.last_ball is not None
+            sweep = self.sweeps[i] = HiddenSweep(sweep_translations(self.rods[i],
+                                                                    self.last_ball.y))
+        windup = self.profile.windup_angle
+        if here.rotation > FEET_UP:
+            return RodPlan("control", translation=here.translation, rotation=windup,
+                           absolute=True)
+        target = sweep.translations[sweep.next]
+        plan = RodPlan("control", translation=target, rotation=windup, absolute=True)
+        if abs(here.translation - target) < ALIGN_TOLERANCE:
+            power = self.params.improved.strike_power if i >= 2 else (
+                self.params.improved.clear_power)
+            plan.kick = KickRequest(power=power, strike_angle=RULES_STRIKE_END)
+            sweep.next = (sweep.next + 1) % len(sweep.translations)
         return plan
 
     def stop_ball(self, i: int, rod: Rod, b: BallPoint) -> RodPlan:
