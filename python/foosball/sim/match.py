@@ -9,8 +9,9 @@ command latency is exact: the physics step is split where a command starts actin
 Kick-off rule (serve). The ball is served from the side at the centre line, as on a real
 table: at x = 0 against one side wall (side drawn from the seed), rolling across the field
 at 0.6-1.2 m/s with a small drift towards one half. It is served at the start, 1 s after a
-goal, when it has lain still (< 5 cm/s) for 3 s where no man can kick it forward, and when
-it has lain still for 10 s anywhere (the possession limit of table-soccer rules).
+goal, when it has lain still (< 5 cm/s) for 3 s where no man can kick it forward, when it
+has lain still for 10 s anywhere (the possession limit of table-soccer rules), and when it
+has rolled for 3 s in a gap between the rods' reach bands, where no man can touch it.
 
 Statistics. A shot is a man's contact after which the ball moves towards the other goal at
 >= 2 m/s (contacts of the same rod within `SAME_STRIKE_S` are one strike); it is on target if
@@ -156,6 +157,7 @@ class Match:
         self.referee = Referee(self.table)
         self._open_shot: Shot | None = None
         self._still_since: float | None = None
+        self._out_of_reach_since: float | None = None
         self._serve_at: float | None = 0.0
         self._serve_side = 1.0 if self.rng.random() < 0.5 else -1.0
 
@@ -254,6 +256,7 @@ class Match:
         self.world.place_ball(restart.x, restart.y)
         self.referee.new_ball()
         self._still_since = None
+        self._out_of_reach_since = None
         self.result.restarts += 1
 
     def _kick_off_rule(self, state: WorldState, now: float) -> None:
@@ -263,6 +266,16 @@ class Match:
                 self._serve_at = now + SERVE_DELAY_S
             if now >= self._serve_at:
                 self._serve(now)
+            return
+        if self.referee.holder(state.ball_x) is not None:
+            self._out_of_reach_since = None
+        elif self._out_of_reach_since is None:
+            self._out_of_reach_since = now
+        elif now - self._out_of_reach_since >= DEAD_BALL_S:
+            # rolling along a gap between the reach bands: a dead ball, as if it lay still
+            self._close_shot("missed")
+            world.remove_ball()
+            self._serve(now)
             return
         if math.hypot(state.ball_vx, state.ball_vy) < STILL_SPEED:
             if self._still_since is None:
@@ -298,6 +311,7 @@ class Match:
         self.referee.new_ball()
         self._serve_at = None
         self._still_since = None
+        self._out_of_reach_since = None
         self.result.serves += 1
 
     def _account(self, contacts: list[Contact], state: WorldState) -> None:

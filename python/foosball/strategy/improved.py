@@ -60,7 +60,7 @@ from foosball.strategy.possession import PossessionClock
 from foosball.strategy.prediction import BallPoint, BallPredictor
 from foosball.strategy.rods import reach
 from foosball.strategy.setpoint import RodSetpoint
-from foosball.wire.catalogue import BallState, RodCommand, RodId, RodStatus
+from foosball.wire.catalogue import BallState, BallStatus, RodCommand, RodId, RodStatus
 
 HOME_TURN = math.pi + 0.2  # rad: rotation targets stay within this of 0 (see _unwound)
 HIDDEN_SPEED = 0.5  # m/s: a ball lost slower than this is taken to lie where it was last seen
@@ -100,6 +100,7 @@ class ImprovedStrategy(RodStrategy):
         self.sweeps: list[HiddenSweep | None] = [None for _ in self.rods]
         self.lost_at: float | None = None  # when the ball went out of sight on the table
         self.lost_slow = False  # whether it was slow then (it lies where it was last seen)
+        self.detected: tuple[float, float] | None = None  # where the camera last saw the ball
         self.clock = PossessionClock(self.table)
         self.urgency = 0.0  # fraction of our zone's possession limit used up
         self.last: list[RodSetpoint | None] = [None for _ in self.rods]
@@ -137,6 +138,8 @@ class ImprovedStrategy(RodStrategy):
     def step(self, ball: BallState, rods: RodStatus, now_ns: int) -> RodCommand | None:
         now = now_ns * 1e-9
         view = self.ball_view(ball, now_ns)
+        if ball is not None and ball.status == BallStatus.DETECTED:
+            self.detected = (ball.x, ball.y)
         views = rod_views(rods, self.rods)
         setpoints = self.decide(now, view, [views[rod_id] for rod_id in self.rod_ids])
         targets = tuple(
@@ -156,7 +159,7 @@ class ImprovedStrategy(RodStrategy):
             self.sweeps = [None for _ in self.rods]
         elif self.last_ball is not None and (
             self.last_ball.speed < HIDDEN_SPEED
-            or (hidden_under := self.hiding_rod(self.last_ball)) is not None
+            or (hidden_under := self.hiding_rod()) is not None
         ):
             # lost while slow (most likely under a man: the camera does not see through
             # them), or rolling along one of our rods right under its axis (the rod hides
@@ -166,7 +169,7 @@ class ImprovedStrategy(RodStrategy):
             if self.lost_at is None:
                 self.lost_at, self.lost_slow = now, last.speed < HIDDEN_SPEED
             if hidden_under is None:
-                hidden_under = self.hiding_rod(last)
+                hidden_under = self.hiding_rod()
             wall = self.table.field.half_width - self.radius
             y = max(-wall, min(wall, last.y))
             self.last_ball = BallPoint(0.0, last.x, y, 0.0, 0.0)
@@ -352,13 +355,16 @@ class ImprovedStrategy(RodStrategy):
             self.behind[i] = None  # the kick engine takes over
         return plan
 
-    def hiding_rod(self, b: BallPoint) -> int | None:
-        """Which of our rods hides a ball lost at `b`: one whose axis it was rolling along
-        (slowly across the rod line: a ball crossing it fast shows again beyond it)."""
-        if abs(b.vx) >= SIDEWAYS_VX:
+    def hiding_rod(self) -> int | None:
+        """Which of our rods hides the lost ball: the one it was last detected right beside.
+        (Not from the tracker's last velocity or its prediction: the ball comes to roll
+        along a rod after a bounce off a man, which the tracker's filter lags by several
+        frames, so both point elsewhere.)"""
+        if self.detected is None:
             return None
+        x = self.detected[0]
         for i, rod in enumerate(self.rods):
-            if abs(b.x - rod.x) < HIDE_BAND:
+            if abs(x - rod.x) < HIDE_BAND:
                 return i
         return None
 
@@ -371,8 +377,8 @@ class ImprovedStrategy(RodStrategy):
         sweep = self.sweeps[i]
         if sweep is None:
             assert self.last_ball is not None
-            sweep = self.sweeps[i] = HiddenSweep(sweep_translations(self.rods[i],
-                                                                    self.last_ball.y))
+            estimate_y = self.detected[1] if self.detected is not None else self.last_ball.y
+            sweep = self.sweeps[i] = HiddenSweep(sweep_translations(self.rods[i], estimate_y))
         windup = self.profile.windup_angle
         if here.rotation > FEET_UP:
             return RodPlan("control", translation=here.translation, rotation=windup,
