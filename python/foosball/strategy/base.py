@@ -66,6 +66,17 @@ def rod_views(status: RodStatus | None, rods: list[Rod]) -> dict[RodId, RodView]
     return views
 
 
+def rod_view_list(status: RodStatus | None, count: int) -> list[RodView]:
+    """`rod_views` as a list in RodId order (what a team plan reads, without the dict)."""
+    views = [_AT_REST] * count
+    if status is not None:
+        for p in status.rods:
+            if p.rod < count:
+                views[p.rod] = RodView(p.translation, p.rotation, p.translation_velocity,
+                                       p.rotation_velocity)
+    return views
+
+
 def _view(position: RodPosition) -> RodView:
     return RodView(
         translation=position.translation,

@@ -32,7 +32,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from foosball.geometry import Rod, Table
-from foosball.strategy.base import BallView, RodStrategy, RodView, rod_views, to_target
+from foosball.strategy.base import BallView, RodStrategy, RodView, rod_view_list, to_target
 from foosball.strategy.behind import (
     ALIGN_TOLERANCE,
     FEET_UP,
@@ -140,8 +140,7 @@ class ImprovedStrategy(RodStrategy):
         view = self.ball_view(ball, now_ns)
         if ball is not None and ball.status == BallStatus.DETECTED:
             self.detected = (ball.x, ball.y)
-        views = rod_views(rods, self.rods)
-        setpoints = self.decide(now, view, [views[rod_id] for rod_id in self.rod_ids])
+        setpoints = self.decide(now, view, rod_view_list(rods, len(self.rods)))
         targets = tuple(
             to_target(rod_id, rod, setpoint)
             for rod_id, rod, setpoint in zip(self.rod_ids, self.rods, setpoints, strict=True)
@@ -269,15 +268,15 @@ class ImprovedStrategy(RodStrategy):
             # any moment, from where the ball is then, not from where it would come to rest
             soon = self.predictor.state_at(b.x, b.y, b.vx, b.vy, THREAT_LEAD_S)
             return soon.x, soon.y
-        ahead = sorted(
-            (h for h in self.their_rods if (h.x - b.x) * b.vx > 0),
-            key=lambda h: abs(h.x - b.x),
-        )
-        for h in ahead:
-            hit = self.predictor.crossing(b.x, b.y, b.vx, b.vy, h.x)
+        # the first opponent rod on the ball's way (the nearest ahead; the first on a tie)
+        first_x = None
+        for x in self.their_xs:
+            if (x - b.x) * b.vx > 0 and (first_x is None or abs(x - b.x) < abs(first_x - b.x)):
+                first_x = x
+        if first_x is not None:
+            hit = self.predictor.crossing(b.x, b.y, b.vx, b.vy, first_x)
             if hit is not None:
-                return h.x - self.contact_ahead, hit.y
-            break
+                return first_x - self.contact_ahead, hit.y
         rest = self.predictor.state_at(b.x, b.y, b.vx, b.vy, self.params.prediction.horizon)
         return rest.x, rest.y
 
