@@ -41,7 +41,7 @@ from foosball.sim.perception import (
 )
 from foosball.sim.physics import Contact, World, WorldState
 from foosball.sim.rules import Referee, Restart
-from foosball.wire.catalogue import BallState, RodCommand
+from foosball.wire.catalogue import BallState, RodCommand, RodStatus
 
 SHOT_MIN_SPEED = 2.0  # m/s
 STILL_SPEED = 0.05  # m/s
@@ -151,6 +151,8 @@ class Match:
         self.on_frame = on_frame
         self._deliveries: deque[tuple[float, BallState]] = deque()
         self._commands: deque[tuple[float, str, RodCommand]] = deque()
+        # the last RodStatus made of each team's rods, in each team's frame (_rod_status)
+        self._statuses: dict[tuple[str, str], tuple[list[Any], RodStatus]] = {}
         self.result = MatchResult(
             self.robot_name, self.opponent_name, seed, duration, params=self.params.as_dict()
         )
@@ -223,11 +225,21 @@ class Match:
             observe = getattr(controller, "observe_opponents", None)
             if observe is not None:
                 # the other team's rods in this team's frame (mirrored for the human)
-                observe(rod_status(poses[other], team))
+                observe(self._rod_status(poses[other], other, team))
             seen = ball if team == "robot" else mirror_ball(ball)
-            command = controller.step(seen, rod_status(poses[team], team), now_ns)
+            command = controller.step(seen, self._rod_status(poses[team], team, team), now_ns)
             if command is not None:
                 self._commands.append((now + self.params.command_latency, team, command))
+
+    def _rod_status(self, poses: list[tuple[float, float, float, float]], rods_of: str,
+                    frame: str) -> RodStatus:
+        """`rod_status`, the same message again while those rods have not moved (most rods
+        stand still most of the time; the messages are immutable)."""
+        key = (rods_of, frame)
+        known = self._statuses.get(key)
+        if known is None or known[0] != poses:
+            known = self._statuses[key] = (poses, rod_status(poses, frame))
+        return known[1]
 
     def _apply(self, team: str, command: RodCommand) -> None:
         rods = self.team_rods[team]
