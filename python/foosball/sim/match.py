@@ -41,7 +41,7 @@ from foosball.sim.perception import (
 )
 from foosball.sim.physics import Contact, World, WorldState
 from foosball.sim.rules import Referee, Restart
-from foosball.wire.catalogue import BallState, RodCommand, RodStatus
+from foosball.wire.catalogue import BallState, RodCommand, RodStatus, RodTarget
 
 SHOT_MIN_SPEED = 2.0  # m/s
 STILL_SPEED = 0.05  # m/s
@@ -153,6 +153,7 @@ class Match:
         self._commands: deque[tuple[float, str, RodCommand]] = deque()
         # the last RodStatus made of each team's rods, in each team's frame (_rod_status)
         self._statuses: dict[tuple[str, str], tuple[list[Any], RodStatus]] = {}
+        self._applied: list[RodTarget | None] = [None] * len(self.table.rods)  # per rod
         self.result = MatchResult(
             self.robot_name, self.opponent_name, seed, duration, params=self.params.as_dict()
         )
@@ -243,8 +244,14 @@ class Match:
 
     def _apply(self, team: str, command: RodCommand) -> None:
         rods = self.team_rods[team]
+        applied = self._applied
+        external = self.world.axes.external
         for target in command.rods:
-            index = rods[int(target.rod)]
+            index = rods[target.rod]
+            if (applied[index] is target or applied[index] == target) and not (
+                    external[2 * index] or external[2 * index + 1]):
+                continue  # the setpoint the rod already has (and follows): nothing changes
+            applied[index] = target
             translation, rotation = unmirror_target(target, team)
             self.world.command_rod(
                 index, translation, rotation, target.translation_speed, target.rotation_speed
