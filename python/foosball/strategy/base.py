@@ -53,6 +53,7 @@ class RodBehaviour(Protocol):
 
 
 _ROD_IDS = tuple(RodId)
+_TURN = 2 * math.pi
 _AT_REST = RodView(0.0, 0.0)
 
 
@@ -91,7 +92,7 @@ def to_target(rod_id: RodId, rod: Rod, setpoint: RodSetpoint) -> RodTarget:
     return RodTarget(
         rod=rod_id,
         translation=rod.clamp(setpoint.translation),
-        rotation=max(-2 * math.pi, min(2 * math.pi, setpoint.rotation)),
+        rotation=max(-_TURN, min(_TURN, setpoint.rotation)),
         translation_speed=max(0.0, min(20.0, setpoint.translation_speed)),
         rotation_speed=max(0.0, min(1000.0, setpoint.rotation_speed)),
     )

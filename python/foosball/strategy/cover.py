@@ -233,11 +233,12 @@ def plan_cover(ball_x: float, ball_y: float, goalkeeper: Rod, defence: Rod, goal
         for g in gaps:
             centres += [g.low + w_def / 2, g.high - w_def / 2, (g.low + g.high) / 2]
         tried = set()  # centres near an end of the travel often ask for the same place
+        place, shadows_at = defence_view.place, defence_view.shadows
         for c in [*centres, None]:
-            def_t = current_defence if c is None else defence_view.place(c, current_defence)
+            def_t = current_defence if c is None else place(c, current_defence)
             if def_t not in tried:
                 tried.add(def_t)
-                others = fixed + defence_view.shadows(def_t)
+                others = fixed + shadows_at(def_t)
                 score(keeper_for(others), def_t, others)
     assert best is not None
     return CoverPlan(

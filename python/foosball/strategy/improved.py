@@ -132,6 +132,10 @@ class ImprovedStrategy(RodStrategy):
         self.aim_slopes = [(a, math.tan(a)) for a in angles]  # straight first
         self.log: list[tuple[float, int, BallPoint | None, str]] | None = None  # kicks, if set
         self.plans_last: list[RodPlan] | None = None  # for tests and diagnostics
+        # per rod, the last setpoint and its wire target (a NaN never equals: made again)
+        unset = RodSetpoint(math.nan, math.nan, math.nan, math.nan)
+        self.sent = [(unset, to_target(rod_id, rod, unset))
+                     for rod_id, rod in zip(self.rod_ids, self.rods, strict=True)]
 
     # --- the controller interface --------------------------------------------------------
 
@@ -141,10 +145,12 @@ class ImprovedStrategy(RodStrategy):
         if ball is not None and ball.status == BallStatus.DETECTED:
             self.detected = (ball.x, ball.y)
         setpoints = self.decide(now, view, rod_view_list(rods, len(self.rods)))
-        targets = tuple(
-            to_target(rod_id, rod, setpoint)
-            for rod_id, rod, setpoint in zip(self.rod_ids, self.rods, setpoints, strict=True)
-        )
+        sent = self.sent
+        for i, setpoint in enumerate(setpoints):
+            # a rod asked for the same as last step gets the same (immutable) target again
+            if sent[i][0] is not setpoint and sent[i][0] != setpoint:
+                sent[i] = (setpoint, to_target(self.rod_ids[i], self.rods[i], setpoint))
+        targets = tuple([target for _, target in sent])
         return RodCommand(ball_capture_time=ball.capture_time if ball else 0, rods=targets)
 
     # --- the team plan ---------------------------------------------------------------------
