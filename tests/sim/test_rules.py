@@ -125,3 +125,16 @@ def test_a_match_reports_violations_and_restarts_a_ball_held_too_long() -> None:
     assert result["restarts"] >= 1
     assert result["fouls"]["robot"]["possession"] >= 1
     assert result["fouls"]["robot"]["longest_possession_s"] >= FIVE_MAN_LIMIT_S
+
+
+def test_a_ball_rolling_along_a_gap_no_man_reaches_is_served_again_after_3_s() -> None:
+    match = Match("hold", "hold", seed=3, duration=10.0)
+    match.step_frame()
+    serves = match.result.serves
+    gap = 0.0  # the centre line: 75 mm from either 5-man rod, beyond every man's reach
+    assert match.referee.holder(gap) is None
+    match.world.place_ball(gap, -0.2, 0.0, 0.3)  # rolling along the line, not still
+    for _ in range(round(3.2 / 0.005)):
+        match.step_frame()
+    assert match.result.serves == serves + 1
+    assert match.result.restarts == 0
