@@ -59,13 +59,17 @@ def test_the_clock_starts_again_in_another_zone_and_after_a_new_ball() -> None:
     assert referee.fouls["human"].longest_possession_s >= 14.0
 
 
-def test_a_ball_between_two_reach_bands_stays_with_the_zone_it_was_in() -> None:
+def test_a_ball_out_of_every_mans_reach_stops_the_clock_and_coming_back_continues_it() -> None:
     referee = Referee(TABLE)
     attack = rod("robot", "attack")
     assert hold_ball(referee, attack.x, 9.0) is None
     gap = attack.x + (TABLE.man.contact_reach + 0.005)
     assert referee.holder(gap) is None
-    assert hold_ball(referee, gap, 7.0, start=9.005) is not None
+    assert hold_ball(referee, gap, 7.0, start=9.005) is None  # no man can play it there
+    # back within the attack's reach: 9 s are used up, the foul comes 6 s later, not 15 s
+    restart = hold_ball(referee, attack.x, 7.0, start=16.01)
+    assert restart is not None
+    assert abs(restart[0] - (16.01 + OTHER_LIMIT_S - 9.0)) < 0.02
 
 
 def turn(referee: Referee, rod_index: int, angles: list[float], strike_at: int):  # type: ignore[no-untyped-def]
@@ -121,3 +125,16 @@ def test_a_match_reports_violations_and_restarts_a_ball_held_too_long() -> None:
     assert result["restarts"] >= 1
     assert result["fouls"]["robot"]["possession"] >= 1
     assert result["fouls"]["robot"]["longest_possession_s"] >= FIVE_MAN_LIMIT_S
+
+
+def test_a_ball_rolling_along_a_gap_no_man_reaches_is_served_again_after_3_s() -> None:
+    match = Match("hold", "hold", seed=3, duration=10.0)
+    match.step_frame()
+    serves = match.result.serves
+    gap = 0.0  # the centre line: 75 mm from either 5-man rod, beyond every man's reach
+    assert match.referee.holder(gap) is None
+    match.world.place_ball(gap, -0.2, 0.0, 0.3)  # rolling along the line, not still
+    for _ in range(round(3.2 / 0.005)):
+        match.step_frame()
+    assert match.result.serves == serves + 1
+    assert match.result.restarts == 0

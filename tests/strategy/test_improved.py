@@ -6,11 +6,14 @@ import pytest
 
 from foosball.geometry import default_table
 from foosball.strategy.base import BallView, RodView
+from foosball.strategy.behind import sweep_translations
 from foosball.strategy.cover import Interval, covered_length, plan_cover, rod_shadows, shadow
 from foosball.strategy.improved import ImprovedStrategy
 from foosball.strategy.kick import offset_for_angle
 from foosball.strategy.params import KickEngineParams
 from foosball.strategy.prediction import BallPoint
+from foosball.strategy.rods import men_offsets
+from foosball.wire.catalogue import BallState, BallStatus, RodId, RodPosition, RodStatus
 
 TABLE = default_table()
 GOALKEEPER, DEFENCE, MIDFIELD, ATTACK = TABLE.robot_rods
@@ -189,3 +192,29 @@ def test_a_slow_ball_lost_under_our_own_man_is_still_played():
         s.decide(k * 0.005, None, here)  # the tracker lost it under the man
     assert s.plans_last[2].mode == "control"  # stepping aside to play it, not idle
     assert s.last_ball.speed == 0.0
+
+
+def test_a_ball_lost_rolling_along_our_rod_is_swept_for_with_strikes_along_it():
+    def status(translation: float, rotation: float) -> RodStatus:
+        poses = [(0.0, 0.0), (0.0, 0.0), (translation, rotation), (0.0, 0.0)]
+        return RodStatus(tuple(RodPosition(RodId(i), t, r, 0.0, 0.0)
+                               for i, (t, r) in enumerate(poses)))
+
+    s = ImprovedStrategy(TABLE)
+    lost = BallState(0, 0, 0.0, 0.0, 0.0, 0.0, (1e6,) * 4, BallStatus.LOST)
+    seen = BallState(0, 0, MIDFIELD.x + 0.002, 0.1, 0.0, 0.7, (0.0,) * 4, BallStatus.DETECTED)
+    s.step(seen, status(0.0, 0.0), 0)
+    s.step(lost, status(0.0, 0.0), 5_000_000)  # rolling on, under the rod's axis: unseen
+    assert s.plans_last[2].rotation == s.profile.windup_angle  # feet up before moving
+    assert s.plans_last[2].kick is None
+    order = sweep_translations(MIDFIELD, 0.1)  # nearest the last seen y first
+    assert order[0] == min(order, key=lambda t: min(abs(t + o - 0.1)
+                                                    for o in men_offsets(MIDFIELD)))
+    step = (MIDFIELD.travel_max - MIDFIELD.travel_min) / (len(order) - 1)
+    assert step <= 0.044 + 1e-9  # a foot strikes a ball within 29 mm of its centre
+    struck = []
+    for k, translation in enumerate(order):
+        s.step(lost, status(translation, s.profile.windup_angle), (2 + k) * 5_000_000)
+        struck.append(s.plans_last[2].kick is not None)
+        s.kicks[2].phase = s.kicks[2].phase.IDLE  # as if the strike had been and gone
+    assert all(struck)  # one strike at each translation of the sweep, in turn

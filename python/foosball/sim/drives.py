@@ -44,12 +44,25 @@ class AxisBank:
         self.external = [False] * n
         self._ext_velocity = [0.0] * n
         self._active = set[int]()
+        # per axis, fixed by its limits: the finest tick the jerk allows, the speed where the
+        # jerk stops dominating a stop (A^2/J), 1/sqrt(J)
+        self._fine = [0.0] * n
+        self._knee = [0.0] * n
+        self._inv_sqrt_jerk = [0.0] * n
+        for i in range(n):
+            self._derive(i)
+
+    def _derive(self, i: int) -> None:
+        self._fine[i] = math.sqrt(0.05 * self.max_speed[i] / self.max_jerk[i])
+        self._knee[i] = self.max_accel[i] * self.max_accel[i] / self.max_jerk[i]
+        self._inv_sqrt_jerk[i] = 1.0 / math.sqrt(self.max_jerk[i])
 
     def set_limits(self, index: int, limits: AxisLimits) -> None:
         self.max_speed[index] = limits.max_speed
         self.max_accel[index] = limits.max_accel
         self.max_jerk[index] = limits.max_jerk
         self.speed_cap[index] = min(self.speed_cap[index], limits.max_speed)
+        self._derive(index)
 
     def set_travel(self, index: int, low: float, high: float) -> None:
         self.low[index] = low
@@ -95,6 +108,8 @@ class AxisBank:
         if not self._active:
             return
         done = []
+        fine = self._fine
+        step_axis = self._step_axis
         for i in sorted(self._active):  # sorted: the same order every run
             if self.external[i]:
                 self.position[i] = self.target[i]
@@ -103,17 +118,14 @@ class AxisBank:
                 continue
             # fine substeps where one tick of full jerk would change the speed by more than
             # 5 % of the axis maximum (human hands), so speeds are not quantised coarsely
-            substeps = self._substeps(i, dt)
+            substeps = 1 if fine[i] >= dt else math.ceil(dt / fine[i])
+            tick = dt / substeps
             for _ in range(substeps):
-                if self._step_axis(i, dt / substeps):
+                if step_axis(i, tick):
                     done.append(i)
                     break
         for i in done:
             self._active.discard(i)
-
-    def _substeps(self, i: int, dt: float) -> int:
-        fine = math.sqrt(0.05 * self.max_speed[i] / self.max_jerk[i])
-        return 1 if fine >= dt else math.ceil(dt / fine)
 
     def _step_axis(self, i: int, dt: float) -> bool:
         """One tick of axis i; True when it has come to rest on its target."""
@@ -133,8 +145,8 @@ class AxisBank:
         ):
             self.position[i], self.velocity[i], self.accel[i] = target, 0.0, 0.0
             return True
-        knee = amax * amax / jmax
-        inv_sqrt_jerk = 1.0 / math.sqrt(jmax)
+        knee = self._knee[i]
+        inv_sqrt_jerk = self._inv_sqrt_jerk[i]
         h2, h6 = dt * dt / 2, dt * dt * dt / 6
         push = direction * jmax
         # a full tick of maximum jerk may be too much (a short move from rest, the top of a

@@ -9,8 +9,9 @@ command latency is exact: the physics step is split where a command starts actin
 Kick-off rule (serve). The ball is served from the side at the centre line, as on a real
 table: at x = 0 against one side wall (side drawn from the seed), rolling across the field
 at 0.6-1.2 m/s with a small drift towards one half. It is served at the start, 1 s after a
-goal, when it has lain still (< 5 cm/s) for 3 s where no man can kick it forward, and when
-it has lain still for 10 s anywhere (the possession limit of table-soccer rules).
+goal, when it has lain still (< 5 cm/s) for 3 s where no man can kick it forward, when it
+has lain still for 10 s anywhere (the possession limit of table-soccer rules), and when it
+has rolled for 3 s in a gap between the rods' reach bands, where no man can touch it.
 
 Statistics. A shot is a man's contact after which the ball moves towards the other goal at
 >= 2 m/s (contacts of the same rod within `SAME_STRIKE_S` are one strike); it is on target if
@@ -40,7 +41,7 @@ from foosball.sim.perception import (
 )
 from foosball.sim.physics import Contact, World, WorldState
 from foosball.sim.rules import Referee, Restart
-from foosball.wire.catalogue import BallState, RodCommand
+from foosball.wire.catalogue import BallState, RodCommand, RodStatus, RodTarget
 
 SHOT_MIN_SPEED = 2.0  # m/s
 STILL_SPEED = 0.05  # m/s
@@ -150,12 +151,16 @@ class Match:
         self.on_frame = on_frame
         self._deliveries: deque[tuple[float, BallState]] = deque()
         self._commands: deque[tuple[float, str, RodCommand]] = deque()
+        # the last RodStatus made of each team's rods, in each team's frame (_rod_status)
+        self._statuses: dict[tuple[str, str], tuple[list[Any], RodStatus]] = {}
+        self._applied: list[RodTarget | None] = [None] * len(self.table.rods)  # per rod
         self.result = MatchResult(
             self.robot_name, self.opponent_name, seed, duration, params=self.params.as_dict()
         )
         self.referee = Referee(self.table)
         self._open_shot: Shot | None = None
         self._still_since: float | None = None
+        self._out_of_reach_since: float | None = None
         self._serve_at: float | None = 0.0
         self._serve_side = 1.0 if self.rng.random() < 0.5 else -1.0
 
@@ -221,16 +226,32 @@ class Match:
             observe = getattr(controller, "observe_opponents", None)
             if observe is not None:
                 # the other team's rods in this team's frame (mirrored for the human)
-                observe(rod_status(poses[other], team))
+                observe(self._rod_status(poses[other], other, team))
             seen = ball if team == "robot" else mirror_ball(ball)
-            command = controller.step(seen, rod_status(poses[team], team), now_ns)
+            command = controller.step(seen, self._rod_status(poses[team], team, team), now_ns)
             if command is not None:
                 self._commands.append((now + self.params.command_latency, team, command))
 
+    def _rod_status(self, poses: list[tuple[float, float, float, float]], rods_of: str,
+                    frame: str) -> RodStatus:
+        """`rod_status`, the same message again while those rods have not moved (most rods
+        stand still most of the time; the messages are immutable)."""
+        key = (rods_of, frame)
+        known = self._statuses.get(key)
+        if known is None or known[0] != poses:
+            known = self._statuses[key] = (poses, rod_status(poses, frame))
+        return known[1]
+
     def _apply(self, team: str, command: RodCommand) -> None:
         rods = self.team_rods[team]
+        applied = self._applied
+        external = self.world.axes.external
         for target in command.rods:
-            index = rods[int(target.rod)]
+            index = rods[target.rod]
+            if (applied[index] is target or applied[index] == target) and not (
+                    external[2 * index] or external[2 * index + 1]):
+                continue  # the setpoint the rod already has (and follows): nothing changes
+            applied[index] = target
             translation, rotation = unmirror_target(target, team)
             self.world.command_rod(
                 index, translation, rotation, target.translation_speed, target.rotation_speed
@@ -254,6 +275,7 @@ class Match:
         self.world.place_ball(restart.x, restart.y)
         self.referee.new_ball()
         self._still_since = None
+        self._out_of_reach_since = None
         self.result.restarts += 1
 
     def _kick_off_rule(self, state: WorldState, now: float) -> None:
@@ -263,6 +285,16 @@ class Match:
                 self._serve_at = now + SERVE_DELAY_S
             if now >= self._serve_at:
                 self._serve(now)
+            return
+        if self.referee.holder(state.ball_x) is not None:
+            self._out_of_reach_since = None
+        elif self._out_of_reach_since is None:
+            self._out_of_reach_since = now
+        elif now - self._out_of_reach_since >= DEAD_BALL_S:
+            # rolling along a gap between the reach bands: a dead ball, as if it lay still
+            self._close_shot("missed")
+            world.remove_ball()
+            self._serve(now)
             return
         if math.hypot(state.ball_vx, state.ball_vy) < STILL_SPEED:
             if self._still_since is None:
@@ -298,6 +330,7 @@ class Match:
         self.referee.new_ball()
         self._serve_at = None
         self._still_since = None
+        self._out_of_reach_since = None
         self.result.serves += 1
 
     def _account(self, contacts: list[Contact], state: WorldState) -> None:

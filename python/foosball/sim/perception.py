@@ -63,6 +63,30 @@ def _disc_samples(count_rings: int = 4) -> np.ndarray:
 _DISC = _disc_samples()
 
 
+class _TopView:
+    """What `visible_fraction` works out from the table alone (once per table, not frame)."""
+
+    def __init__(self, table: Table, reach: float, camera_height: float) -> None:
+        self.table, self.key = table, (reach, camera_height)
+        r = table.ball.radius
+        man = table.man
+        # scale from a height z to the ball's centre plane, as the camera sees it
+        self.rod_scale = (camera_height - r) / (camera_height - man.rod_height)
+        self.man_scale = (camera_height - r) / (camera_height - (man.rod_height - 0.02))
+        self.near = r + (reach + MAN_HALF_THICKNESS) * self.man_scale  # a man may hide it
+        self.rods = [(i, rod, rod.x * self.man_scale) for i, rod in enumerate(table.rods)]
+
+
+_TOP_VIEWS: dict[int, _TopView] = {}
+
+
+def _top_view(table: Table, reach: float, camera_height: float) -> _TopView:
+    view = _TOP_VIEWS.get(id(table))
+    if view is None or view.table is not table or view.key != (reach, camera_height):
+        view = _TOP_VIEWS[id(table)] = _TopView(table, reach, camera_height)
+    return view
+
+
 def visible_fraction(
     table: Table, state: WorldState, reach: float | None = None, camera_height: float = 1.05
 ) -> float:
@@ -71,17 +95,16 @@ def visible_fraction(
     if not state.ball_in_play:
         return 0.0
     r = table.ball.radius
-    man = table.man
-    reach = reach if reach is not None else man.foot_reach
-    # scale from a height z to the ball's centre plane, as the camera sees it
-    rod_scale = (camera_height - r) / (camera_height - man.rod_height)
-    man_scale = (camera_height - r) / (camera_height - (man.rod_height - 0.02))
+    reach = reach if reach is not None else table.man.foot_reach
+    view = _top_view(table, reach, camera_height)
+    rod_scale, man_scale = view.rod_scale, view.man_scale
     bx, by = state.ball_x, state.ball_y
     # the disc is sampled only once something overlaps it (most frames nothing does)
     hidden: np.ndarray | None = None
     xs = ys = _DISC[:, 0]
-    for i, rod in enumerate(table.rods):
-        if abs(bx - rod.x * man_scale) > r + (reach + MAN_HALF_THICKNESS) * man_scale:
+    near = view.near
+    for i, rod, man_x in view.rods:
+        if abs(bx - man_x) > near:
             continue
         rod_x = rod.x * rod_scale
         if abs(bx - rod_x) < r + ROD_RADIUS * rod_scale:

@@ -179,6 +179,9 @@ class World:
         self.ball = _Ball()
         self.score = _Score()
         self._poses = [_Pose() for _ in self.rods]
+        self._before_p: list[float] = []  # every axis's position and velocity at the step's start
+        self._before_v: list[float] = []
+        self._posed = 0
         self._contacts: list[Contact] = []
         # x band around each rod where a man can touch the ball (leg + foot thickness + r)
         self._reach_x = self.man.reach + self.man.half_thickness + self.radius + 1e-3
@@ -267,23 +270,31 @@ class World:
         """Advance the world by dt seconds; returns the contacts that happened."""
         self._contacts = []
         axes = self.axes
-        before_p = list(axes.position)
-        before_v = list(axes.velocity)
+        self._before_p = list(axes.position)
+        self._before_v = list(axes.velocity)
         axes.step(dt)
-        after_p, after_v = axes.position, axes.velocity
-        for i, pose in enumerate(self._poses):
-            pose.t0, pose.r0 = before_p[2 * i], before_p[2 * i + 1]
-            pose.vt0, pose.vr0 = before_v[2 * i], before_v[2 * i + 1]
-            pose.t1, pose.r1 = after_p[2 * i], after_p[2 * i + 1]
-            pose.vt1, pose.vr1 = after_v[2 * i], after_v[2 * i + 1]
+        self._posed = 0  # rods whose _Pose is this step's: filled when the ball comes near
         if self.ball.in_play:
             self._advance_ball(dt)
         self.time += dt
         return self._contacts
 
+    def _pose(self, i: int) -> _Pose:
+        """Rod i's pose at both ends of the current step."""
+        q = self._poses[i]
+        if not self._posed >> i & 1:
+            before_p, before_v = self._before_p, self._before_v
+            after_p, after_v = self.axes.position, self.axes.velocity
+            q.t0, q.r0 = before_p[2 * i], before_p[2 * i + 1]
+            q.vt0, q.vr0 = before_v[2 * i], before_v[2 * i + 1]
+            q.t1, q.r1 = after_p[2 * i], after_p[2 * i + 1]
+            q.vt1, q.vr1 = after_v[2 * i], after_v[2 * i + 1]
+            self._posed |= 1 << i
+        return q
+
     def _pose_at(self, i: int, s: float, dt: float) -> tuple[float, float, float, float]:
         """Rod i's (translation, rotation, v_t, v_r) at fraction s of the step (Hermite)."""
-        q = self._poses[i]
+        q = self._pose(i)
         s2, s3 = s * s, s * s * s
         h00, h10, h01, h11 = 2 * s3 - 3 * s2 + 1, s3 - 2 * s2 + s, -2 * s3 + 3 * s2, s3 - s2
         d00, d10, d01, d11 = 6 * s2 - 6 * s, 3 * s2 - 4 * s + 1, -6 * s2 + 6 * s, 3 * s2 - 2 * s
@@ -476,7 +487,7 @@ class World:
     ) -> _Hit | None:
         """Earliest contact of the ball ray with rod i's men within [0, horizon] of the slice
         that starts at t_start (step time); None if none."""
-        q = self._poses[i]
+        q = self._pose(i)
         rod_x = self._rod_x[i]
         m = self.man
         r = self.radius

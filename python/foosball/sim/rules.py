@@ -4,10 +4,14 @@ Time of possession. A rod *has* the ball while the ball lies within its men's re
 (``|x - rod x| < contact_reach``; on the default table the reach bands of neighbouring rods
 do not overlap, so at most one rod has it). The goalkeeper and the 2-man rod of a team are
 one zone, every other rod its own. The clock of a zone starts when the ball enters it and
-runs, whether the ball rolls or lies still, until the ball enters another zone (a ball in the
-gap between two bands still belongs to the zone it last was in). Limits: 10 s on the 5-man
-rod, 15 s on the others. Past the limit the ball goes to the opponent: from the 3-man rod to
-the opponent's 2-man rod, from anywhere else to the opponent's 5-man rod (``Restart``).
+runs, whether the ball rolls or lies still, until the ball enters another zone. A ball in
+the gap between two bands is within no man's reach, so no rod has it: the clock stops, but
+the ball still belongs to the zone it last was in, and if it comes back there the clock
+goes on from where it stopped (knocking the ball out of reach and back does not start the
+count again). A ball that stays out of every man's reach is a dead ball (the match runner
+serves it again). Limits: 10 s on the 5-man rod, 15 s on the others. Past the limit the
+ball goes to the opponent: from the 3-man rod to the opponent's 2-man rod, from anywhere
+else to the opponent's 5-man rod (``Restart``).
 
 No spinning. A rod may not turn more than 360 degrees before or after striking the ball. A
 *run* is a rotation in one direction (it ends when the rod turns back by more than
@@ -62,7 +66,8 @@ class _Run:
 class _Holding:
     team: str
     zone: str
-    since: float
+    since: float  # when the count began, moved on by the time the ball was out of reach
+    out_of_reach_since: float | None = None
 
 
 @dataclass
@@ -97,12 +102,16 @@ class Referee:
         """Advance the zone clocks to `now`; a Restart if the holder ran out of time."""
         rod = self.holder(ball_x)
         holding = self._holding
-        if rod is not None:
-            zone = zone_of(rod)
-            if holding is None or holding.team != rod.team or holding.zone != zone:
-                holding = self._holding = _Holding(rod.team, zone, now)
-        if holding is None:
+        if rod is None:
+            if holding is not None and holding.out_of_reach_since is None:
+                holding.out_of_reach_since = now  # the count stops until a rod has it again
             return None
+        zone = zone_of(rod)
+        if holding is None or holding.team != rod.team or holding.zone != zone:
+            holding = self._holding = _Holding(rod.team, zone, now)
+        elif holding.out_of_reach_since is not None:
+            holding.since += now - holding.out_of_reach_since
+            holding.out_of_reach_since = None
         held = now - holding.since
         fouls = self.fouls[holding.team]
         if held > fouls.longest_possession_s:

@@ -53,6 +53,7 @@ class RodBehaviour(Protocol):
 
 
 _ROD_IDS = tuple(RodId)
+_TURN = 2 * math.pi
 _AT_REST = RodView(0.0, 0.0)
 
 
@@ -63,6 +64,17 @@ def rod_views(status: RodStatus | None, rods: list[Rod]) -> dict[RodId, RodView]
     if status is not None:
         for position in status.rods:
             views[position.rod] = _view(position)  # RodId is an int enum: same key
+    return views
+
+
+def rod_view_list(status: RodStatus | None, count: int) -> list[RodView]:
+    """`rod_views` as a list in RodId order (what a team plan reads, without the dict)."""
+    views = [_AT_REST] * count
+    if status is not None:
+        for p in status.rods:
+            if p.rod < count:
+                views[p.rod] = RodView(p.translation, p.rotation, p.translation_velocity,
+                                       p.rotation_velocity)
     return views
 
 
@@ -80,7 +92,7 @@ def to_target(rod_id: RodId, rod: Rod, setpoint: RodSetpoint) -> RodTarget:
     return RodTarget(
         rod=rod_id,
         translation=rod.clamp(setpoint.translation),
-        rotation=max(-2 * math.pi, min(2 * math.pi, setpoint.rotation)),
+        rotation=max(-_TURN, min(_TURN, setpoint.rotation)),
         translation_speed=max(0.0, min(20.0, setpoint.translation_speed)),
         rotation_speed=max(0.0, min(1000.0, setpoint.rotation_speed)),
     )

@@ -13,10 +13,16 @@ swinging forward, so it leaves towards the opponent. Phases, per rod:
 
 A play gives up after `GIVE_UP_S` (the ball went elsewhere) and starts again if the ball
 is still there.
+
+A ball the camera loses right under one of our rods (the rod hides the middle of the ball
+from above, so a ball rolling along the rod's line is not seen at all) cannot be aligned
+on: the rod SWEEPS instead (`sweep_translations`): feet up, then strikes at translations
+that together bring a foot over every y along the rod, nearest the last seen y first.
 """
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 from foosball.geometry import Rod
@@ -28,12 +34,22 @@ SIDESTEP_CLEARANCE = 0.012  # m between the foot's edge and the ball while windi
 ALIGN_TOLERANCE = 0.004  # m
 GIVE_UP_S = 1.5
 FEET_UP = -1.0  # rad: feet behind and above the ball (they clear it beyond about 0.9 rad)
+HIDE_BAND = 0.03  # m from a rod's axis: a ball lost there is hidden under that rod
+SWEEP_STEP = 0.044  # m between sweep strikes: a foot strikes a ball within 29 mm of its centre
 
 
 @dataclass(slots=True)
 class BehindPlay:
     phase: str  # "aside" | "lift" | "align"
     started: float
+
+
+@dataclass(slots=True)
+class HiddenSweep:
+    """Strikes at `translations` in turn (cyclic) at a ball hidden under the rod."""
+
+    translations: tuple[float, ...]
+    next: int = 0
 
 
 def is_behind(ahead: float, contact_ahead: float) -> bool:
@@ -55,3 +71,19 @@ def aside_translation(rod: Rod, ball_y: float, current: float, clear: float) -> 
             if clear_of_all and (best is None or abs(t - current) < abs(best - current)):
                 best = t
     return best
+
+
+def sweep_translations(rod: Rod, estimate_y: float) -> tuple[float, ...]:
+    """Translations, evenly over the rod's travel at most `SWEEP_STEP` apart (so some foot
+    strikes a ball anywhere along the rod), the one bringing a man nearest `estimate_y`
+    first."""
+    span = rod.travel_max - rod.travel_min
+    count = max(1, math.ceil(span / SWEEP_STEP) + 1)
+    step = span / (count - 1) if count > 1 else 0.0
+    offsets = men_offsets(rod)
+
+    def miss(translation: float) -> float:
+        return min(abs(translation + o - estimate_y) for o in offsets)
+
+    translations = [rod.travel_min + k * step for k in range(count)]
+    return tuple(sorted(translations, key=miss))

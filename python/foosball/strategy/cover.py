@@ -10,6 +10,7 @@ around the point where the line from the ball through the man meets the goal lin
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import NamedTuple
 
@@ -52,10 +53,11 @@ def man_y_for_shadow_centre(ball_x: float, ball_y: float, man_x: float, goal_x: 
 def covered_length(mouth: Interval, shadows: list[Interval]) -> float:
     """Length of the mouth inside the union of the shadows."""
     mouth_low, mouth_high = mouth
-    parts = sorted(
+    parts = [
         (mouth_low if low < mouth_low else low, mouth_high if high > mouth_high else high)
         for low, high in shadows
-    )
+    ]
+    parts.sort()
     total, reach = 0.0, mouth_low
     for low, high in parts:
         if high <= reach or high <= low:  # before the reach, or wholly outside the mouth
@@ -116,16 +118,22 @@ class CoverPlan:
 
 def _place(rod: Rod, man_y: float, current: float) -> float:
     """Translation putting the man that gets nearest to man_y there (smallest move on ties)."""
-    best: tuple[float, float, float] | None = None  # (error, move, translation)
-    low, high = rod.travel_min, rod.travel_max
-    for offset in men_offsets(rod):
+    return _place_on(men_offsets(rod), rod.travel_min, rod.travel_max, man_y, current)
+
+
+def _place_on(offsets: tuple[float, ...], low: float, high: float, man_y: float,
+              current: float) -> float:
+    """`_place` for a rod's men offsets and travel."""
+    best_error = best_move = best = math.inf
+    for offset in offsets:
         wanted = man_y - offset
         clamped = low if wanted < low else high if wanted > high else wanted
-        key = (abs(clamped - wanted), abs(clamped - current), clamped)
-        if best is None or key < best:
-            best = key
-    assert best is not None
-    return best[2]
+        error, move = abs(clamped - wanted), abs(clamped - current)
+        # the smallest (error, move, translation), as min() of those triples would give
+        if error < best_error or (error == best_error and (
+                move < best_move or (move == best_move and clamped < best))):
+            best_error, best_move, best = error, move, clamped
+    return best
 
 
 def _men_shadows(rod: Rod, translation: float, ball_x: float, ball_y: float, block_half: float,
@@ -162,6 +170,7 @@ class _Projection:
         self.ball_x, self.goal_x = ball_x, goal_x
         self.half = block_half * self.scale
         self.known: dict[float, list[Interval]] = {}  # candidates share translations
+        self.low, self.high = rod.travel_min, rod.travel_max
 
     def shadows(self, translation: float) -> list[Interval]:
         out = self.known.get(translation)
@@ -178,7 +187,7 @@ class _Projection:
     def place(self, centre: float, current: float) -> float:
         """Translation throwing a shadow centred on `centre` (see `_place` for the man)."""
         man_y = man_y_for_shadow_centre(self.ball_x, self.ball_y, self.rod.x, self.goal_x, centre)
-        return _place(self.rod, man_y, current)
+        return _place_on(self.offsets, self.low, self.high, man_y, current)
 
 
 def plan_cover(ball_x: float, ball_y: float, goalkeeper: Rod, defence: Rod, goal_x: float,
@@ -202,9 +211,10 @@ def plan_cover(ball_x: float, ball_y: float, goalkeeper: Rod, defence: Rod, goal
         low, high = _widest_gap(mouth, others)
         return keeper_view.place((low + high) / 2, current_goalkeeper)
 
-    def score(gk_t: float, def_t: float) -> None:
+    def score(gk_t: float, def_t: float, others: list[Interval]) -> None:
+        """`others`: the fixed shadows and the defence's at def_t."""
         nonlocal best
-        shadows = fixed + keeper_view.shadows(gk_t) + defence_view.shadows(def_t)
+        shadows = others + keeper_view.shadows(gk_t)
         covered = covered_length(mouth, shadows)
         move = abs(gk_t - current_goalkeeper) + abs(def_t - current_defence)
         candidate = (-round(covered, 5), round(move, 4), gk_t, def_t)
@@ -212,9 +222,10 @@ def plan_cover(ball_x: float, ball_y: float, goalkeeper: Rod, defence: Rod, goal
             best = candidate
 
     if not keeper_view.between:
-        score(_place(goalkeeper, ball_y, current_goalkeeper), current_defence)
+        score(_place(goalkeeper, ball_y, current_goalkeeper), current_defence,
+              fixed + defence_view.shadows(current_defence))
     elif not defence_view.between:
-        score(keeper_for(fixed), current_defence)
+        score(keeper_for(fixed), current_defence, fixed)
     else:
         w_def = 2 * block_half * (goal_x - ball_x) / (defence.x - ball_x)
         gaps = sorted(open_intervals(mouth, fixed), key=lambda g: -g.width)[:2] or [mouth]
@@ -222,11 +233,13 @@ def plan_cover(ball_x: float, ball_y: float, goalkeeper: Rod, defence: Rod, goal
         for g in gaps:
             centres += [g.low + w_def / 2, g.high - w_def / 2, (g.low + g.high) / 2]
         tried = set()  # centres near an end of the travel often ask for the same place
+        place, shadows_at = defence_view.place, defence_view.shadows
         for c in [*centres, None]:
-            def_t = current_defence if c is None else defence_view.place(c, current_defence)
+            def_t = current_defence if c is None else place(c, current_defence)
             if def_t not in tried:
                 tried.add(def_t)
-                score(keeper_for(fixed + defence_view.shadows(def_t)), def_t)
+                others = fixed + shadows_at(def_t)
+                score(keeper_for(others), def_t, others)
     assert best is not None
     return CoverPlan(
         goalkeeper_translation=best[2],

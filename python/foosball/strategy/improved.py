@@ -14,7 +14,8 @@ What it adds to the seed rules (docs/notes/issue-6.md measures each against them
   strategy does not use them); the kick engine's direction calibration turns the angle into
   the ball's offset from the striking man's centre.
 - BEHIND: a ball under or just behind one of our rods is played, not blocked in place: step
-  aside, wind up, bring the man over it, strike (`behind`).
+  aside, wind up, bring the man over it, strike (`behind`). A ball the camera loses under
+  one of our rods while rolling along it is swept for: strikes along the rod (`behind`).
 - RULES: the strategy keeps the possession clock of the table-soccer rules from the ball
   states (`possession`); past half a zone's limit its rod shoots the ball as soon as it is
   in reach, whatever its speed or the aim.
@@ -31,16 +32,19 @@ from dataclasses import dataclass
 import numpy as np
 
 from foosball.geometry import Rod, Table
-from foosball.strategy.base import BallView, RodStrategy, RodView, rod_views, to_target
+from foosball.strategy.base import BallView, RodStrategy, RodView, rod_view_list, to_target
 from foosball.strategy.behind import (
     ALIGN_TOLERANCE,
     FEET_UP,
     GIVE_UP_S,
+    HIDE_BAND,
     SIDESTEP_CLEARANCE,
     STRIKE_FROM_WINDUP_S,
     BehindPlay,
+    HiddenSweep,
     aside_translation,
     is_behind,
+    sweep_translations,
 )
 from foosball.strategy.cover import Interval, plan_cover, rod_shadows
 from foosball.strategy.kick import (
@@ -56,7 +60,7 @@ from foosball.strategy.possession import PossessionClock
 from foosball.strategy.prediction import BallPoint, BallPredictor
 from foosball.strategy.rods import reach
 from foosball.strategy.setpoint import RodSetpoint
-from foosball.wire.catalogue import BallState, RodCommand, RodId, RodStatus
+from foosball.wire.catalogue import BallState, BallStatus, RodCommand, RodId, RodStatus
 
 HOME_TURN = math.pi + 0.2  # rad: rotation targets stay within this of 0 (see _unwound)
 HIDDEN_SPEED = 0.5  # m/s: a ball lost slower than this is taken to lie where it was last seen
@@ -93,6 +97,10 @@ class ImprovedStrategy(RodStrategy):
         self.kicks = [KickEngine(self.profile) for _ in self.rods]
         self.kick_base = [0.0 for _ in self.rods]  # translation held while a kick runs
         self.behind: list[BehindPlay | None] = [None for _ in self.rods]
+        self.sweeps: list[HiddenSweep | None] = [None for _ in self.rods]
+        self.lost_at: float | None = None  # when the ball went out of sight on the table
+        self.lost_slow = False  # whether it was slow then (it lies where it was last seen)
+        self.detected: tuple[float, float] | None = None  # where the camera last saw the ball
         self.clock = PossessionClock(self.table)
         self.urgency = 0.0  # fraction of our zone's possession limit used up
         self.last: list[RodSetpoint | None] = [None for _ in self.rods]
@@ -124,32 +132,52 @@ class ImprovedStrategy(RodStrategy):
         self.aim_slopes = [(a, math.tan(a)) for a in angles]  # straight first
         self.log: list[tuple[float, int, BallPoint | None, str]] | None = None  # kicks, if set
         self.plans_last: list[RodPlan] | None = None  # for tests and diagnostics
+        # per rod, the last setpoint and its wire target (a NaN never equals: made again)
+        unset = RodSetpoint(math.nan, math.nan, math.nan, math.nan)
+        self.sent = [(unset, to_target(rod_id, rod, unset))
+                     for rod_id, rod in zip(self.rod_ids, self.rods, strict=True)]
 
     # --- the controller interface --------------------------------------------------------
 
     def step(self, ball: BallState, rods: RodStatus, now_ns: int) -> RodCommand | None:
         now = now_ns * 1e-9
         view = self.ball_view(ball, now_ns)
-        views = rod_views(rods, self.rods)
-        setpoints = self.decide(now, view, [views[rod_id] for rod_id in self.rod_ids])
-        targets = tuple(
-            to_target(rod_id, rod, setpoint)
-            for rod_id, rod, setpoint in zip(self.rod_ids, self.rods, setpoints, strict=True)
-        )
+        if ball is not None and ball.status == BallStatus.DETECTED:
+            self.detected = (ball.x, ball.y)
+        setpoints = self.decide(now, view, rod_view_list(rods, len(self.rods)))
+        sent = self.sent
+        for i, setpoint in enumerate(setpoints):
+            # a rod asked for the same as last step gets the same (immutable) target again
+            if sent[i][0] is not setpoint and sent[i][0] != setpoint:
+                sent[i] = (setpoint, to_target(self.rod_ids[i], self.rods[i], setpoint))
+        targets = tuple([target for _, target in sent])
         return RodCommand(ball_capture_time=ball.capture_time if ball else 0, rods=targets)
 
     # --- the team plan ---------------------------------------------------------------------
 
     def decide(self, now: float, ball: BallView | None, here: list[RodView]) -> list[RodSetpoint]:
+        hidden_under = None
         if ball is not None:
             self.last_ball = self.predictor.compensate(ball.x, ball.y, ball.vx, ball.vy, ball.age)
             self.urgency = self.clock.update(self.last_ball.x, now)
-        elif self.last_ball is not None and self.last_ball.speed < HIDDEN_SPEED:
-            # lost while slow: most likely hidden under one of our own men (the camera does
-            # not see through them): play on where it was last seen, at rest, and keep the
+            self.lost_at = None
+            self.sweeps = [None for _ in self.rods]
+        elif self.last_ball is not None and (
+            self.last_ball.speed < HIDDEN_SPEED
+            or (hidden_under := self.hiding_rod()) is not None
+        ):
+            # lost while slow (most likely under a man: the camera does not see through
+            # them), or rolling along one of our rods right under its axis (the rod hides
+            # the ball's middle): play on where it was last seen, at rest, and keep the
             # possession clock running, as the referee does
             last = self.last_ball
-            self.last_ball = BallPoint(0.0, last.x, last.y, 0.0, 0.0)
+            if self.lost_at is None:
+                self.lost_at, self.lost_slow = now, last.speed < HIDDEN_SPEED
+            if hidden_under is None:
+                hidden_under = self.hiding_rod()
+            wall = self.table.field.half_width - self.radius
+            y = max(-wall, min(wall, last.y))
+            self.last_ball = BallPoint(0.0, last.x, y, 0.0, 0.0)
             self.urgency = self.clock.urgency(now)
         else:
             self.clock.reset()  # lost fast: a goal, or the ball taken off the table
@@ -157,6 +185,11 @@ class ImprovedStrategy(RodStrategy):
         b = self.last_ball
         out: list[RodSetpoint] = []
         plans = self.plan_rods(now, b, here) if b is not None else None
+        if plans is not None and hidden_under is not None and self.lost_at is not None and (
+            not self.lost_slow or now - self.lost_at > GIVE_UP_S
+        ):
+            # lost on the move, or not found where it was last seen: sweep the rod for it
+            plans[hidden_under] = self.play_hidden(hidden_under, here[hidden_under])
         self.plans_last = plans
         for i, rod in enumerate(self.rods):
             plan = plans[i] if plans is not None else RodPlan(IDLE_PLAN)
@@ -241,15 +274,15 @@ class ImprovedStrategy(RodStrategy):
             # any moment, from where the ball is then, not from where it would come to rest
             soon = self.predictor.state_at(b.x, b.y, b.vx, b.vy, THREAT_LEAD_S)
             return soon.x, soon.y
-        ahead = sorted(
-            (h for h in self.their_rods if (h.x - b.x) * b.vx > 0),
-            key=lambda h: abs(h.x - b.x),
-        )
-        for h in ahead:
-            hit = self.predictor.crossing(b.x, b.y, b.vx, b.vy, h.x)
+        # the first opponent rod on the ball's way (the nearest ahead; the first on a tie)
+        first_x = None
+        for x in self.their_xs:
+            if (x - b.x) * b.vx > 0 and (first_x is None or abs(x - b.x) < abs(first_x - b.x)):
+                first_x = x
+        if first_x is not None:
+            hit = self.predictor.crossing(b.x, b.y, b.vx, b.vy, first_x)
             if hit is not None:
-                return h.x - self.contact_ahead, hit.y
-            break
+                return first_x - self.contact_ahead, hit.y
         rest = self.predictor.state_at(b.x, b.y, b.vx, b.vy, self.params.prediction.horizon)
         return rest.x, rest.y
 
@@ -325,6 +358,43 @@ class ImprovedStrategy(RodStrategy):
         plan.rotation, plan.absolute = windup, True
         if plan.kick is not None:
             self.behind[i] = None  # the kick engine takes over
+        return plan
+
+    def hiding_rod(self) -> int | None:
+        """Which of our rods hides the lost ball: the one it was last detected right beside.
+        (Not from the tracker's last velocity or its prediction: the ball comes to roll
+        along a rod after a bounce off a man, which the tracker's filter lags by several
+        frames, so both point elsewhere.)"""
+        if self.detected is None:
+            return None
+        x = self.detected[0]
+        for i, rod in enumerate(self.rods):
+            if abs(x - rod.x) < HIDE_BAND:
+                return i
+        return None
+
+    def play_hidden(self, i: int, here: RodView) -> RodPlan:
+        """Feet up (feet down would push the ball along the rod), then a strike at each of
+        the sweep's translations in turn, until the ball shows again."""
+        if self.kicks[i].active:
+            return RodPlan("strike")
+        self.behind[i] = None
+        sweep = self.sweeps[i]
+        if sweep is None:
+            assert self.last_ball is not None
+            estimate_y = self.detected[1] if self.detected is not None else self.last_ball.y
+            sweep = self.sweeps[i] = HiddenSweep(sweep_translations(self.rods[i], estimate_y))
+        windup = self.profile.windup_angle
+        if here.rotation > FEET_UP:
+            return RodPlan("control", translation=here.translation, rotation=windup,
+                           absolute=True)
+        target = sweep.translations[sweep.next]
+        plan = RodPlan("control", translation=target, rotation=windup, absolute=True)
+        if abs(here.translation - target) < ALIGN_TOLERANCE:
+            power = self.params.improved.strike_power if i >= 2 else (
+                self.params.improved.clear_power)
+            plan.kick = KickRequest(power=power, strike_angle=RULES_STRIKE_END)
+            sweep.next = (sweep.next + 1) % len(sweep.translations)
         return plan
 
     def stop_ball(self, i: int, rod: Rod, b: BallPoint) -> RodPlan:

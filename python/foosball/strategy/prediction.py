@@ -77,14 +77,18 @@ class SpeedModel:
         return t_stop
 
     def speed(self, s0: float, t: float) -> float:
-        t = min(t, self.stop_time(s0))
+        # conditionals that pick exactly what min() and max() would: they run thousands of
+        # times a second
+        t_stop = self.stop_time(s0)
+        t = t_stop if t_stop < t else t
         c, a = self.c, self.a
-        if c < _EPS:
-            return max(0.0, s0 - a * t)
-        return max(0.0, (s0 + a / c) * math.exp(-c * t) - a / c)
+        s = s0 - a * t if c < _EPS else (s0 + a / c) * math.exp(-c * t) - a / c
+        return s if s > 0.0 else 0.0
 
     def distance(self, s0: float, t: float) -> float:
-        t = min(max(t, 0.0), self.stop_time(s0))
+        t = 0.0 if t < 0.0 else t
+        t_stop = self.stop_time(s0)
+        t = t_stop if t_stop < t else t
         c, a = self.c, self.a
         if c < _EPS:
             return s0 * t - 0.5 * a * t * t

@@ -6,14 +6,14 @@ a rod covers. Pure functions of the geometry file; nothing here moves anything.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from foosball.geometry import Rod
 
 
-@dataclass(frozen=True, slots=True)
-class Reach:
-    """A man and the (clamped) rod translation that brings him as near to a point as possible."""
+class Reach(NamedTuple):
+    """A man and the (clamped) rod translation that brings him as near to a point as possible
+    (a tuple: the planners make several a step)."""
 
     man: int
     translation: float
@@ -73,17 +73,18 @@ def can_reach(rod: Rod, y: float, half_width: float = 0.0) -> bool:
 def reach(rod: Rod, y: float, current_translation: float) -> Reach:
     """The best man to put at `y`: among the men that can reach it, the one needing the smallest
     move from `current_translation`; if none can, the one that gets nearest (clamped)."""
-    best: tuple[float, float, float, int] | None = None  # (error, move, translation, man)
     low, high = rod.travel_min, rod.travel_max
+    best_error = best_move = best_translation = 0.0
+    best_man = -1
     for man, offset in enumerate(men_offsets(rod)):
         wanted = y - offset
         clamped = low if wanted < low else high if wanted > high else wanted
         error = abs(clamped - wanted)
         move = abs(clamped - current_translation)
-        if best is None or (error, move) < best[:2]:
-            best = (error, move, clamped, man)
-    assert best is not None  # a rod has at least one man
-    return Reach(man=best[3], translation=best[2], error=best[0])
+        # the smallest (error, move); the first man on a tie (as min() of the pairs would)
+        if best_man < 0 or error < best_error or (error == best_error and move < best_move):
+            best_error, best_move, best_translation, best_man = error, move, clamped, man
+    return Reach(man=best_man, translation=best_translation, error=best_error)
 
 
 def man_at(rod: Rod, translation: float, man: int) -> float:
