@@ -9,9 +9,12 @@ registries only), so this is a script, not a test that would be skipped there fo
         --oe-core /path/to/openembedded-core
 
 Each checkout must be at the commit the kas files pin (image-config/boot-files.toml
-names it). Checks:
+names it); add `--env pole=<file>` with the output of `bitbake -e foosball-image-pole`
+(likewise strategy) from the kas parse. Checks:
 - the table against the BSP's own wks: every SoC partition, file name (device tree and
   machine variables filled in), size, type, UUID;
+- the ST tables against the machine conf as bitbake expands it: GPT names and files of
+  the flashlayout partition config, TF-A/FIP configurations, device tree;
 - every board's wks read by wic's own kickstart parser (scripts/lib/wic/ksparser.py):
   the SoC partitions of the table, then boot, rootfsA (/), rootfsB, data on GPT.
 Prints one line per check and "N passed, N failed"; exits 1 on any failure.
@@ -58,8 +61,11 @@ def table_as_bsp(board: str) -> list[dict[str, str]]:
     rows = []
     for row in boot_table()[board]["partitions"]:
         entry = {key: value for key, value in row.items() if key in COMPARED}
-        if "bsp_part_name" in row:
-            entry["part_name"] = row["bsp_part_name"]
+        # Where the BSP's wks still has older names (boot-files.toml says why).
+        if "wks_part_name" in row:
+            entry["part_name"] = row["wks_part_name"]
+        if "wks_file" in row:
+            entry["file"] = row["wks_file"]
         rows.append(entry)
     return rows
 
@@ -71,6 +77,54 @@ def check_bsp(board: str, checkout: Path) -> str | None:
     if ours == theirs:
         return None
     return f"table {ours}\n    BSP  {theirs}"
+
+
+def env_values(path: Path) -> dict[str, str]:
+    """`bitbake -e <image>` output -> {VARIABLE: value} (only plain assignments)."""
+    values = {}
+    for line in path.read_text().splitlines():
+        name, eq, value = line.partition("=")
+        if eq and name.isidentifier() and value.startswith('"'):
+            values[name] = value.strip('"').strip()
+    return values
+
+
+def check_st_env(board: str, env_file: Path) -> str | None:
+    """The table's ST names against the machine conf's flashlayout variables and the
+    TF-A/FIP configurations, as bitbake expands them for the board's machine."""
+    row, env = boot_table()[board], env_values(env_file)
+    dt = row["device_tree"]
+    problems = []
+    if env.get("MACHINE") != row["machine"]:
+        problems.append(f"MACHINE {env.get('MACHINE')}")
+    if dt not in env.get("STM32MP_DT_FILES_SDCARD", "").split():
+        problems.append(f"{dt} not in STM32MP_DT_FILES_SDCARD")
+    for config in ("TF_A_CONFIG", "FIP_CONFIG"):
+        if "optee-sdcard" not in env.get(config, "").split():
+            problems.append(f"optee-sdcard not in {config}")
+    if env.get("ENABLE_FLASHLAYOUT_CONFIG_FWUP") != "1":
+        problems.append("not the fw-update layout (ENABLE_FLASHLAYOUT_CONFIG_FWUP)")
+
+    def data(name: str) -> str:
+        pattern = env[name].replace("<TYPE>", dt).replace("<BOOTSCHEME>", "optee")
+        return pattern.replace("<DEVICE>", "sdcard")
+
+    fsbl, tfa = env["STM32MP_FSBL1_NAME"], data("STM32MP_FSBL1_DATA")
+    metadata, meta_file = env["STM32MP_METADATA_NAME"], env["STM32MP_METADATA_DATA"]
+    fip = data("STM32MP_SSBL1_DATA")
+    expected = [
+        (f"{fsbl}1", tfa),
+        (f"{fsbl}2", tfa),
+        (f"{metadata}1", meta_file),
+        (f"{metadata}2", meta_file),
+        (env["STM32MP_SSBL1_NAME"], fip),
+        (env["STM32MP_SSBL2_NAME"], fip),
+        (env["STM32MP_UENV_NAME"], None),
+    ]
+    table = [(p["part_name"], p.get("file")) for p in boot_table()[board]["partitions"]]
+    if table != expected:
+        problems.append(f"table {table}\n    bitbake -e {expected}")
+    return "; ".join(problems) or None
 
 
 def check_wic(board: str, oe_core: Path, tmp: Path) -> str | None:
@@ -104,6 +158,13 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--bsp", action="append", default=[], metavar="REPO=PATH")
     parser.add_argument("--oe-core", type=Path)
+    parser.add_argument(
+        "--env",
+        action="append",
+        default=[],
+        metavar="BOARD=FILE",
+        help="`bitbake -e foosball-image-<board>` output of an ST board",
+    )
     args = parser.parse_args()
     checkouts = {name: Path(path) for name, _, path in (b.partition("=") for b in args.bsp)}
     results: list[tuple[str, str | None]] = []
@@ -116,6 +177,10 @@ def main() -> int:
                     check_bsp(board, checkouts[repo]),
                 )
             )
+    for board, _, path in (e.partition("=") for e in args.env):
+        results.append(
+            (f"{board}: table == bitbake -e ({Path(path).name})", check_st_env(board, Path(path)))
+        )
     if args.oe_core:
         import tempfile
 

@@ -40,13 +40,15 @@ def test_both_st_boards_use_one_st_bsp_commit() -> None:
     assert len(pins) == 1, pins
 
 
-def test_comparison_rejects_another_bsp_releases_names() -> None:
-    # ST's OpenSTLinux 6.0 (scarthgap) MP2 wks renames the TF-A partitions and files;
-    # such a wks must not pass against a table read at the 5.1 commit.
+def test_comparison_rejects_the_stale_names_of_sts_own_wks() -> None:
+    # ST's MP2 wks at the pinned commit names fsbl1 and tf-a-<dt>-sdcard.stm32, which the
+    # MP25 boot ROM and the TF-A recipe do not use: such a wks must not pass.
     wks = wks_path("strategy").read_text()
-    other = wks.replace("part-name=fsbl1", "part-name=fsbla1").replace(
-        "-${FOOSBALL_ST_DT}-sdcard.stm32", "-${FOOSBALL_ST_DT}-optee-sdcard.stm32"
+    stale_name = wks.replace("part-name=fsbla1", "part-name=fsbl1")
+    assert boot_parts(stale_name, "strategy") != table_parts("strategy")
+    stale_file = wks.replace(
+        "-${FOOSBALL_ST_DT}-optee-sdcard.stm32", "-${FOOSBALL_ST_DT}-sdcard.stm32"
     )
-    assert boot_parts(other, "strategy") != table_parts("strategy")
+    assert boot_parts(stale_file, "strategy") != table_parts("strategy")
     without_uuid = wks.replace(" --uuid 4fd84c93-54ef-463f-a7ef-ae25ff887087", "")
     assert boot_parts(without_uuid, "strategy") != table_parts("strategy")
