@@ -23,7 +23,9 @@ from kas.configschema import CONFIGSCHEMA
 REPO = Path(__file__).resolve().parents[2]
 LAYERS = (REPO / "meta-foosball", REPO / "recipes")
 BOARDS = ("pole", "vision", "strategy")
-KAS_FILES = [REPO / "kas.yml"] + [REPO / "image-config" / board / "kas.yml" for board in BOARDS]
+KAS_FILES = [REPO / "kas.yml", REPO / "image-config/st-bsp.yml"] + [
+    REPO / "image-config" / board / "kas.yml" for board in BOARDS
+]
 AGENTS_OF_BOARD = {
     "pole": {"motor_driver", "pole_driver", "supervisory_panel"},
     "vision": {"ball_tracker"},
@@ -157,15 +159,51 @@ def test_board_toml_runs_exactly_the_boards_agents(board: str) -> None:
     assert config["update_agent"]["board"] == board  # the name `foosball ota push` uses
 
 
-def test_every_agent_is_packaged_in_its_boards_role_package() -> None:
-    recipe = (
-        REPO / "meta-foosball/recipes-foosball/python3-foosball/python3-foosball.bb"
-    ).read_text()
+PYTHON_RECIPE = REPO / "meta-foosball/recipes-foosball/python3-foosball/python3-foosball.bb"
+PACKAGE_DIR = REPO / "python/foosball"
+
+
+def role_modules(recipe: str) -> dict[str, list[str]]:
+    """The modules each role package ships: the foosball_module_files() arguments."""
+    found = re.findall(
+        r"^FILES:\$\{PN\}-(\w+) = \"\$\{@foosball_module_files\(d, '([^']*)'\)\}\"$",
+        recipe,
+        re.MULTILINE,
+    )
+    return {role: modules.split() for role, modules in found}
+
+
+def missing_modules(modules: list[str]) -> list[str]:
+    """Modules that are neither python/foosball/<m>.py nor a package <m>/ with Python
+    files (pyproject's packages.find takes namespace packages such as vision/ too)."""
+    return [
+        module
+        for module in modules
+        if not (PACKAGE_DIR / f"{module}.py").is_file()
+        and not any((PACKAGE_DIR / module).glob("*.py"))
+    ]
+
+
+def test_role_packages_ship_modules_that_exist() -> None:
+    roles = role_modules(PYTHON_RECIPE.read_text())
+    assert set(roles) == {"pole", "vision", "strategy", "panels", "sim"}
+    for role, modules in roles.items():
+        assert modules, f"python3-foosball-{role} ships nothing"
+        assert not missing_modules(modules), f"python3-foosball-{role}: no such module"
+
+
+def test_every_agent_of_a_board_is_a_module_in_its_role_package() -> None:
+    roles = role_modules(PYTHON_RECIPE.read_text())
     for board, agents in AGENTS_OF_BOARD.items():
-        line = re.search(rf"^FILES:\$\{{PN\}}-{board} = (.*)$", recipe, re.MULTILINE)
-        assert line, f"no role package for {board}"
         for agent in agents:
-            assert f"agents/{agent}" in line.group(1), f"{agent} not in python3-foosball-{board}"
+            assert f"agents/{agent}" in roles[board], f"{agent} not in python3-foosball-{board}"
+            assert not missing_modules([f"agents/{agent}"]), f"agent {agent} has no module"
+
+
+def test_module_check_reports_a_module_that_does_not_exist() -> None:
+    assert missing_modules(["agents/strategy", "agents/no_such_agent", "panels"]) == [
+        "agents/no_such_agent"
+    ]
 
 
 def partition_names() -> dict[str, str]:
@@ -207,14 +245,56 @@ def test_rauc_system_conf_is_filled_at_build_time(board: str) -> None:
         assert f"device=/dev/disk/by-partlabel/{slot}" in conf
 
 
+def bbfiles_patterns(layer: Path) -> list[str]:
+    """The layer's BBFILES and BBFILES_DYNAMIC globs, ${LAYERDIR}-relative."""
+    conf = (layer / "conf/layer.conf").read_text()
+    static = re.findall(r'^BBFILES \+= "\$\{LAYERDIR\}/([^"]+)"$', conf, re.MULTILINE)
+    dynamic = re.findall(
+        r'^BBFILES_DYNAMIC \+= "[\w-]+:\$\{LAYERDIR\}/([^"]+)"$', conf, re.MULTILINE
+    )
+    return static + dynamic
+
+
+def glob_regex(pattern: str) -> str:
+    # As bitbake's glob.glob reads BBFILES: '*' and '?' never cross a '/'.
+    return "".join("[^/]*" if c == "*" else "[^/]" if c == "?" else re.escape(c) for c in pattern)
+
+
+def unseen_recipes(layer: Path, patterns: list[str]) -> list[Path]:
+    """Recipes and appends anywhere in the layer that no pattern makes bitbake read."""
+    return [
+        path.relative_to(layer)
+        for path in sorted(layer.rglob("*"))
+        if path.suffix in (".bb", ".bbappend")
+        and not any(re.fullmatch(glob_regex(p), str(path.relative_to(layer))) for p in patterns)
+    ]
+
+
 def test_layer_confs_follow_the_recipe_pattern_and_series() -> None:
     for layer in LAYERS:
         conf = (layer / "conf/layer.conf").read_text()
         assert 'BBFILES += "${LAYERDIR}/recipes*/*/*.bb*"' in conf
         assert re.search(r'^LAYERSERIES_COMPAT_\S+ = "scarthgap wrynose"$', conf, re.MULTILINE)
         assert re.search(r"^LAYERDEPENDS_\S+ = ", conf, re.MULTILINE)
-        for recipe in layer.glob("recipes*/*/*.bb"):
-            assert recipe.parent.parent.name.startswith("recipes")
+
+
+@pytest.mark.parametrize("layer", LAYERS, ids=lambda p: p.name)
+def test_bitbake_reads_every_recipe_of_the_layer(layer: Path) -> None:
+    patterns = bbfiles_patterns(layer)
+    assert patterns
+    assert not unseen_recipes(layer, patterns)
+
+
+def test_recipe_check_reports_a_recipe_out_of_the_pattern(tmp_path: Path) -> None:
+    (tmp_path / "conf").mkdir()
+    (tmp_path / "conf/layer.conf").write_text('BBFILES += "${LAYERDIR}/recipes*/*/*.bb*"\n')
+    for relative in ("recipes-core/good/good.bb", "recipes-core/deep/er/lost.bb", "stray/x.bb"):
+        (tmp_path / relative).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / relative).write_text("")
+    assert unseen_recipes(tmp_path, bbfiles_patterns(tmp_path)) == [
+        Path("recipes-core/deep/er/lost.bb"),
+        Path("stray/x.bb"),
+    ]
 
 
 @pytest.mark.parametrize("board", BOARDS)
