@@ -58,7 +58,7 @@ def build_ball_tracker(board: BoardConfig, settings: Any) -> AgentRuntime:
         settings.thresholds_file, settings.detector))
     source = open_source(settings.source.kind, **settings.source.options)
     tracker = BallTracker(settings.detector, settings.filter, calibration, board.table,
-                          source.pixel_format)
+                          source.pixel_format, ball_diameter=settings.ball_diameter)
     return AgentRuntime(BallTrackerCore(tracker, settings),
                         open_endpoint(board.wire, Agent.BALL_TRACKER), board.safety,
                         hardware=Camera(source, settings.thresholds_file),

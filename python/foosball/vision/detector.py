@@ -9,9 +9,11 @@ full-resolution window.
 
 from __future__ import annotations
 
+import importlib
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 import cv2
 import numpy as np
@@ -128,7 +130,8 @@ class BallDetector:
 
     def __init__(self, cfg: DetectorConfig, pixel_format: str, frame_size: tuple[int, int],
                  radius_at: RadiusAt | None = None,
-                 on_table: Callable[[float, float], bool] | None = None):
+                 on_table: Callable[[float, float], bool] | None = None,
+                 field_mask: np.ndarray | None = None):
         self.cfg = cfg.validate()
         self.pixel_format = pixel_format
         self.width, self.height = frame_size
@@ -136,6 +139,10 @@ class BallDetector:
         # Where a ball can be (from the calibration): orange things off the table (a shirt,
         # a cone beside it) are never candidates.
         self.on_table = on_table
+        # The pixels a ball's image can cover (from the calibration; None: all): whatever
+        # lies outside (the wooden frame, the markers) is cleared from every mask, so it
+        # can neither take the candidates' places nor merge with the ball.
+        self.field_mask = field_mask
         side = 2 * cfg.roi_max_half
         self._window = ColourThreshold(cfg, pixel_format, side, side)
         dec = cfg.reacquire_decimation
@@ -145,6 +152,10 @@ class BallDetector:
         channels = 3 if pixel_format == "bgr" else 2
         self._small = np.empty((self._small_rows, self._small_cols, channels), np.uint8)
         self._whole = ColourThreshold(cfg, pixel_format, self._small_rows, self._small_cols)
+        self._small_field = None if field_mask is None else cv2.resize(
+            field_mask, (self._small_cols, self._small_rows), interpolation=cv2.INTER_AREA)
+        if self._small_field is not None:
+            self._small_field[self._small_field > 0] = 255  # a partly covered cell counts
         self.last_window: tuple[int, int, int, int] | None = None  # x0, y0, cols, rows
         self._last_mask = self._window.mask(np.zeros((2, 2, channels), np.uint8))
 
@@ -174,6 +185,8 @@ class BallDetector:
             cols &= ~1
         self.last_window = (x0, y0, cols, rows)
         mask = self._window.mask(image[y0:y0 + rows, x0:x0 + cols])
+        if self.field_mask is not None:
+            cv2.bitwise_and(mask, self.field_mask[y0:y0 + rows, x0:x0 + cols], dst=mask)
         self._last_mask = mask
         contours, _ = cv2.findContours(mask, cv2.RETR_EXTERNAL, cv2.CHAIN_APPROX_SIMPLE)
         if not contours:
@@ -283,6 +296,8 @@ class BallDetector:
             scale_u = self.width / self._small_cols
         scale_v = self.height / self._small_rows
         mask = self._whole.mask(self._small)
+        if self._small_field is not None:
+            cv2.bitwise_and(mask, self._small_field, dst=mask)
         contours, _ = cv2.findContours(mask, cv2.RETR_EXTERNAL, cv2.CHAIN_APPROX_SIMPLE)
         # A decimated ball is a few pixels across; only its size is worth checking here.
         min_area = 0.3 * self.cfg.min_area / (scale_u * scale_v)
@@ -339,6 +354,21 @@ class BallDetector:
             mask |= cv2.inRange(hsv, np.array([h_lo, cfg.sat_low, cfg.val_low], np.uint8),
                                 np.array([h_hi, cfg.sat_high, cfg.val_high], np.uint8))
         return mask
+
+
+# detector.method -> (module, class): one table, read only by make_detector.
+DETECTORS: dict[str, tuple[str, str]] = {
+    "colour": ("foosball.vision.detector", "BallDetector"),
+    "background": ("foosball.vision.background", "BackgroundDetector"),
+}
+
+
+def make_detector(cfg: DetectorConfig, pixel_format: str, frame_size: tuple[int, int],
+                  **options: Any) -> BallDetector:
+    """The detector the settings chose (`detector.method`); both have one interface."""
+    module_name, class_name = DETECTORS[cfg.method]
+    detector_class = getattr(importlib.import_module(module_name), class_name)
+    return detector_class(cfg, pixel_format, frame_size, **options)  # type: ignore[no-any-return]
 
 
 def _fit_circle(points: np.ndarray) -> tuple[float, float, float] | None:
