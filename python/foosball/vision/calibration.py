@@ -314,11 +314,11 @@ def calibrate(image: np.ndarray, layout: MarkerLayout, ball_radius: float,
     rms = float(np.sqrt(np.mean(pixel_errors ** 2)))
     if rms > max_reprojection_px:
         hints = layout_hints({i: pixels[4 * k:4 * k + 4] for k, i in enumerate(seen)}, wanted)
+        table_mm = float(np.sqrt(np.mean(table_errors ** 2))) * 1e3
         raise CalibrationRefused(
             f"the markers do not fit their layout: reprojection RMS {rms:.1f} px (limit "
-            f"{max_reprojection_px:g} px), table RMS {np.sqrt(np.mean(table_errors ** 2)) * 1e3:.0f}"
-            f" mm. Check: " + ("; ".join(hints) if hints else
-                               "the ids, each marker's yaw and size in the layout file"))
+            f"{max_reprojection_px:g} px), table RMS {table_mm:.0f} mm. Check: "
+            + ("; ".join(hints) or "the ids, each marker's yaw and size in the layout file"))
 
     estimated = focal_px is None
     if focal_px is None:
@@ -386,7 +386,8 @@ def layout_hints(seen: dict[int, np.ndarray], wanted: dict[int, Marker]) -> list
     # either way round.
     if seen_order not in (layout_order, [layout_order[0], *layout_order[:0:-1]]):
         hints.append(f"ids at the wrong places: around the table the camera sees "
-                     f"{_around(ids, pixel_centres)}, the layout puts {_around(ids, table_centres)}")
+                     f"{_around(ids, pixel_centres)}, the layout puts "
+                     f"{_around(ids, table_centres)}")
         return hints
     through_centres, _ = cv2.findHomography(pixel_centres, table_centres, 0)
     if through_centres is None:

@@ -8,9 +8,8 @@ wooden frame, the markers and whatever lies beside the table never reach the blo
 
 from __future__ import annotations
 
-import numpy as np
-
 import cv2
+import numpy as np
 
 from foosball.geometry import Table
 from foosball.vision.calibration import BallProjector
