@@ -81,8 +81,8 @@ class DetectorConfig:
     # same size and roundness checks.
     method: str = "colour"
     # background: a pixel is the ball's when its colour differs from the background's by
-    # more than this (sum over B, G, R of the absolute differences, 0..765).
-    background_threshold: int = 60
+    # more than this (sum over B, G, R of the absolute differences, saturating at 255).
+    background_threshold: int = 40
     # background: median of this many samples of the table, one taken every
     # background_every frames from the pixels away from the ball (and the men's).
     background_samples: int = 7
@@ -112,8 +112,8 @@ class DetectorConfig:
         if self.method not in DETECTOR_METHODS:
             raise VisionConfigError(f"detector.method: {self.method!r} is not one of "
                                     f"{DETECTOR_METHODS}")
-        if not 1 <= self.background_threshold <= 765:
-            raise VisionConfigError("detector.background_threshold: must be in 1..765")
+        if not 1 <= self.background_threshold <= 254:
+            raise VisionConfigError("detector.background_threshold: must be in 1..254")
         if not 1 <= self.background_samples <= 31 or self.background_samples % 2 == 0:
             raise VisionConfigError("detector.background_samples: an odd number 1..31")
         if not 1 <= self.background_every <= 1000:

@@ -184,7 +184,7 @@ class BallDetector:
             x0 &= ~1
             cols &= ~1
         self.last_window = (x0, y0, cols, rows)
-        mask = self._window.mask(image[y0:y0 + rows, x0:x0 + cols])
+        mask = self._window_mask(image, x0, y0, cols, rows)
         if self.field_mask is not None:
             cv2.bitwise_and(mask, self.field_mask[y0:y0 + rows, x0:x0 + cols], dst=mask)
         self._last_mask = mask
@@ -275,6 +275,19 @@ class BallDetector:
             cu, cv = fit[0], fit[1]
         return Detection(x0 + cu, y0 + cv, area, True)
 
+    # --- what is the ball's colour: the parts a second detector replaces ---------------
+
+    def _window_mask(self, image: np.ndarray, x0: int, y0: int, cols: int,
+                     rows: int) -> np.ndarray:
+        return self._window.mask(image[y0:y0 + rows, x0:x0 + cols])
+
+    def _frame_mask(self, small: np.ndarray) -> np.ndarray:
+        return self._whole.mask(small)
+
+    def observe(self, image: np.ndarray, ball: Detection | None) -> None:
+        """Every frame, after the search, with what it found (a background model learns
+        the table from it; colour needs nothing)."""
+
     # --- re-acquisition: the whole frame, decimated -------------------------------------
 
     def search_frame(self, image: np.ndarray, near: tuple[float, float] | None = None,
@@ -295,7 +308,7 @@ class BallDetector:
                        interpolation=cv2.INTER_NEAREST)
             scale_u = self.width / self._small_cols
         scale_v = self.height / self._small_rows
-        mask = self._whole.mask(self._small)
+        mask = self._frame_mask(self._small)
         if self._small_field is not None:
             cv2.bitwise_and(mask, self._small_field, dst=mask)
         contours, _ = cv2.findContours(mask, cv2.RETR_EXTERNAL, cv2.CHAIN_APPROX_SIMPLE)

@@ -80,8 +80,11 @@ class BallTracker:
 
     def process(self, image: np.ndarray, capture_time_ns: int) -> TrackResult:
         if self.tracking:
-            return self._track(image, capture_time_ns)
-        return self._acquire(image, capture_time_ns)
+            result = self._track(image, capture_time_ns)
+        else:
+            result = self._acquire(image, capture_time_ns)
+        self.detector.observe(image, result.detection)
+        return result
 
     # --- with a track -------------------------------------------------------------------
 
