@@ -63,6 +63,23 @@ def register(subparsers: Any) -> None:
                      "sequence instead of a whole-frame search per frame")
     det.set_defaults(func=_detect)
 
+    learn = sub.add_parser("learn-colour", help="learn the ball's HSV band from a few frames "
+                           "of it rolling; writes the thresholds file the tracker loads")
+    learn.add_argument("inputs", nargs="+", help="a short video, a folder or image files "
+                       "of the ball rolling across the table")
+    learn.add_argument("--calibration", help="calibration file: the ball's size where it is, "
+                       "and only the field searched (recommended)")
+    learn.add_argument("--config", help="the board's configuration file (blob limits; "
+                       "--output defaults to its thresholds_file)")
+    learn.add_argument("--settings", help="vision settings JSON instead of --config")
+    learn.add_argument("--frames", type=int, default=60, help="use at most this many frames")
+    learn.add_argument("--output", help="thresholds file to write (default: the settings' "
+                       "thresholds_file, else thresholds.json)")
+    learn.add_argument("--mask", help="write the frame beside its mask under the learnt band "
+                       "(PNG) to look at")
+    learn.add_argument("--json", action="store_true")
+    learn.set_defaults(func=_learn_colour)
+
     bench = sub.add_parser("bench", help="time our pipeline and the seed-style one, same frames")
     bench.add_argument("--frames", type=int, default=600)
     bench.add_argument("--repeats", type=int, default=3, help="passes over the frames")
@@ -252,6 +269,46 @@ def _detect(args: argparse.Namespace) -> int:
         finally:
             source.close()
     return status
+
+
+def _learn_colour(args: argparse.Namespace) -> int:
+    import cv2
+
+    from foosball.config import BoardConfigError
+    from foosball.geometry import default_table
+    from foosball.vision.calibration import BallProjector, CalibrationError, load_calibration
+    from foosball.vision.config import VisionConfigError, save_thresholds
+    from foosball.vision.field import FieldRegion
+    from foosball.vision.learn import LearnError, band_preview, learn_colour
+    from foosball.vision.sources import SourceError
+
+    try:
+        settings = _vision_settings(args)
+        field_mask = radius_at = None
+        if args.calibration:
+            table = default_table()
+            calibration = load_calibration(args.calibration).for_ball(
+                (settings.ball_diameter or table.ball.diameter) / 2)
+            projector = BallProjector(calibration)
+            field_mask, radius_at = FieldRegion(projector, table).mask(), projector.radius_px
+        frames = []
+        for _, source in _sources(args.inputs):
+            with source:
+                for frame in source:
+                    frames.append(frame.image)
+                    if len(frames) >= args.frames:
+                        break
+        learnt = learn_colour(frames, settings.detector, field_mask, radius_at)
+    except (LearnError, CalibrationError, VisionConfigError, BoardConfigError,
+            SourceError) as exc:
+        print(f"vision learn-colour: {exc}", file=sys.stderr)
+        return 1
+    output = args.output or settings.thresholds_file or "thresholds.json"
+    save_thresholds(output, learnt.detector)
+    if args.mask:
+        cv2.imwrite(args.mask, band_preview(frames[len(frames) // 2], learnt.detector))
+    _print({"output": output, **learnt.report(), "mask": args.mask}, args.json)
+    return 0
 
 
 def _bench(args: argparse.Namespace) -> int:
