@@ -181,6 +181,12 @@ class RodsConfig:
     val_high: int = 255
     every_frames: int = 1  # measure on every n-th frame
     decimation: int = 2  # the rods' strips are thresholded at 1/decimation resolution
+    head_above_axis: float = 0.052  # m, the man's head above his rod's axis (with the foot
+    # reach of the table geometry: the man's length that shows his rotation from above)
+
+    @property
+    def hue_wraps(self) -> bool:
+        return self.hue_low > self.hue_high
 
     def validate(self) -> RodsConfig:
         check_hsv_band(self, "rods")
