@@ -19,6 +19,7 @@ change, so rotations under ROTATION_SEEN_MIN are reported as not seen.
 from __future__ import annotations
 
 import math
+import statistics
 from dataclasses import dataclass
 
 import cv2
@@ -62,12 +63,20 @@ class HumanRodMeter:
         self._head = cfg.head_above_axis
         self._half_thickness = man.foot_thickness / 2
         width, height = calibration.image_size
-        self._strips = [self._strip(rod, table, width, height) for rod in self.rods]
         dec = cfg.decimation if pixel_format == "bgr" else 1  # YUYV pairs stay whole
         self._dec = dec
+        strips = [self._strip(rod, table, width, height) for rod in self.rods]
+        # One decimation of the box around all strips (OpenCV's resize costs per row, so
+        # one wide resize is cheaper than four narrow ones); strips start on its grid.
+        self._box = (min(s[0] for s in strips), min(s[1] for s in strips),
+                     max(s[2] for s in strips), max(s[3] for s in strips))
+        bc0, br0, bc1, br1 = self._box
+        self._box_small = np.empty(((br1 - br0) // dec, (bc1 - bc0) // dec, 3), np.uint8)
+        self._strips = [(bc0 + (c0 - bc0) // dec * dec, br0 + (r0 - br0) // dec * dec,
+                         min(c1, bc0 + (bc1 - bc0) // dec * dec),
+                         min(r1, br0 + (br1 - br0) // dec * dec)) for c0, r0, c1, r1 in strips]
         rows = max(r1 - r0 for (_, r0, _, r1) in self._strips)
         cols = max(c1 - c0 for (c0, _, c1, _) in self._strips)
-        self._small = np.empty((rows // dec + 1, cols // dec + 1, 3), np.uint8)
         self._threshold = ColourThreshold(cfg, pixel_format, rows // dec + 1, cols // dec + 1)
         self._last = {id(rod): (0.0, 0.0) for rod in self.rods}
         self._rod_height = man.rod_height
@@ -106,21 +115,25 @@ class HumanRodMeter:
         return c0, r0, c1, r1
 
     def measure(self, image: np.ndarray) -> list[RodReading]:
-        return [self._reading(rod, self._men(image, rod, strip))
+        source = image
+        if self._dec > 1:
+            bc0, br0, _, _ = self._box
+            rows, cols = self._box_small.shape[:2]
+            # At exactly 1/2, linear interpolation is the mean of each 2x2 block.
+            cv2.resize(image[br0:br0 + rows * self._dec, bc0:bc0 + cols * self._dec],
+                       (cols, rows), dst=self._box_small, interpolation=cv2.INTER_LINEAR)
+            source = self._box_small
+        return [self._reading(rod, self._men(source, rod, strip))
                 for rod, strip in zip(self.rods, self._strips, strict=True)]
 
-    def _men(self, image: np.ndarray, rod: Rod, strip: tuple[int, int, int, int],
+    def _men(self, source: np.ndarray, rod: Rod, strip: tuple[int, int, int, int],
              ) -> list[tuple[float, float, float]]:
         """(y, reach towards +x, reach towards -x) of each man-sized blob, axis plane, m."""
         c0, r0, c1, r1 = strip
         dec = self._dec
-        window = image[r0:r1, c0:c1]
-        if dec > 1:
-            rows, cols = (r1 - r0) // dec, (c1 - c0) // dec
-            small = self._small[:rows, :cols]
-            # At exactly 1/2, linear interpolation is the mean of each 2x2 block.
-            cv2.resize(window, (cols, rows), dst=small, interpolation=cv2.INTER_LINEAR)
-            window = small
+        bc0, br0, _, _ = self._box if dec > 1 else (0, 0, 0, 0)
+        # `source` is the frame, or the decimated box whose pixel 0 is the box's corner.
+        window = source[(r0 - br0) // dec:(r1 - br0) // dec, (c0 - bc0) // dec:(c1 - bc0) // dec]
         mask = self._threshold.mask(window)
         contours, _ = cv2.findContours(mask, cv2.RETR_EXTERNAL, cv2.CHAIN_APPROX_SIMPLE)
         men = []
@@ -138,28 +151,36 @@ class HumanRodMeter:
             points = contour.reshape(-1, 2)
             xs = [self.projector.to_table(c0 + (pu + 0.5) * dec - 0.5,
                                           r0 + (pv + 0.5) * dec - 0.5)[0]
-                  for pu, pv in points[np.argsort(points[:, 0])[[0, -1]]]]
+                  for pu, pv in (points[points[:, 0].argmin()], points[points[:, 0].argmax()])]
             men.append((y, max(xs) - rod.x, rod.x - min(xs)))
         return men
 
     def _reading(self, rod: Rod, men: list[tuple[float, float, float]]) -> RodReading:
         role = ROLES.index(rod.role) if rod.role in ROLES else 0
         last_t, last_r = self._last[id(rod)]
-        nominal = rod.men_y(0.0)
-        best: list[tuple[int, float, float]] = []
-        for y, _, _ in men:
-            for y0 in nominal:
-                t = y - y0
-                if not rod.travel_min - 0.02 <= t <= rod.travel_max + 0.02:
-                    continue
-                pairs = _pairs(men, nominal, t)
-                if len(pairs) > len(best):
-                    best = pairs
-        if not best:
+        nominal = np.array(rod.men_y(0.0))
+        if not men:
             return RodReading(rod, role, last_t, last_r, 0, False)
+        seen_y = np.array([y for y, _, _ in men])
+        # Every blob as every man: a candidate translation each; the one that puts a man
+        # within MATCH_TOLERANCE of the most blobs wins (then the smallest spread).
+        candidates = (seen_y[:, None] - nominal[None, :]).ravel()
+        candidates = candidates[(candidates >= rod.travel_min - 0.02)
+                                & (candidates <= rod.travel_max + 0.02)]
+        if candidates.size == 0:
+            return RodReading(rod, role, last_t, last_r, 0, False)
+        # (candidate, blob, man) offsets
+        offsets = np.abs(seen_y[None, :, None] - nominal[None, None, :] - candidates[:, None, None])
+        nearest = offsets.min(axis=2)
+        agree = nearest <= MATCH_TOLERANCE
+        score = agree.sum(axis=1) - np.where(agree, nearest, 0.0).sum(axis=1)
+        pick = int(np.argmax(score))
+        blobs = np.flatnonzero(agree[pick])
+        men_of = offsets[pick].argmin(axis=1)
+        best = [(int(i), float(seen_y[i]), float(nominal[men_of[i]])) for i in blobs]
         translation = self._fit([(y, y0) for _, y, y0 in best])
-        plus = float(np.median([men[i][1] for i, _, _ in best]))
-        minus = float(np.median([men[i][2] for i, _, _ in best]))
+        plus = statistics.median(men[i][1] for i, _, _ in best)
+        minus = statistics.median(men[i][2] for i, _, _ in best)
         model_plus, model_minus = self._models[id(rod)]
         cost = (model_plus - plus) ** 2 + (model_minus - minus) ** 2
         rotation = float(_ANGLES[int(np.argmin(cost))])
@@ -171,23 +192,19 @@ class HumanRodMeter:
     def _fit(self, pairs: list[tuple[float, float]]) -> float:
         """Translation from (measured y, nominal y) pairs; with 3+ men a perspective scale
         about the camera's foot point is fitted too."""
-        measured = np.array([y for y, _ in pairs])
-        nominal = np.array([y0 for _, y0 in pairs])
         if len(pairs) < 3:
-            return float(np.mean(measured - nominal))
+            return sum(y - y0 for y, y0 in pairs) / len(pairs)
         cy = self.camera_xy[1]
-        # measured - cy = k (nominal + t - cy) = k nominal + c: linear in k and c
-        a = np.column_stack([nominal, np.ones(len(pairs))])
-        (k, c), *_ = np.linalg.lstsq(a, measured - cy, rcond=None)
-        return float(c / k + cy) if abs(k) > 0.5 else float(np.mean(measured - nominal))
-
-
-def _pairs(men: list[tuple[float, float, float]], nominal: tuple[float, ...],
-           t: float) -> list[tuple[int, float, float]]:
-    """(index, measured y, nominal y) of the men that lie where translation `t` puts one."""
-    pairs = []
-    for index, (y, _, _) in enumerate(men):
-        y0 = min(nominal, key=lambda n: abs(y - (n + t)))
-        if abs(y - (y0 + t)) <= MATCH_TOLERANCE:
-            pairs.append((index, y, y0))
-    return pairs
+        # measured - cy = k nominal + c (a perspective scale k about the camera's foot
+        # point), least squares by the 2x2 normal equations
+        n = len(pairs)
+        sx = sum(y0 for _, y0 in pairs)
+        sy = sum(y - cy for y, _ in pairs)
+        sxx = sum(y0 * y0 for _, y0 in pairs)
+        sxy = sum(y0 * (y - cy) for y, y0 in pairs)
+        det = n * sxx - sx * sx
+        k = (n * sxy - sx * sy) / det if det > 1e-12 else 0.0
+        if abs(k) < 0.5:
+            return sum(y - y0 for y, y0 in pairs) / n
+        c = (sy - k * sx) / n
+        return c / k + cy
