@@ -48,6 +48,7 @@ class BackgroundDetector(BallDetector):
         self.background: np.ndarray | None = None  # BGR, full resolution
         self._small_background = np.empty_like(self._small)
         self._strip = 0
+        self._camouflaged = False  # set with the first model
         side = 2 * cfg.roi_max_half
         self._difference = np.empty((side, side, 3), np.uint8)
         self._summed = np.empty((side, side), np.uint8)
@@ -84,6 +85,8 @@ class BackgroundDetector(BallDetector):
         self._foreground(image[y0:y0 + rows, x0:x0 + cols], background,
                          self._difference[:rows, :cols], self._summed[:rows, :cols], mask)
         cv2.bitwise_and(mask, super()._window_mask(image, x0, y0, cols, rows), dst=mask)
+        if not self._camouflaged:
+            return mask
         # Where the model still holds a man that has moved away, the field shows: it differs
         # and is in the band, but the model there is not (the ball lies on the field).
         return cv2.bitwise_and(mask, self._window.mask(background), dst=mask)
@@ -97,6 +100,8 @@ class BackgroundDetector(BallDetector):
         mask = self._foreground(small, self._small_background, self._small_difference,
                                 self._small_summed, self._small_mask)
         cv2.bitwise_and(mask, super()._frame_mask(small), dst=mask)
+        if not self._camouflaged:
+            return mask
         return cv2.bitwise_and(mask, self._whole.mask(self._small_background), dst=mask)
 
     def frame_mask(self, image: np.ndarray, size: tuple[int, int]) -> np.ndarray:
@@ -119,6 +124,13 @@ class BackgroundDetector(BallDetector):
             if len(self._samples) >= cfg.background_samples:
                 self.background = np.median(np.stack(self._samples), axis=0).astype(np.uint8)
                 self._samples = []
+                # A band that takes in much of the table: the ball is coloured like the
+                # field, and only the model's own colour tells a ghost from it.
+                in_band = BallDetector.frame_mask(self, self.background,
+                                                  (self.width, self.height)) > 0
+                where = np.ones(in_band.shape, bool) if self.field_mask is None else \
+                    self.field_mask > 0
+                self._camouflaged = float(in_band[where].mean()) > 0.2
             return
         self._follow(image, ball)
 
