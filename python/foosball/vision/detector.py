@@ -46,6 +46,7 @@ class BlobStats:
     perimeter: float
     density: float
     eccentricity: float
+    span: int = 0  # the outline's larger bounding-box side, px (before `scale`)
 
 
 def blob_stats(contour: np.ndarray, offset_u: float = 0.0, offset_v: float = 0.0,
@@ -70,6 +71,7 @@ def blob_stats(contour: np.ndarray, offset_u: float = 0.0, offset_v: float = 0.0
         perimeter=perimeter * scale,
         density=min(1.0, density),
         eccentricity=eccentricity,
+        span=max(w, h),
     )
 
 
@@ -208,9 +210,10 @@ class BallDetector:
         contours, _ = cv2.findContours(mask, cv2.RETR_EXTERNAL, cv2.CHAIN_APPROX_SIMPLE)
         if not contours:
             return None
-        return self._choose(contours, x0, y0, u, v)
+        return self._choose(contours, x0, y0, u, v, min(cols, rows))
 
-    def _choose(self, contours, x0: int, y0: int, u: float, v: float) -> Detection | None:
+    def _choose(self, contours, x0: int, y0: int, u: float, v: float,
+                window: int) -> Detection | None:
         cfg = self.cfg
         best: BlobStats | None = None
         best_index = -1
@@ -221,6 +224,8 @@ class BallDetector:
             stats = blob_stats(contour, x0, y0)
             if stats is None or not passes(stats, cfg):
                 continue
+            if stats.span >= window:
+                continue  # it fills the window from edge to edge: a patch, not a ball
             if self.on_table is not None and not self.on_table(stats.u, stats.v):
                 continue
             distance = (stats.u - u) ** 2 + (stats.v - v) ** 2
