@@ -83,4 +83,4 @@ def test_the_background_detector_finds_a_white_ball_on_a_light_field(white):
     # The model forms over its first 7 x 8 frames; the ball is found after that.
     assert by_background["detection_rate"] >= 0.7  # 56 of the 200 frames form the model
     assert by_background["false_detections"] <= 2
-    assert by_background["position_error"]["p50_mm"] < 2.5
+    assert by_background["position_error"]["p50_mm"] < 3.5
