@@ -90,13 +90,46 @@ def learn_colour(frames: Sequence[np.ndarray], base: DetectorConfig,
         band = _band(ball, coverage, base)
         share = float(_inside(others, band).mean())
         if share <= MAX_TABLE_SHARE and not _table_blob(table, where, band, radius_at):
-            return LearntColour(band, len(ball), found, share,
+            band = _widen(band, others, table, where, radius_at)
+            return LearntColour(band, len(ball), found, float(_inside(others, band).mean()),
                                 float(_inside(ball, band).mean()))
     raise LearnError(
         f"cannot tell the ball from the table by colour: the narrowest band that holds "
         f"{COVERAGES[-1]:.0%} of the ball's pixels (hue {band.hue_low}-{band.hue_high}, "
         f"saturation from {band.sat_low}, value from {band.val_low}) takes in "
         f"{share:.1%} of the rest of the frame; use detector.method = \"background\"")
+
+
+def _widen(band: DetectorConfig, others: np.ndarray, table: np.ndarray, where: np.ndarray,
+           radius_at: Any) -> DetectorConfig:
+    """The band grown while the table stays out: the ball's rim, its shadowed side and a
+    change of light are the ball's colour too, only paler, darker or a little off in hue
+    (the learnt core alone gives a small blob, taken for a partly hidden ball)."""
+    def fits(candidate: DetectorConfig) -> bool:
+        return float(_inside(others, candidate).mean()) <= MAX_TABLE_SHARE / 2 and \
+            not _table_blob(table, where, candidate, radius_at)
+
+    steps = [("val_low", -10, 0), ("sat_low", -10, 0)]
+    if not (band.hue_low == 0 and band.hue_high == 179):
+        steps += [("hue_low", -1, None), ("hue_high", 1, None)]
+    grown = True
+    for _ in range(12):
+        if not grown:
+            break
+        grown = False
+        for name, step, floor in steps:
+            value = getattr(band, name) + step
+            if floor is not None:
+                if value < floor:
+                    continue
+            else:
+                value %= 180
+                if value in (band.hue_low, band.hue_high):
+                    continue
+            candidate = replace(band, **{name: value})
+            if fits(candidate):
+                band, grown = candidate, True
+    return band
 
 
 def _moving_ball(image: np.ndarray, table: np.ndarray, where: np.ndarray,
