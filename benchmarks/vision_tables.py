@@ -56,10 +56,12 @@ def _cell(report: dict[str, Any]) -> dict[str, Any]:
             "position_p95_mm": report["position_error"].get("p95_mm")}
 
 
-def detector_table(frames: int, seed: int) -> list[dict[str, Any]]:
+def detector_table(frames: int, seed: int, only: str = "") -> list[dict[str, Any]]:
     table = default_table()
     rows = []
     for name, (palette, camera) in BALLS.items():
+        if only and only not in name:
+            continue
         for light in LIGHTS:
             lit = replace(palette, brightness=light)
             scene, calibration = sim_eval_frames(frames + LEARN_FRAMES, seed, "shots",
@@ -75,8 +77,11 @@ def detector_table(frames: int, seed: int) -> list[dict[str, Any]]:
                 row["colour"] = _cell(evaluate(scene[LEARN_FRAMES:], calibration,
                                                detector_cfg=band))
             except LearnError as exc:
-                band = WIDE_WHITE
+                # The ball's own band, which takes in the field: for the background detector.
+                band = exc.band or WIDE_WHITE
                 row["learnt_band"] = f"refused: {exc}"
+                row["background_band"] = [band.hue_low, band.hue_high, band.sat_low,
+                                          band.sat_high, band.val_low, band.val_high]
                 row["colour"] = "refused"
             # The background detector forms its model on the frames after the learning
             # ones, so its first 56 frames count as misses.
@@ -129,8 +134,9 @@ def main() -> None:
     parser.add_argument("--rod-frames", type=int, default=1000)
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--json", help="write the whole report here")
+    parser.add_argument("--only", default="", help="only the balls whose name holds this")
     args = parser.parse_args()
-    report = {"detectors": detector_table(args.frames, args.seed),
+    report = {"detectors": detector_table(args.frames, args.seed, args.only),
               "human_rods": rods_table(args.rod_frames, args.seed)}
     print(json.dumps(report["human_rods"]))
     if args.json:

@@ -77,6 +77,9 @@ def register(subparsers: Any) -> None:
                        "thresholds_file, else thresholds.json)")
     learn.add_argument("--mask", help="write the frame beside its mask under the learnt band "
                        "(PNG) to look at")
+    learn.add_argument("--for-background", action="store_true",
+                       help="a ball coloured like the field: write the ball's own band even "
+                       "though it takes in the table (for detector.method = background)")
     learn.add_argument("--json", action="store_true")
     learn.set_defaults(func=_learn_colour)
 
@@ -299,15 +302,20 @@ def _learn_colour(args: argparse.Namespace) -> int:
                     if len(frames) >= args.frames:
                         break
         learnt = learn_colour(frames, settings.detector, field_mask, radius_at)
-    except (LearnError, CalibrationError, VisionConfigError, BoardConfigError,
-            SourceError) as exc:
+        band, report = learnt.detector, learnt.report()
+    except LearnError as exc:
+        if not (args.for_background and exc.band is not None):
+            print(f"vision learn-colour: {exc}", file=sys.stderr)
+            return 1
+        band, report = exc.band, {"separated": False, "note": str(exc)}
+    except (CalibrationError, VisionConfigError, BoardConfigError, SourceError) as exc:
         print(f"vision learn-colour: {exc}", file=sys.stderr)
         return 1
     output = args.output or settings.thresholds_file or "thresholds.json"
-    save_thresholds(output, learnt.detector)
+    save_thresholds(output, band)
     if args.mask:
-        cv2.imwrite(args.mask, band_preview(frames[len(frames) // 2], learnt.detector))
-    _print({"output": output, **learnt.report(), "mask": args.mask}, args.json)
+        cv2.imwrite(args.mask, band_preview(frames[len(frames) // 2], band))
+    _print({"output": output, **report, "mask": args.mask}, args.json)
     return 0
 
 

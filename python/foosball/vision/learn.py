@@ -37,7 +37,12 @@ HSV_MARGIN = 12
 
 
 class LearnError(ValueError):
-    """The ball cannot be found, or cannot be told from the table by colour."""
+    """The ball cannot be found, or cannot be told from the table by colour (then `band`
+    is the ball's own colour, for the background detector, which needs no separation)."""
+
+    def __init__(self, message: str, band: DetectorConfig | None = None):
+        super().__init__(message)
+        self.band = band
 
 
 @dataclass(frozen=True, slots=True)
@@ -97,7 +102,8 @@ def learn_colour(frames: Sequence[np.ndarray], base: DetectorConfig,
         f"cannot tell the ball from the table by colour: the narrowest band that holds "
         f"{COVERAGES[-1]:.0%} of the ball's pixels (hue {band.hue_low}-{band.hue_high}, "
         f"saturation from {band.sat_low}, value from {band.val_low}) takes in "
-        f"{share:.1%} of the rest of the frame; use detector.method = \"background\"")
+        f"{share:.1%} of the rest of the frame; use detector.method = \"background\"",
+        band=_band(ball, COVERAGES[0], base))
 
 
 def _widen(band: DetectorConfig, others: np.ndarray, table: np.ndarray, where: np.ndarray,
