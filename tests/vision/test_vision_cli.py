@@ -36,13 +36,17 @@ def test_calibrate_then_detect(scene, capsys):
         report["reprojection_rms_px"], abs=1e-4)
 
     code = main(["vision", "detect", str(scene / "ball.png"), str(scene / "empty.png"),
-                 "--calibration", str(output), "--json"])
+                 "--calibration", str(output)])
     assert code == 0
-    ball, empty = json.loads(capsys.readouterr().out)
+    ball, empty = _json_lines(capsys.readouterr().out)
     assert ball["found"] and not empty["found"]
     u, v = ball_pixel(CAMERA, 0.25, -0.12, default_table().ball.radius)
     assert ball["pixel"] == pytest.approx([u, v], abs=0.4)
     assert ball["table_m"] == pytest.approx([0.25, -0.12], abs=0.0015)
+
+
+def _json_lines(text: str) -> list[dict]:
+    return [json.loads(line) for line in text.splitlines() if line.strip()]
 
 
 def test_calibrate_reports_missing_markers(scene, capsys):

@@ -31,6 +31,7 @@ from foosball.vision.config import (
     VisionSettings,
     save_thresholds,
 )
+from foosball.vision.rods import HumanRodMeter, RodReading
 from foosball.vision.sources import CapturedFrame, FrameSource
 from foosball.vision.tracker import BallTracker, TrackResult
 from foosball.wire.catalogue import (
@@ -41,6 +42,9 @@ from foosball.wire.catalogue import (
     BallState,
     BallStatus,
     CalibrationStatus,
+    HumanRod,
+    HumanRods,
+    RodId,
     SafetyState,
     VisionConfig,
     VisionPreview,
@@ -59,8 +63,10 @@ class BallTrackerCore:
     reads = (VisionConfig,)  # and the runtime's RUNTIME_READS
 
     def __init__(self, tracker: BallTracker, settings: VisionSettings,
-                 preview_size: tuple[int, int] = (160, 120), startup_grace_s: float = 2.0):
+                 preview_size: tuple[int, int] = (160, 120), startup_grace_s: float = 2.0,
+                 rod_meter: HumanRodMeter | None = None):
         self.tracker = tracker
+        self.rod_meter = rod_meter  # the human's rods from the same frames (None: not sent)
         self.settings = settings
         self.detector_cfg = settings.detector
         self.camera_timeout_s = settings.camera_timeout_s
@@ -114,6 +120,9 @@ class BallTrackerCore:
             self.frames += 1
             self.last_result = self.tracker.process(frame.image, frame.capture_time_ns)
             out.append(ball_state(self.last_result, frame))
+            if self.rod_meter is not None and \
+                    frame.index % self.rod_meter.cfg.every_frames == 0:
+                out.append(human_rods(self.rod_meter.measure(frame.image), frame))
             if self.preview:
                 out.append(self._preview_part(frame))
         elif self._camera_silent(now):
@@ -187,6 +196,15 @@ def ball_state(result: TrackResult, frame: CapturedFrame) -> BallState:
         covariance=tuple(_clip(v, 0.0, VARIANCE_LIMIT) for v in result.covariance),  # type: ignore[arg-type]
         status=BallStatus(int(result.status)),
     )
+
+
+def human_rods(readings: list[RodReading], frame: CapturedFrame) -> HumanRods:
+    return HumanRods(
+        capture_time=frame.capture_time_ns, frame=frame.index,
+        rods=tuple(HumanRod(rod=RodId(r.role), translation=_clip(r.translation, -1.0, 1.0),
+                            rotation=_clip(r.rotation, -math.pi, math.pi),
+                            men_seen=min(5, r.men_seen), rotation_seen=r.rotation_seen)
+                   for r in readings[:4]))
 
 
 def calibration_status(calibration: Calibration) -> CalibrationStatus:

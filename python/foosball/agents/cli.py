@@ -59,8 +59,13 @@ def build_ball_tracker(board: BoardConfig, settings: Any) -> AgentRuntime:
         settings.thresholds_file, settings.detector))
     source = open_source(settings.source.kind, **settings.source.options)
     tracker = BallTracker(settings.detector, settings.filter, calibration, board.table,
-                          source.pixel_format)
-    return AgentRuntime(BallTrackerCore(tracker, settings),
+                          source.pixel_format, ball_diameter=settings.ball_diameter)
+    rod_meter = None
+    if settings.rods.enabled:
+        from foosball.vision.rods import HumanRodMeter
+
+        rod_meter = HumanRodMeter(calibration, board.table, settings.rods, source.pixel_format)
+    return AgentRuntime(BallTrackerCore(tracker, settings, rod_meter=rod_meter),
                         open_endpoint(board.wire, Agent.BALL_TRACKER), board.safety,
                         hardware=Camera(source, settings.thresholds_file),
                         notifier=SystemdNotifier())

@@ -133,6 +133,18 @@ def marker_table_positions(camera: CameraConfig | None = None) -> dict[int, np.n
     }
 
 
+@dataclass(frozen=True, slots=True)
+class Palette:
+    """The table's colours and the lamp's level, so the tracker can be tried on other
+    tables: another ball colour, a light field, a dim or bright room."""
+
+    ball: tuple[float, float, float] = tuple(BALL_BGR)  # type: ignore[assignment]
+    field: tuple[int, int, int] = FIELD_BGR
+    line: tuple[int, int, int] = LINE_BGR
+    frame: tuple[int, int, int] = FRAME_BGR
+    brightness: float = 1.0  # the whole scene's light, relative
+
+
 @dataclass(slots=True)
 class Frame:
     image: np.ndarray
@@ -145,9 +157,11 @@ class Frame:
 
 
 class Renderer:
-    def __init__(self, table: Table, camera: CameraConfig | None = None, seed: int = 0) -> None:
+    def __init__(self, table: Table, camera: CameraConfig | None = None, seed: int = 0,
+                 palette: Palette | None = None) -> None:
         self.table = table
         self.camera = camera or CameraConfig()
+        self.palette = palette or Palette()
         self.rng = np.random.default_rng(seed)
         self._frames = 0
         cam = self.camera
@@ -188,9 +202,10 @@ class Renderer:
                 (hl + border, hw + border, 0),
                 (-hl - border, hw + border, 0),
             ],
-            FRAME_BGR,
+            self.palette.frame,
         )
-        self._poly(image, [(-hl, -hw, 0), (hl, -hw, 0), (hl, hw, 0), (-hl, hw, 0)], FIELD_BGR)
+        self._poly(image, [(-hl, -hw, 0), (hl, -hw, 0), (hl, hw, 0), (-hl, hw, 0)],
+                   self.palette.field)
         for side in (-1.0, 1.0):
             self._poly(
                 image,
@@ -219,7 +234,7 @@ class Renderer:
                     (x1, y1 + line / 2, 0),
                     (x0, y1 + line / 2, 0),
                 ]
-            self._poly(image, pts, LINE_BGR)
+            self._poly(image, pts, self.palette.line)
 
         inset = 0.01
         segment(-hl + inset, -hw + inset, hl - inset, -hw + inset)
@@ -239,7 +254,7 @@ class Renderer:
         ]
         pixels = np.round(self._px(circle) * 16).astype(np.int32)
         width_px = max(1, round(line * cam.fx / cam.position[2]))
-        cv2.polylines(image, [pixels], True, LINE_BGR, width_px, cv2.LINE_AA, shift=4)
+        cv2.polylines(image, [pixels], True, self.palette.line, width_px, cv2.LINE_AA, shift=4)
         self._draw_markers(image)
         # a fixed illumination gradient (one lamp off-centre)
         if cam.lighting_variation > 0:
@@ -297,9 +312,10 @@ class Renderer:
             cv2.fillConvexPoly(image, polygon, colour, cv2.LINE_AA, shift=4)
         if roi is not None:
             fraction = self._visible_fraction(roi, occluders)
-        gain = 1.0
+        gain = self.palette.brightness
         if cam.lighting_variation > 0:
-            gain = 1.0 + cam.lighting_variation * 0.5 * float(self.rng.uniform(-1.0, 1.0))
+            gain *= 1.0 + cam.lighting_variation * 0.5 * float(self.rng.uniform(-1.0, 1.0))
+        if gain != 1.0:
             image = cv2.convertScaleAbs(image, alpha=gain)
         if cam.noise_sigma > 0:
             bank = int(self.rng.integers(0, 2))
@@ -362,7 +378,7 @@ class Renderer:
         with np.errstate(invalid="ignore", divide="ignore"):
             light = np.where(coverage > 0, shade / samples / np.maximum(coverage, 1e-6), 0.0)
         patch = image[y0:y1, x0:x1].astype(np.float32)
-        colour = light[..., None] * BALL_BGR
+        colour = light[..., None] * np.array(self.palette.ball)
         alpha = coverage[..., None]
         image[y0:y1, x0:x1] = np.clip(patch * (1 - alpha) + colour * alpha, 0, 255).astype(np.uint8)
         return x0, y0, coverage

@@ -14,6 +14,7 @@ import gc
 import platform
 import time
 from collections.abc import Sequence
+from dataclasses import replace
 from typing import Any, Protocol
 
 import cv2
@@ -21,7 +22,8 @@ import numpy as np
 
 from foosball.geometry import Table, default_table
 from foosball.vision.calibration import Calibration
-from foosball.vision.config import DetectorConfig, FilterConfig
+from foosball.vision.config import DetectorConfig, FilterConfig, RodsConfig
+from foosball.vision.rods import HumanRodMeter
 from foosball.vision.seed_pipeline import SeedPipeline
 from foosball.vision.tracker import BallTracker, Search, TrackStatus
 
@@ -128,6 +130,45 @@ def time_pipelines(frames: Sequence[BenchFrame], calibration: Calibration, table
     }
 
 
+def time_second_paths(frames: Sequence[BenchFrame], calibration: Calibration, table: Table,
+                      detector_cfg: DetectorConfig | None = None,
+                      rods_cfg: RodsConfig | None = None) -> dict[str, Any]:
+    """The second detector (background model) while tracking, and the human's rods
+    measurement, each timed frame by frame beside the seed-style pipeline on the same
+    frames (BGR), so they too are reported as ratios of one run."""
+    detector_cfg = replace(detector_cfg or DetectorConfig(), method="background")
+    seed = SeedPipeline(detector_cfg, calibration.image_size)
+    tracker = BallTracker(detector_cfg, FilterConfig(), calibration, table)
+    meter = HumanRodMeter(calibration, table, rods_cfg or RodsConfig())
+    clock = time.perf_counter_ns
+    background: list[int] = []
+    rods: list[int] = []
+    seed_times: list[int] = []
+    gc.collect()
+    for frame in frames:
+        t0 = clock()
+        seed.detect(frame.image)
+        t1 = clock()
+        result = tracker.process(frame.image, frame.capture_time_ns)
+        t2 = clock()
+        meter.measure(frame.image)
+        t3 = clock()
+        seed_times.append(t1 - t0)
+        rods.append(t3 - t2)
+        if result.search is Search.WINDOW and result.status is TrackStatus.DETECTED:
+            background.append(t2 - t1)
+    reference = _stats(seed_times)
+    tracking, measuring = _stats(background), _stats(rods)
+    return {
+        "background_detector_tracking": tracking,
+        "human_rods_measurement": measuring,
+        "seed_style_full_frame_same_frames": reference,
+        "speedup_background_tracking_median": round(
+            reference["median_us"] / tracking["median_us"], 2) if background else None,
+        "speedup_human_rods_median": round(reference["median_us"] / measuring["median_us"], 2),
+    }
+
+
 class _Frame:
     __slots__ = ("capture_time_ns", "image")
 
@@ -147,7 +188,8 @@ def to_yuyv(bgr: np.ndarray) -> np.ndarray:
 
 
 def run_bench(frames: int = 600, repeats: int = 3, seed: int = 1, threads: int = 1,
-              scene: str = "match", pixel_format: str = "bgr") -> dict[str, Any]:
+              scene: str = "match", pixel_format: str = "bgr",
+              second_paths: bool = True) -> dict[str, Any]:
     cv2.setNumThreads(threads)
     if scene in ("match", "shots"):
         from foosball.vision.sim_source import sim_bench_frames
@@ -160,4 +202,6 @@ def run_bench(frames: int = 600, repeats: int = 3, seed: int = 1, threads: int =
     report = time_pipelines(bench_frames, calibration, default_table(), repeats=repeats,
                             pixel_format=pixel_format)
     report["scene"] = scene
+    if second_paths:
+        report["second_paths"] = time_second_paths(bench_frames, calibration, default_table())
     return report

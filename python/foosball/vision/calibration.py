@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import json
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -28,10 +28,39 @@ from foosball.files import write_atomically
 
 CALIBRATION_VERSION = 1
 ARUCO_DICTIONARY = cv2.aruco.DICT_4X4_50
+# A calibration whose marker corners reproject worse than this (RMS, px) is refused: the
+# simulator's 22-px markers give 0.55 px, a layout with one marker turned gives tens.
+MAX_REPROJECTION_RMS_PX = 2.0
+
+LAYOUT_HELP = """\
+Marker layout file (JSON): where each printed ArUco marker (dictionary DICT_4X4_50, ids 0-49)
+lies on the table, in the table frame: origin at the centre of the playing field, x along the
+long side towards the human's goal, y across (to the left seen from the robot's goal), metres.
+
+  {"height": 0.0,                      marker plane above the field, m (0: on the field)
+   "markers": [
+     {"id": 0, "x": -0.655, "y": 0.40, "size": 0.05, "yaw": 0.0},
+     ...]}
+
+  id    the number the marker encodes (printed markers: `cv2.aruco.generateImageMarker`)
+  x, y  the centre of the marker's black square, m
+  size  the side of the black square (not the white margin), m
+  yaw   rad, the marker's orientation: 0 when the top edge of the printed marker image
+        faces +y and its left edge faces -x; pi/2 turns
+        it a quarter turn anticlockwise seen from above
+  or, instead of x/y/size/yaw: "corners": [[x, y] x 4], the black square's corners in the
+        marker image's order top-left, top-right, bottom-right, bottom-left
+
+At least 4 distinct ids, visible in one frame, spread over the table (the corners of the
+field or beyond them). `foosball vision layout-example` writes a file to start from."""
 
 
 class CalibrationError(ValueError):
     """Calibration cannot be computed or a calibration file is wrong."""
+
+
+class CalibrationRefused(CalibrationError):
+    """The markers were found but do not fit their layout well enough to trust."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -112,6 +141,10 @@ class Calibration:
     distortion: tuple[float, float, float, float, float] = (0.0, 0.0, 0.0, 0.0, 0.0)
     # When the markers were seen; None for a file written before it was kept.
     created: datetime | None = None
+
+    def for_ball(self, radius: float) -> Calibration:
+        """The same camera for a ball of another radius (the settings' ball diameter)."""
+        return replace(self, ball_radius=radius, ball_centre_height=radius)
 
     def ball_from_pixel(self) -> np.ndarray:
         """3x3 homography from pixels to the ball centre's (x, y) at its height."""
@@ -245,10 +278,13 @@ def _estimate_focal(h: np.ndarray, cx: float, cy: float) -> float | None:
 def calibrate(image: np.ndarray, layout: MarkerLayout, ball_radius: float,
               focal_px: float | None = None,
               principal: tuple[float, float] | None = None,
-              distortion: tuple[float, ...] | None = None) -> Calibration:
+              distortion: tuple[float, ...] | None = None,
+              max_reprojection_px: float = MAX_REPROJECTION_RMS_PX) -> Calibration:
     """Calibration from one frame showing the markers of `layout`. A lens `distortion`
     (OpenCV k1, k2, p1, p2, k3, from a one-time chessboard calibration of the camera) needs
-    `focal_px`; the marker corners are undistorted before anything else."""
+    `focal_px`; the marker corners are undistorted before anything else. Refused
+    (CalibrationRefused, with what to check) when the corners' reprojection RMS exceeds
+    `max_reprojection_px`."""
     height, width = image.shape[:2]
     found = detect_markers(image)
     wanted = layout.by_id()
@@ -275,6 +311,14 @@ def calibrate(image: np.ndarray, layout: MarkerLayout, ball_radius: float,
     pixel_errors = np.linalg.norm(projected - pixels, axis=1)
     mapped = cv2.perspectiveTransform(pixels.reshape(-1, 1, 2), plane_from_pixel).reshape(-1, 2)
     table_errors = np.linalg.norm(mapped - table, axis=1)
+    rms = float(np.sqrt(np.mean(pixel_errors ** 2)))
+    if rms > max_reprojection_px:
+        hints = layout_hints({i: pixels[4 * k:4 * k + 4] for k, i in enumerate(seen)}, wanted)
+        table_mm = float(np.sqrt(np.mean(table_errors ** 2))) * 1e3
+        raise CalibrationRefused(
+            f"the markers do not fit their layout: reprojection RMS {rms:.1f} px (limit "
+            f"{max_reprojection_px:g} px), table RMS {table_mm:.0f} mm. Check: "
+            + ("; ".join(hints) or "the ids, each marker's yaw and size in the layout file"))
 
     estimated = focal_px is None
     if focal_px is None:
@@ -302,7 +346,7 @@ def calibrate(image: np.ndarray, layout: MarkerLayout, ball_radius: float,
         camera_centre=(float(centre[0]), float(centre[1]), float(centre[2])),
         focal_px=float(focal_px),
         focal_estimated=estimated,
-        reprojection_rms_px=float(np.sqrt(np.mean(pixel_errors ** 2))),
+        reprojection_rms_px=rms,
         reprojection_max_px=float(pixel_errors.max()),
         table_rms_m=float(np.sqrt(np.mean(table_errors ** 2))),
         marker_ids=tuple(seen),
@@ -310,6 +354,79 @@ def calibrate(image: np.ndarray, layout: MarkerLayout, ball_radius: float,
         distortion=lens,  # type: ignore[arg-type]
         created=datetime.now(UTC).replace(microsecond=0),
     )
+
+
+def example_layout() -> dict[str, Any]:
+    """A layout file to edit: four 50 mm markers just beyond the corners of a 1200 x 680 mm
+    field (where the simulator puts them), with what each key means."""
+    corners = ((-0.655, 0.40), (0.655, 0.40), (0.655, -0.40), (-0.655, -0.40))
+    return {
+        "_comment": "foosball vision calibrate --help explains every key; metres, table "
+                    "frame: x towards the human's goal, y across, origin at the field's "
+                    "centre. Measure the centre of each marker's black square.",
+        "height": 0.0,
+        "markers": [{"id": i, "x": x, "y": y, "size": 0.05, "yaw": 0.0}
+                    for i, (x, y) in enumerate(corners)],
+    }
+
+
+def layout_hints(seen: dict[int, np.ndarray], wanted: dict[int, Marker]) -> list[str]:
+    """What in the layout disagrees with the markers seen (pixel corners by id): the ids'
+    places, each marker's orientation, its size.
+
+    The marker centres do not depend on a marker's yaw or size, so a homography through the
+    centres alone measures every marker's orientation and size on the table; the order of
+    the centres around the table tells whether ids sit at the wrong places."""
+    ids = sorted(seen)
+    pixel_centres = np.array([seen[i].mean(axis=0) for i in ids])
+    table_centres = np.array([np.mean(wanted[i].corners, axis=0) for i in ids])
+    hints = []
+    seen_order, layout_order = _turn_order(pixel_centres), _turn_order(table_centres)
+    # The image may be mirrored against the table (image v runs towards -y): same cycle
+    # either way round.
+    if seen_order not in (layout_order, [layout_order[0], *layout_order[:0:-1]]):
+        hints.append(f"ids at the wrong places: around the table the camera sees "
+                     f"{_around(ids, pixel_centres)}, the layout puts "
+                     f"{_around(ids, table_centres)}")
+        return hints
+    through_centres, _ = cv2.findHomography(pixel_centres, table_centres, 0)
+    if through_centres is None:
+        return hints
+    for i in ids:
+        measured = cv2.perspectiveTransform(seen[i].reshape(-1, 1, 2),
+                                            through_centres).reshape(-1, 2)
+        configured = np.array(wanted[i].corners)
+        turn = _edge_angle(measured) - _edge_angle(configured)
+        quarter = round(math.degrees(math.atan2(math.sin(turn), math.cos(turn))) / 90.0) % 4
+        if quarter:
+            hints.append(f"marker {i} lies at yaw {math.degrees(_edge_angle(measured)):.0f} "
+                         f"deg, the layout says {math.degrees(_edge_angle(configured)):.0f} deg")
+        side = float(np.mean(np.linalg.norm(measured - np.roll(measured, 1, axis=0), axis=1)))
+        expected = float(np.mean(np.linalg.norm(configured - np.roll(configured, 1, axis=0),
+                                                axis=1)))
+        if abs(side - expected) > 0.1 * expected:
+            hints.append(f"marker {i} measures {side * 1e3:.0f} mm, the layout says "
+                         f"{expected * 1e3:.0f} mm (size is the black square's side)")
+    return hints
+
+
+def _edge_angle(corners: np.ndarray) -> float:
+    """Direction of a marker's top edge (top-left -> top-right) on the table."""
+    dx, dy = corners[1] - corners[0]
+    return math.atan2(dy, dx)
+
+
+def _turn_order(points: np.ndarray) -> list[int]:
+    """Indices of `points` by angle about their mean, from the smallest index (so two
+    orders compare equal when the same points go round the same way)."""
+    centre = points.mean(axis=0)
+    order = sorted(range(len(points)), key=lambda k: math.atan2(*(points[k] - centre)[::-1]))
+    start = order.index(0)
+    return order[start:] + order[:start]
+
+
+def _around(ids: list[int], points: np.ndarray) -> list[int]:
+    return [ids[k] for k in _turn_order(points)]
 
 
 def undistort_pixel(u: float, v: float, focal: float, cx: float, cy: float,

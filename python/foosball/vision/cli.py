@@ -17,11 +17,15 @@ def register(subparsers: Any) -> None:
     vision = subparsers.add_parser("vision", help="ball tracker: calibration, detection, bench")
     sub = vision.add_subparsers(dest="command", required=True)
 
-    cal = sub.add_parser("calibrate", help="ArUco calibration -> calibration file (atomic)")
+    from foosball.vision.calibration import LAYOUT_HELP, MAX_REPROJECTION_RMS_PX
+
+    cal = sub.add_parser("calibrate", help="ArUco calibration -> calibration file (atomic)",
+                         epilog=LAYOUT_HELP, formatter_class=argparse.RawDescriptionHelpFormatter)
     cal.add_argument("image", nargs="?", help="a frame showing the four markers")
     cal.add_argument("--sim", action="store_true",
                      help="take the frame and the marker layout from the simulator")
-    cal.add_argument("--markers", help="marker layout JSON (table positions of the markers)")
+    cal.add_argument("--markers", help="marker layout JSON: where each marker lies on the "
+                     "table (format below; `vision layout-example` writes one)")
     cal.add_argument("--focal-px", type=float, help="camera focal length in pixels; "
                      "estimated from the markers when the camera is tilted enough")
     cal.add_argument("--principal", type=float, nargs=2, metavar=("CX", "CY"),
@@ -29,16 +33,55 @@ def register(subparsers: Any) -> None:
     cal.add_argument("--distortion", type=float, nargs=5, metavar=("K1", "K2", "P1", "P2", "K3"),
                      help="lens distortion (OpenCV model) from a chessboard calibration of the "
                      "camera; needs --focal-px")
+    cal.add_argument("--max-reprojection-px", type=float, default=MAX_REPROJECTION_RMS_PX,
+                     help="refuse a calibration whose marker corners reproject worse (RMS, "
+                     "px; default %(default)s)")
+    cal.add_argument("--config", help="the board's configuration file: its ball_tracker "
+                     "ball_diameter (default: the table geometry's ball)")
     cal.add_argument("--output", default="calibration.json")
     cal.add_argument("--json", action="store_true")
     cal.set_defaults(func=_calibrate)
 
-    det = sub.add_parser("detect", help="find the ball in images")
-    det.add_argument("images", nargs="+")
-    det.add_argument("--calibration", help="calibration file: adds the table position")
-    det.add_argument("--settings", help="vision settings JSON (detector thresholds)")
-    det.add_argument("--json", action="store_true")
+    example = sub.add_parser("layout-example", help="write an example marker layout file "
+                             "(four markers beyond the field's corners) to edit",
+                             epilog=LAYOUT_HELP,
+                             formatter_class=argparse.RawDescriptionHelpFormatter)
+    example.add_argument("--output", default="markers.json")
+    example.set_defaults(func=_layout_example)
+
+    det = sub.add_parser("detect", help="find the ball in images, folders or videos: one "
+                         "JSON line per frame")
+    det.add_argument("inputs", nargs="+", help="image files, folders of images, videos")
+    det.add_argument("--calibration", help="calibration file: the tracker's candidate filter "
+                     "(only the field and the goal mouths, the ball's size there) and the "
+                     "table position")
+    det.add_argument("--config", help="the board's configuration file (its ball_tracker "
+                     "section: thresholds, detector, ball diameter)")
+    det.add_argument("--settings", help="vision settings JSON instead of --config")
+    det.add_argument("--track", action="store_true",
+                     help="run the whole tracker (window search, Kalman filter) over each "
+                     "sequence instead of a whole-frame search per frame")
     det.set_defaults(func=_detect)
+
+    learn = sub.add_parser("learn-colour", help="learn the ball's HSV band from a few frames "
+                           "of it rolling; writes the thresholds file the tracker loads")
+    learn.add_argument("inputs", nargs="+", help="a short video, a folder or image files "
+                       "of the ball rolling across the table")
+    learn.add_argument("--calibration", help="calibration file: the ball's size where it is, "
+                       "and only the field searched (recommended)")
+    learn.add_argument("--config", help="the board's configuration file (blob limits; "
+                       "--output defaults to its thresholds_file)")
+    learn.add_argument("--settings", help="vision settings JSON instead of --config")
+    learn.add_argument("--frames", type=int, default=60, help="use at most this many frames")
+    learn.add_argument("--output", help="thresholds file to write (default: the settings' "
+                       "thresholds_file, else thresholds.json)")
+    learn.add_argument("--mask", help="write the frame beside its mask under the learnt band "
+                       "(PNG) to look at")
+    learn.add_argument("--for-background", action="store_true",
+                       help="a ball coloured like the field: write the ball's own band even "
+                       "though it takes in the table (for detector.method = background)")
+    learn.add_argument("--json", action="store_true")
+    learn.set_defaults(func=_learn_colour)
 
     bench = sub.add_parser("bench", help="time our pipeline and the seed-style one, same frames")
     bench.add_argument("--frames", type=int, default=600)
@@ -71,9 +114,23 @@ def _print(data: dict[str, Any], as_json: bool) -> None:
             print(f"{key}: {value}")
 
 
+def _vision_settings(args: argparse.Namespace) -> Any:
+    """The ball tracker's settings from --config (the board file) or --settings (JSON)."""
+    from foosball.vision.config import VisionSettings, load_settings, parse_settings
+
+    if getattr(args, "config", None):
+        from foosball.config import load_board_config
+
+        return parse_settings(load_board_config(args.config).section("ball_tracker"))
+    if getattr(args, "settings", None):
+        return load_settings(args.settings)
+    return VisionSettings()
+
+
 def _calibrate(args: argparse.Namespace) -> int:
     import cv2
 
+    from foosball.config import BoardConfigError
     from foosball.geometry import default_table
     from foosball.vision.calibration import (
         CalibrationError,
@@ -81,8 +138,10 @@ def _calibrate(args: argparse.Namespace) -> int:
         calibrate,
         write_calibration,
     )
+    from foosball.vision.config import VisionConfigError
 
     try:
+        settings = _vision_settings(args)
         if args.sim:
             from foosball.vision.sim_source import sim_calibration_frame
 
@@ -90,8 +149,8 @@ def _calibrate(args: argparse.Namespace) -> int:
             focal = args.focal_px or focal
         else:
             if not args.image or not args.markers:
-                print("vision calibrate: give IMAGE and --markers FILE, or --sim",
-                      file=sys.stderr)
+                print("vision calibrate: give IMAGE and --markers FILE, or --sim "
+                      "(--help describes the marker file)", file=sys.stderr)
                 return 2
             image = cv2.imread(args.image, cv2.IMREAD_COLOR)
             if image is None:
@@ -99,11 +158,14 @@ def _calibrate(args: argparse.Namespace) -> int:
                 return 2
             layout = MarkerLayout.from_json(json.loads(Path(args.markers).read_text()))
             focal = args.focal_px
-        calibration = calibrate(image, layout, default_table().ball.radius, focal_px=focal,
+        diameter = settings.ball_diameter or default_table().ball.diameter
+        calibration = calibrate(image, layout, diameter / 2, focal_px=focal,
                                 principal=tuple(args.principal) if args.principal else None,
-                                distortion=tuple(args.distortion) if args.distortion else None)
+                                distortion=tuple(args.distortion) if args.distortion else None,
+                                max_reprojection_px=args.max_reprojection_px)
         write_calibration(calibration, args.output)
-    except (CalibrationError, OSError, json.JSONDecodeError) as exc:
+    except (CalibrationError, VisionConfigError, BoardConfigError, OSError,
+            json.JSONDecodeError) as exc:
         print(f"vision calibrate: {exc}", file=sys.stderr)
         return 1
     _print({
@@ -116,52 +178,145 @@ def _calibrate(args: argparse.Namespace) -> int:
         "focal_px": round(calibration.focal_px, 2),
         "focal_estimated": calibration.focal_estimated,
         "distortion": list(calibration.distortion),
+        "ball_diameter_mm": round(calibration.ball_radius * 2e3, 2),
     }, args.json)
     return 0
 
 
-def _detect(args: argparse.Namespace) -> int:
-    import cv2
+def _layout_example(args: argparse.Namespace) -> int:
+    from foosball.vision.calibration import example_layout
 
-    from foosball.vision.calibration import BallProjector, CalibrationError, load_calibration
-    from foosball.vision.config import DetectorConfig, VisionConfigError, load_settings
-    from foosball.vision.detector import BallDetector
+    Path(args.output).write_text(json.dumps(example_layout(), indent=2) + "\n")
+    print(f"wrote {args.output}: measure where your markers lie and edit it")
+    return 0
+
+
+VIDEO_SUFFIXES = (".mp4", ".avi", ".mkv", ".mov", ".webm", ".mjpg", ".mjpeg")
+
+
+def _sources(inputs: list[str]) -> list[tuple[str, Any]]:
+    """(name, frame source) per input: a folder, a video, or a run of image files."""
+    from foosball.vision.sources import ImageFolderSource, VideoFileSource
+
+    sources: list[tuple[str, Any]] = []
+    files: list[str] = []
+    for name in inputs:
+        path = Path(name)
+        if path.is_dir() or path.suffix.lower() in VIDEO_SUFFIXES:
+            if files:
+                sources.append((files[0], ImageFolderSource(files)))
+                files = []
+            sources.append((name, ImageFolderSource(name) if path.is_dir()
+                            else VideoFileSource(name)))
+        else:
+            files.append(name)
+    if files:
+        sources.append((files[0], ImageFolderSource(files)))
+    return sources
+
+
+def _detect(args: argparse.Namespace) -> int:
+    from foosball.config import BoardConfigError
+    from foosball.geometry import default_table
+    from foosball.vision.calibration import CalibrationError, load_calibration
+    from foosball.vision.config import VisionConfigError
+    from foosball.vision.detector import make_detector
+    from foosball.vision.sources import SourceError
+    from foosball.vision.tracker import BallTracker, TrackStatus
 
     try:
-        cfg = load_settings(args.settings).detector if args.settings else DetectorConfig()
-        projector = BallProjector(load_calibration(args.calibration)) if args.calibration \
-            else None
-    except (CalibrationError, VisionConfigError) as exc:
+        settings = _vision_settings(args)
+        calibration = load_calibration(args.calibration) if args.calibration else None
+        sources = _sources(args.inputs)
+    except (CalibrationError, VisionConfigError, BoardConfigError, SourceError) as exc:
         print(f"vision detect: {exc}", file=sys.stderr)
         return 1
-    results = []
+    if calibration is None:
+        print("vision detect: no --calibration, so every blob in the frame is a candidate",
+              file=sys.stderr)
     status = 0
-    detectors: dict[tuple[int, int], BallDetector] = {}
-    for path in args.images:
-        image = cv2.imread(path, cv2.IMREAD_COLOR)
-        if image is None:
-            results.append({"image": path, "error": "cannot read"})
+    for name, source in sources:
+        tracker = detector = None
+        if calibration is not None:
+            if source.frame_size != calibration.image_size:
+                print(json.dumps({"source": name, "error": f"frames {source.frame_size} are "
+                                  f"not the calibration's {calibration.image_size}"}))
+                status = 1
+                continue
+            tracker = BallTracker(settings.detector, settings.filter, calibration,
+                                  default_table(), ball_diameter=settings.ball_diameter)
+        else:
+            detector = make_detector(settings.detector, "bgr", source.frame_size)
+        try:
+            for frame in source:
+                entry: dict[str, Any] = {"source": name, "frame": frame.index}
+                if tracker is not None and args.track:
+                    result = tracker.process(frame.image, frame.capture_time_ns)
+                    found = result.detection
+                    entry["status"] = TrackStatus(result.status).name
+                    entry["filtered_m"] = [round(result.x, 5), round(result.y, 5)]
+                else:
+                    found = (tracker.detector if tracker else detector).search_frame(
+                        frame.image)  # type: ignore[union-attr]
+                entry["found"] = found is not None
+                if found is not None:
+                    entry["pixel"] = [round(found.u, 3), round(found.v, 3)]
+                    entry["partial"] = found.partial
+                    if tracker is not None:
+                        x, y = tracker.projector.to_table(found.u, found.v)
+                        entry["table_m"] = [round(x, 5), round(y, 5)]
+                print(json.dumps(entry), flush=True)
+        except SourceError as exc:
+            print(json.dumps({"source": name, "error": str(exc)}))
             status = 1
-            continue
-        size = (image.shape[1], image.shape[0])
-        if size not in detectors:
-            detectors[size] = BallDetector(cfg, "bgr", size,
-                                           radius_at=projector.radius_px if projector else None)
-        found = detectors[size].search_frame(image)
-        entry: dict[str, Any] = {"image": path, "found": found is not None}
-        if found is not None:
-            entry["pixel"] = [round(found.u, 3), round(found.v, 3)]
-            entry["partial"] = found.partial
-            if projector is not None:
-                x, y = projector.to_table(found.u, found.v)
-                entry["table_m"] = [round(x, 5), round(y, 5)]
-        results.append(entry)
-    if args.json:
-        print(json.dumps(results, indent=2))
-    else:
-        for entry in results:
-            print(entry)
+        finally:
+            source.close()
     return status
+
+
+def _learn_colour(args: argparse.Namespace) -> int:
+    import cv2
+
+    from foosball.config import BoardConfigError
+    from foosball.geometry import default_table
+    from foosball.vision.calibration import BallProjector, CalibrationError, load_calibration
+    from foosball.vision.config import VisionConfigError, save_thresholds
+    from foosball.vision.field import FieldRegion
+    from foosball.vision.learn import LearnError, band_preview, learn_colour
+    from foosball.vision.sources import SourceError
+
+    try:
+        settings = _vision_settings(args)
+        field_mask = radius_at = None
+        if args.calibration:
+            table = default_table()
+            calibration = load_calibration(args.calibration).for_ball(
+                (settings.ball_diameter or table.ball.diameter) / 2)
+            projector = BallProjector(calibration)
+            field_mask, radius_at = FieldRegion(projector, table).mask(), projector.radius_px
+        frames = []
+        for _, source in _sources(args.inputs):
+            with source:
+                for frame in source:
+                    frames.append(frame.image)
+                    if len(frames) >= args.frames:
+                        break
+        learnt = learn_colour(frames, settings.detector, field_mask, radius_at)
+        band, report = learnt.detector, learnt.report()
+    except LearnError as exc:
+        if not (args.for_background and exc.band is not None):
+            print(f"vision learn-colour: {exc}", file=sys.stderr)
+            return 1
+        band, report = exc.band, {"separated": False, "note": str(exc)}
+    except (CalibrationError, VisionConfigError, BoardConfigError, SourceError) as exc:
+        print(f"vision learn-colour: {exc}", file=sys.stderr)
+        return 1
+    output = args.output or settings.thresholds_file or "thresholds.json"
+    save_thresholds(output, band)
+    if args.mask:
+        cv2.imwrite(args.mask, band_preview(frames[len(frames) // 2], band))
+    _print({"output": output, **report, "mask": args.mask}, args.json)
+    return 0
 
 
 def _bench(args: argparse.Namespace) -> int:

@@ -21,6 +21,20 @@ class VisionConfigError(ValueError):
     """A vision configuration value is wrong; the message names the field."""
 
 
+DETECTOR_METHODS = ("colour", "background")  # the keys of vision/detector.py DETECTORS
+
+
+def check_hsv_band(band: Any, where: str) -> None:
+    """An OpenCV HSV band (hue_low..hue_high, wrapping through 179 -> 0 when low > high)."""
+    for name, high in (("hue_low", 179), ("hue_high", 179), ("sat_low", 255),
+                       ("sat_high", 255), ("val_low", 255), ("val_high", 255)):
+        value = getattr(band, name)
+        if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= high:
+            raise VisionConfigError(f"{where}.{name}: {value!r} is not an integer 0..{high}")
+    if band.sat_low > band.sat_high or band.val_low > band.val_high:
+        raise VisionConfigError(f"{where}: sat_low/val_low must not exceed sat_high/val_high")
+
+
 @dataclass(frozen=True, slots=True)
 class DetectorConfig:
     """Colour threshold and blob filter (seed: HSV threshold, area, perimeter, density,
@@ -62,15 +76,20 @@ class DetectorConfig:
     # ... the ellipse still fills at least this much (a ball cut square by a man and a rod
     # is centred too, but fills about 0.7).
     centred_fill: float = 0.8
+    # "colour": the HSV band above; "background": what differs from a running median of
+    # the empty table (a ball coloured like the field: white on a light field), with the
+    # same size and roundness checks.
+    method: str = "colour"
+    # background: a pixel is the ball's when its colour differs from the background's by
+    # more than this (sum over B, G, R of the absolute differences, saturating at 255).
+    background_threshold: int = 40
+    # background: median of this many samples of the table, one taken every
+    # background_every frames from the pixels away from the ball (and the men's).
+    background_samples: int = 7
+    background_every: int = 8
 
     def validate(self) -> DetectorConfig:
-        for name, high in (("hue_low", 179), ("hue_high", 179), ("sat_low", 255),
-                           ("sat_high", 255), ("val_low", 255), ("val_high", 255)):
-            value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= high:
-                raise VisionConfigError(f"detector.{name}: {value!r} is not an integer 0..{high}")
-        if self.sat_low > self.sat_high or self.val_low > self.val_high:
-            raise VisionConfigError("detector: sat_low/val_low must not exceed sat_high/val_high")
+        check_hsv_band(self, "detector")
         for low, high in (("min_area", "max_area"), ("min_perimeter", "max_perimeter")):
             lo, hi = getattr(self, low), getattr(self, high)
             if not (math.isfinite(lo) and math.isfinite(hi) and 0 <= lo < hi):
@@ -90,6 +109,15 @@ class DetectorConfig:
             raise VisionConfigError("detector.centred_fill: must be in (0, whole_fill]")
         if not 0.0 <= self.whole_offset <= 1.0:
             raise VisionConfigError("detector.whole_offset: must be in [0, 1]")
+        if self.method not in DETECTOR_METHODS:
+            raise VisionConfigError(f"detector.method: {self.method!r} is not one of "
+                                    f"{DETECTOR_METHODS}")
+        if not 1 <= self.background_threshold <= 254:
+            raise VisionConfigError("detector.background_threshold: must be in 1..254")
+        if not 1 <= self.background_samples <= 31 or self.background_samples % 2 == 0:
+            raise VisionConfigError("detector.background_samples: an odd number 1..31")
+        if not 1 <= self.background_every <= 1000:
+            raise VisionConfigError("detector.background_every: must be in 1..1000")
         return self
 
     @property
@@ -140,6 +168,36 @@ class FilterConfig:
 
 
 @dataclass(frozen=True, slots=True)
+class RodsConfig:
+    """The human's rods measured from the camera: the men's colour (HSV band, as for the
+    ball; the default is the simulator's red team) and how often."""
+
+    enabled: bool = True
+    hue_low: int = 170
+    hue_high: int = 8
+    sat_low: int = 120
+    sat_high: int = 255
+    val_low: int = 60
+    val_high: int = 255
+    every_frames: int = 1  # measure on every n-th frame
+    decimation: int = 2  # the rods' strips are thresholded at 1/decimation resolution
+    head_above_axis: float = 0.052  # m, the man's head above his rod's axis (with the foot
+    # reach of the table geometry: the man's length that shows his rotation from above)
+
+    @property
+    def hue_wraps(self) -> bool:
+        return self.hue_low > self.hue_high
+
+    def validate(self) -> RodsConfig:
+        check_hsv_band(self, "rods")
+        if not 1 <= self.every_frames <= 1000:
+            raise VisionConfigError("rods.every_frames: must be in 1..1000")
+        if self.decimation not in (1, 2, 4):
+            raise VisionConfigError("rods.decimation: one of 1, 2, 4")
+        return self
+
+
+@dataclass(frozen=True, slots=True)
 class SourceConfig:
     """Which frame source to open and its options (see vision/sources.py BACKENDS)."""
 
@@ -156,6 +214,9 @@ class VisionSettings:
     camera_timeout_s: float = 0.05  # no frame for this long raises CAMERA_LOST
     # Where thresholds tuned on the game panel are kept across restarts ("": not kept).
     thresholds_file: str = ""
+    # The ball's diameter, m (tables use 34-36 mm balls); 0: the table geometry's.
+    ball_diameter: float = 0.0
+    rods: RodsConfig = field(default_factory=lambda: RodsConfig())
 
 
 def _build(cls: type, data: Any, where: str) -> Any:
@@ -183,7 +244,7 @@ def parse_settings(data: Any) -> VisionSettings:
     if not isinstance(data, dict):
         raise VisionConfigError("vision settings: expected a JSON object")
     unknown = set(data) - {"detector", "filter", "source", "calibration", "camera_timeout_s",
-                           "thresholds_file", "_comment"}
+                           "thresholds_file", "ball_diameter", "rods", "_comment"}
     if unknown:  # a misspelt key must not be silently ignored
         raise VisionConfigError(f"vision settings: unknown keys {sorted(unknown)}")
     detector = _build(DetectorConfig, data.get("detector", {}), "detector").validate()
@@ -204,7 +265,13 @@ def parse_settings(data: Any) -> VisionSettings:
     thresholds_file = data.get("thresholds_file", "")
     if not isinstance(thresholds_file, str):
         raise VisionConfigError("thresholds_file: expected a path string")
-    return VisionSettings(detector, filt, source, calibration, float(timeout), thresholds_file)
+    diameter = data.get("ball_diameter", 0.0)
+    if isinstance(diameter, bool) or not isinstance(diameter, int | float) or not (
+            diameter == 0 or 0.02 <= diameter <= 0.05):
+        raise VisionConfigError("ball_diameter: expected 0 (the table's) or 0.02..0.05 m")
+    rods = _build(RodsConfig, data.get("rods", {}), "rods").validate()
+    return VisionSettings(detector, filt, source, calibration, float(timeout), thresholds_file,
+                          float(diameter), rods)
 
 
 # The detector fields the game panel tunes (VisionConfig), kept in thresholds_file.
@@ -244,4 +311,6 @@ def settings_to_json(settings: VisionSettings) -> dict[str, Any]:
         "calibration": settings.calibration,
         "camera_timeout_s": settings.camera_timeout_s,
         "thresholds_file": settings.thresholds_file,
+        "ball_diameter": settings.ball_diameter,
+        "rods": asdict(settings.rods),
     }

@@ -89,30 +89,33 @@ def empty_state(table: Table, time_ns: int = 0) -> Any:
                        ball_in_play=False, translations=(0.0,) * n, rotations=(1.5708,) * n)
 
 
-def sim_calibration_frame(seed: int = 0) -> tuple[np.ndarray, MarkerLayout, float]:
+def sim_calibration_frame(seed: int = 0, camera: Any = None, palette: Any = None,
+                          ) -> tuple[np.ndarray, MarkerLayout, float]:
     """A rendered frame of the empty table, the marker layout and the camera's focal length
     (the simulated camera looks straight down, so the focal length must be given)."""
     _, _, (camera_config, renderer_class, _) = _sim()
     table = default_table()
-    camera = camera_config()
-    renderer = renderer_class(table, camera, seed=seed)
+    camera = camera or camera_config()
+    renderer = renderer_class(table, camera, seed=seed, palette=palette)
     frame = renderer.render(empty_state(table))
     return frame.image, marker_layout(camera), float(camera.fx)
 
 
-def sim_calibration(seed: int = 0) -> Calibration:
-    image, layout, focal = sim_calibration_frame(seed)
+def sim_calibration(seed: int = 0, camera: Any = None, palette: Any = None) -> Calibration:
+    image, layout, focal = sim_calibration_frame(seed, camera, palette)
     return calibrate(image, layout, default_table().ball.radius, focal_px=focal)
 
 
-def sim_eval_frames(count: int, seed: int = 1, scene: str = "match",
-                    ) -> tuple[list[EvalFrame], Calibration]:
+def sim_eval_frames(count: int, seed: int = 1, scene: str = "match", camera: Any = None,
+                    palette: Any = None) -> tuple[list[EvalFrame], Calibration]:
     """Rendered frames with truth: `scene` "match" (a simulated match between two scripted
-    players) or "shots" (fast shots among moving men)."""
+    players) or "shots" (fast shots among moving men); `camera` (render.CameraConfig) and
+    `palette` (render.Palette) for other tables."""
     _, _, (camera_config, renderer_class, _) = _sim()
     table = default_table()
-    calibration = sim_calibration(seed)
-    renderer = renderer_class(table, camera_config(), seed=seed)
+    camera = camera or camera_config()
+    calibration = sim_calibration(seed, camera, palette)
+    renderer = renderer_class(table, camera, seed=seed, palette=palette)
     frames = []
     states = match_states(count, seed, table) if scene == "match" else shot_states(
         count, seed, table)

@@ -18,7 +18,8 @@ import numpy as np
 from foosball.geometry import Table
 from foosball.vision.calibration import BallProjector, Calibration
 from foosball.vision.config import DetectorConfig, FilterConfig
-from foosball.vision.detector import BallDetector, Detection
+from foosball.vision.detector import Detection, make_detector
+from foosball.vision.field import FieldRegion
 from foosball.vision.kalman import BallFilter, Walls
 
 
@@ -50,19 +51,21 @@ class TrackResult:
 
 class BallTracker:
     def __init__(self, detector_cfg: DetectorConfig, filter_cfg: FilterConfig,
-                 calibration: Calibration, table: Table, pixel_format: str = "bgr"):
-        self.projector = BallProjector(calibration)
+                 calibration: Calibration, table: Table, pixel_format: str = "bgr",
+                 ball_diameter: float = 0.0):
+        """`ball_diameter` (m): the settings' ball; 0 takes the table geometry's."""
+        radius = (ball_diameter or table.ball.diameter) / 2
+        self.projector = BallProjector(calibration.for_ball(radius))
         f = table.field
-        # The ball's centre stays within the walls, or a little beyond the end walls in the
-        # goal mouths; 2 cm of slack for the calibration.
-        self._x_reach = f.half_length + 0.05
-        self._y_reach = f.half_width - table.ball.radius + 0.02
-        self.detector = BallDetector(detector_cfg, pixel_format, calibration.image_size,
-                                     radius_at=self.projector.radius_px,
-                                     on_table=self._on_table)
+        # The ball's centre stays on the field, or goes a little beyond the end walls in
+        # the goal mouths (and nowhere else): nothing outside is ever a candidate.
+        self.field = FieldRegion(self.projector, table)
+        self.detector = make_detector(detector_cfg, pixel_format, calibration.image_size,
+                                      radius_at=self.projector.radius_px,
+                                      on_table=self.field.contains,
+                                      field_mask=self.field.mask())
         self.cfg = filter_cfg.validate()
-        self.walls = Walls.of_table(f.half_length, f.half_width, f.goal_width,
-                                    table.ball.radius)
+        self.walls = Walls.of_table(f.half_length, f.half_width, f.goal_width, radius)
         self.filter = BallFilter(filter_cfg, self.walls)
         self.tracking = False
         self._confirmations = 0
@@ -72,17 +75,16 @@ class BallTracker:
         self._lost_variance = (f.half_length ** 2, f.half_width ** 2, 100.0, 100.0)
         self._last_xy = (0.0, 0.0)
 
-    def _on_table(self, u: float, v: float) -> bool:
-        x, y = self.projector.to_table(u, v)
-        return abs(x) <= self._x_reach and abs(y) <= self._y_reach
-
     def configure(self, detector_cfg: DetectorConfig) -> None:
         self.detector.configure(detector_cfg)
 
     def process(self, image: np.ndarray, capture_time_ns: int) -> TrackResult:
         if self.tracking:
-            return self._track(image, capture_time_ns)
-        return self._acquire(image, capture_time_ns)
+            result = self._track(image, capture_time_ns)
+        else:
+            result = self._acquire(image, capture_time_ns)
+        self.detector.observe(image, result.detection)
+        return result
 
     # --- with a track -------------------------------------------------------------------
 

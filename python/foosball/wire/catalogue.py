@@ -658,6 +658,26 @@ class CalibrationStatus:
 
 
 @dataclass(frozen=True, slots=True)
+class HumanRod:
+    rod: RodId = choice(1, RodId)  # the human's rod of this role
+    translation: float = num(2, -POSITION, POSITION, "m")
+    rotation: float = num(3, -math.pi, math.pi, "rad")  # 0 when not rotation_seen
+    men_seen: int = integer(4, 0, 5)  # 0: not measured in this frame (values are the last)
+    rotation_seen: bool = flag(5)  # the men's shape showed the rotation
+
+
+@dataclass(frozen=True, slots=True)
+class HumanRods:
+    """Ball tracker -> strategy, game panel: where the human's men stand, measured from
+    the camera (the men's colour blobs) on the frame captured at `capture_time`."""
+
+    TYPE_ID: ClassVar[int] = 17
+    capture_time: int = integer(1, 0, NS_MAX, "ns")
+    frame: int = integer(2, 0, NS_MAX)
+    rods: tuple[HumanRod, ...] = records(3, HumanRod, 4)
+
+
+@dataclass(frozen=True, slots=True)
 class OtaCommand:
     """Update tool -> a board's update agent."""
 
@@ -701,6 +721,7 @@ SENDERS: dict[type, frozenset[Agent]] = {
     VisionConfig: frozenset({Agent.GAME_PANEL, Agent.TOOL}),
     VisionPreview: frozenset({Agent.BALL_TRACKER}),
     CalibrationStatus: frozenset({Agent.BALL_TRACKER}),
+    HumanRods: frozenset({Agent.BALL_TRACKER}),
     OtaCommand: frozenset({Agent.OTA, Agent.TOOL}),
     OtaStatus: frozenset({Agent.OTA}),
 }

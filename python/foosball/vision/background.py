@@ -1,0 +1,160 @@
+"""The second detector: the ball is what differs from the empty table.
+
+For a ball whose colour is close to the field's (a white ball on a light field, seen
+obliquely), no colour band separates it. A background model does: the median of a few
+frames taken apart in time (the ball moves, so it is in few of them), then followed with
+an approximate running median (each pixel steps one level towards the frame, McFarlane
+and Schofield's estimator), never where the ball is. A pixel belongs to the foreground
+when its colour differs from the background's by more than `background_threshold` (sum of
+the absolute B, G, R differences, saturating at 255) AND its colour is in the detector's
+HSV band, taken wide (a white ball: any hue, low saturation, high value; the field passes
+it, the background difference refuses the field, the band refuses the moving men, whose
+colours are strong). That foreground then goes through the colour detector's blob search
+unchanged: size, perimeter, density, eccentricity, the whole/partial decision,
+the field mask. Only the mask differs, so the tracker, the filter and the calibration do
+not know which detector they have.
+
+Costs: the window's difference is three OpenCV calls; the model follows the table one strip
+of rows per frame (1 / background_every of the frame), so no frame pays a whole update.
+Until the first median is taken (background_samples x background_every frames) it finds
+nothing. Moving men differ from the background too: the blob filter's size and roundness
+refuse them; a man standing still becomes background within seconds.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import cv2
+import numpy as np
+
+from foosball.vision.config import DetectorConfig
+from foosball.vision.detector import BallDetector, Detection
+
+# Around a found ball this many radii are kept out of the model (its blur, its shadow).
+KEEP_OUT_RADII = 2.5
+
+
+class BackgroundDetector(BallDetector):
+    def __init__(self, cfg: DetectorConfig, pixel_format: str, frame_size: tuple[int, int],
+                 **options: Any):
+        if pixel_format != "bgr":
+            # The model is kept in BGR; a YUYV camera would need its frames converted whole.
+            raise ValueError("the background detector needs BGR frames (pixel_format bgr)")
+        super().__init__(cfg, pixel_format, frame_size, **options)
+        width, height = frame_size
+        self._samples: list[np.ndarray] = []
+        self._frames_seen = 0
+        self.background: np.ndarray | None = None  # BGR, full resolution
+        self._small_background = np.empty_like(self._small)
+        self._strip = 0
+        self._camouflaged = False  # set with the first model
+        side = 2 * cfg.roi_max_half
+        self._difference = np.empty((side, side, 3), np.uint8)
+        self._summed = np.empty((side, side), np.uint8)
+        self._window_mask_buffer = np.empty((side, side), np.uint8)
+        self._small_difference = np.empty_like(self._small)
+        self._small_summed = np.empty(self._small.shape[:2], np.uint8)
+        self._small_mask = np.empty(self._small.shape[:2], np.uint8)
+        self._keep_out = np.zeros((height, width), np.uint8)
+        self._ones = np.ones((1, 3), np.float32)
+        self._close = cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (5, 5))
+
+    @property
+    def ready(self) -> bool:
+        return self.background is not None
+
+    def _foreground(self, image: np.ndarray, background: np.ndarray, difference: np.ndarray,
+                    summed: np.ndarray, mask: np.ndarray) -> np.ndarray:
+        cv2.absdiff(image, background, dst=difference)
+        cv2.transform(difference, self._ones, dst=summed)  # B + G + R, saturating at 255
+        cv2.threshold(summed, self.cfg.background_threshold, 255, cv2.THRESH_BINARY,
+                      dst=mask)
+        # A shaded ball differs from the field most at its rim, less in its lit middle,
+        # and little where it crosses a white line: close the ring into a disc.
+        cv2.morphologyEx(mask, cv2.MORPH_CLOSE, self._close, dst=mask)
+        return mask
+
+    def _window_mask(self, image: np.ndarray, x0: int, y0: int, cols: int,
+                     rows: int) -> np.ndarray:
+        mask = self._window_mask_buffer[:rows, :cols]
+        if self.background is None:
+            mask[:] = 0
+            return mask
+        background = self.background[y0:y0 + rows, x0:x0 + cols]
+        self._foreground(image[y0:y0 + rows, x0:x0 + cols], background,
+                         self._difference[:rows, :cols], self._summed[:rows, :cols], mask)
+        cv2.bitwise_and(mask, super()._window_mask(image, x0, y0, cols, rows), dst=mask)
+        if not self._camouflaged:
+            return mask
+        # Where the model still holds a man that has moved away, the field shows: it differs
+        # and is in the band, but the model there is not (the ball lies on the field).
+        return cv2.bitwise_and(mask, self._window.mask(background), dst=mask)
+
+    def _frame_mask(self, small: np.ndarray) -> np.ndarray:
+        if self.background is None:
+            self._small_mask[:] = 0
+            return self._small_mask
+        cv2.resize(self.background, (self._small_cols, self._small_rows),
+                   dst=self._small_background, interpolation=cv2.INTER_NEAREST)
+        mask = self._foreground(small, self._small_background, self._small_difference,
+                                self._small_summed, self._small_mask)
+        cv2.bitwise_and(mask, super()._frame_mask(small), dst=mask)
+        if not self._camouflaged:
+            return mask
+        return cv2.bitwise_and(mask, self._whole.mask(self._small_background), dst=mask)
+
+    def frame_mask(self, image: np.ndarray, size: tuple[int, int]) -> np.ndarray:
+        """The foreground of the whole frame scaled to `size`, for the panel's preview."""
+        if self.background is None:
+            return np.zeros((size[1], size[0]), np.uint8)
+        difference = cv2.absdiff(image, self.background).astype(np.uint16).sum(axis=2)
+        mask = np.where(difference > self.cfg.background_threshold, 255, 0).astype(np.uint8)
+        return cv2.resize(mask, size, interpolation=cv2.INTER_NEAREST) & super().frame_mask(
+            image, size)
+
+    # --- the model -------------------------------------------------------------------------
+
+    def observe(self, image: np.ndarray, ball: Detection | None) -> None:
+        cfg = self.cfg
+        self._frames_seen += 1
+        if self.background is None:
+            if self._frames_seen % cfg.background_every == 1 or cfg.background_every == 1:
+                self._samples.append(image.copy())
+            if len(self._samples) >= cfg.background_samples:
+                self.background = np.median(np.stack(self._samples), axis=0).astype(np.uint8)
+                self._samples = []
+                # A band that takes in much of the table: the ball is coloured like the
+                # field, and only the model's own colour tells a ghost from it.
+                in_band = BallDetector.frame_mask(self, self.background,
+                                                  (self.width, self.height)) > 0
+                where = np.ones(in_band.shape, bool) if self.field_mask is None else \
+                    self.field_mask > 0
+                self._camouflaged = float(in_band[where].mean()) > 0.2
+            return
+        self._follow(image, ball)
+
+    def _follow(self, image: np.ndarray, ball: Detection | None) -> None:
+        """One strip of rows steps one level towards this frame, except around the ball."""
+        strips = self.cfg.background_every
+        rows = -(-self.height // strips)
+        r0 = self._strip * rows
+        r1 = min(self.height, r0 + rows)
+        self._strip = (self._strip + 1) % strips
+        background = self.background[r0:r1]  # type: ignore[index]
+        frame = image[r0:r1]
+        brighter = cv2.compare(frame, background, cv2.CMP_GT)
+        darker = cv2.compare(frame, background, cv2.CMP_LT)
+        if ball is not None and self.radius_at is not None:
+            reach = int(KEEP_OUT_RADII * self.radius_at(ball.u, ball.v)) + 2
+            if ball.v + reach >= r0 and ball.v - reach < r1:
+                keep_out = self._keep_out[r0:r1]
+                keep_out[:] = 0
+                cv2.circle(keep_out, (round(ball.u), round(ball.v) - r0), reach, 255, -1)
+                inside = keep_out > 0
+                brighter[inside] = 0
+                darker[inside] = 0
+        cv2.bitwise_and(brighter, 1, dst=brighter)
+        cv2.bitwise_and(darker, 1, dst=darker)
+        cv2.add(background, brighter, dst=background)
+        cv2.subtract(background, darker, dst=background)

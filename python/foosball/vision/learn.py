@@ -1,0 +1,232 @@
+"""The ball's colour learnt from a few frames of it rolling, instead of thresholds by hand.
+
+The ball is the round, ball-sized thing that moves: the median of the frames is the table
+without it, and in each frame the ball is the blob that differs from that median, has the
+calibration's ball size where it is (or the detector's area limits without a calibration)
+and fills its enclosing circle. Its pixels (the rim left out: it is blended with the
+field) give the HSV band: the shortest hue arc holding nearly all of them (through red if
+need be; any hue for a grey or white ball), saturation and value from their low
+percentiles, with a margin. The band is then tried on everything that is not the ball (the
+field, the lines, the men, the wooden frame): a band that lets a ball-sized blob of the
+table through, or too many of its pixels, is narrowed; one that cannot be narrowed without
+losing the ball is refused, with what was found (use `detector.method = "background"`
+then).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+from typing import Any
+
+import cv2
+import numpy as np
+
+from foosball.vision.config import DetectorConfig
+from foosball.vision.detector import blob_stats, passes
+
+# A pixel differs from the median table when the sum of its |B|, |G|, |R| differences is
+# above this.
+MOTION_THRESHOLD = 45
+# Share of the ball's pixels the band must hold, tried in this order (narrower each time).
+COVERAGES = (0.98, 0.95, 0.9, 0.8)
+# The table's pixels the band may take in (scattered ones; the blob filter drops them).
+MAX_TABLE_SHARE = 0.002
+HSV_MARGIN = 12
+
+
+class LearnError(ValueError):
+    """The ball cannot be found, or cannot be told from the table by colour (then `band`
+    is the ball's own colour, for the background detector, which needs no separation)."""
+
+    def __init__(self, message: str, band: DetectorConfig | None = None):
+        super().__init__(message)
+        self.band = band
+
+
+@dataclass(frozen=True, slots=True)
+class LearntColour:
+    detector: DetectorConfig
+    ball_pixels: int
+    frames_with_ball: int
+    table_share: float  # of the table's pixels inside the band
+    coverage: float  # of the ball's pixels inside the band
+
+    def report(self) -> dict[str, Any]:
+        d = self.detector
+        return {"hue": [d.hue_low, d.hue_high], "saturation": [d.sat_low, d.sat_high],
+                "value": [d.val_low, d.val_high], "ball_pixels": self.ball_pixels,
+                "frames_with_ball": self.frames_with_ball,
+                "ball_share_in_band": round(self.coverage, 4),
+                "table_share_in_band": round(self.table_share, 6)}
+
+
+def learn_colour(frames: Sequence[np.ndarray], base: DetectorConfig,
+                 field_mask: np.ndarray | None = None,
+                 radius_at: Any = None) -> LearntColour:
+    """`frames`: BGR frames of the ball rolling (a few dozen; it must move between them);
+    `field_mask`/`radius_at` from the calibration (FieldRegion.mask, BallProjector.radius_px)."""
+    if len(frames) < 5:
+        raise LearnError(f"need at least 5 frames of the ball rolling, got {len(frames)}")
+    table = np.median(np.stack(frames), axis=0).astype(np.uint8)
+    where = field_mask if field_mask is not None else np.full(table.shape[:2], 255, np.uint8)
+    ball_samples, not_ball, found = [], [], 0
+    for image in frames:
+        blob = _moving_ball(image, table, where, base, radius_at)
+        hsv = cv2.cvtColor(image, cv2.COLOR_BGR2HSV)
+        if blob is not None:
+            found += 1
+            core = cv2.erode(blob, np.ones((3, 3), np.uint8), iterations=2)
+            ball_samples.append(hsv[core > 0])
+            away = cv2.dilate(blob, np.ones((9, 9), np.uint8)) == 0
+        else:
+            away = np.ones(table.shape[:2], bool)
+        # The whole frame counts as table: the wooden frame and what lies beside the table
+        # must not look like the ball either (the field mask keeps them out later, but a
+        # band that takes them in is a band that will take in the next table's frame).
+        not_ball.append(hsv[away][::7])
+    if found < 3:
+        raise LearnError(f"found a moving, round, ball-sized blob in {found} of {len(frames)} "
+                         f"frames (need 3): is the ball rolling, and the calibration right?")
+    ball = np.concatenate(ball_samples)
+    others = np.concatenate(not_ball)
+    for coverage in COVERAGES:
+        band = _band(ball, coverage, base)
+        share = float(_inside(others, band).mean())
+        if share <= MAX_TABLE_SHARE and not _table_blob(table, where, band, radius_at):
+            band = _widen(band, others, table, where, radius_at)
+            return LearntColour(band, len(ball), found, float(_inside(others, band).mean()),
+                                float(_inside(ball, band).mean()))
+    raise LearnError(
+        f"cannot tell the ball from the table by colour: the narrowest band that holds "
+        f"{COVERAGES[-1]:.0%} of the ball's pixels (hue {band.hue_low}-{band.hue_high}, "
+        f"saturation from {band.sat_low}, value from {band.val_low}) takes in "
+        f"{share:.1%} of the rest of the frame; use detector.method = \"background\"",
+        band=_band(ball, COVERAGES[0], base))
+
+
+def _widen(band: DetectorConfig, others: np.ndarray, table: np.ndarray, where: np.ndarray,
+           radius_at: Any) -> DetectorConfig:
+    """The band grown while the table stays out: the ball's rim, its shadowed side and a
+    change of light are the ball's colour too, only paler, darker or a little off in hue
+    (the learnt core alone gives a small blob, taken for a partly hidden ball)."""
+    def fits(candidate: DetectorConfig) -> bool:
+        return float(_inside(others, candidate).mean()) <= MAX_TABLE_SHARE / 2 and \
+            not _table_blob(table, where, candidate, radius_at)
+
+    steps = [("val_low", -10, 0), ("sat_low", -10, 0)]
+    if not (band.hue_low == 0 and band.hue_high == 179):
+        steps += [("hue_low", -1, None), ("hue_high", 1, None)]
+    grown = True
+    for _ in range(12):
+        if not grown:
+            break
+        grown = False
+        for name, step, floor in steps:
+            value = getattr(band, name) + step
+            if floor is not None:
+                if value < floor:
+                    continue
+            else:
+                value %= 180
+                if value in (band.hue_low, band.hue_high):
+                    continue
+            candidate = replace(band, **{name: value})
+            if fits(candidate):
+                band, grown = candidate, True
+    return band
+
+
+def _moving_ball(image: np.ndarray, table: np.ndarray, where: np.ndarray,
+                 base: DetectorConfig, radius_at: Any) -> np.ndarray | None:
+    """Mask of the most ball-like moving blob of `image`, or None."""
+    difference = cv2.absdiff(image, table).astype(np.int16).sum(axis=2)
+    moving = np.where((difference > MOTION_THRESHOLD) & (where > 0), 255, 0).astype(np.uint8)
+    contours, _ = cv2.findContours(moving, cv2.RETR_EXTERNAL, cv2.CHAIN_APPROX_SIMPLE)
+    best, best_score = None, 0.0
+    for contour in contours:
+        if len(contour) < 5:
+            continue
+        stats = blob_stats(contour)
+        if stats is None or not passes(stats, base):
+            continue
+        (_, _), enclosing = cv2.minEnclosingCircle(contour)
+        fill = stats.area / max(1e-9, math.pi * enclosing * enclosing)
+        if radius_at is not None:
+            expected = math.pi * radius_at(stats.u, stats.v) ** 2
+            if not 0.6 * expected <= stats.area <= 1.5 * expected:
+                continue
+        if fill >= 0.7 and fill > best_score:
+            best, best_score = contour, fill
+    if best is None:
+        return None
+    mask = np.zeros(moving.shape, np.uint8)
+    cv2.drawContours(mask, [best], -1, 255, -1)
+    return mask
+
+
+def _band(ball: np.ndarray, coverage: float, base: DetectorConfig) -> DetectorConfig:
+    hue, sat, val = (ball[:, k].astype(np.int32) for k in range(3))
+    tail = (1.0 - coverage) * 100.0
+    sat_low = max(0, int(np.percentile(sat, tail)) - HSV_MARGIN)
+    val_low = max(0, int(np.percentile(val, tail)) - HSV_MARGIN)
+    if np.median(sat) < 50:  # grey or white: hue means nothing; bound saturation above
+        sat_high = min(255, int(np.percentile(sat, 100.0 - tail)) + HSV_MARGIN)
+        return replace(base, hue_low=0, hue_high=179, sat_low=0, sat_high=sat_high,
+                       val_low=val_low, val_high=255).validate()
+    low, high = _hue_arc(hue, coverage)
+    return replace(base, hue_low=low, hue_high=high, sat_low=sat_low, sat_high=255,
+                   val_low=val_low, val_high=255).validate()
+
+
+def _hue_arc(hue: np.ndarray, coverage: float) -> tuple[int, int]:
+    """The shortest arc of the hue circle (0..179) holding `coverage` of the samples, with
+    a margin of 2 on each side; low > high when it runs through 179 -> 0."""
+    counts = np.bincount(hue, minlength=180)[:180]
+    doubled = np.concatenate([counts, counts])
+    need = coverage * counts.sum()
+    cumulative = np.concatenate([[0], np.cumsum(doubled)])
+    best = (180, 0)
+    for start in range(180):
+        # the first end where the arc [start, end) holds enough
+        end = int(np.searchsorted(cumulative, cumulative[start] + need, side="left"))
+        if end - start < best[0]:
+            best = (end - start, start)
+    width, start = best
+    low, high = (start - 2) % 180, (start + width + 1) % 180
+    return low, high
+
+
+def _inside(hsv: np.ndarray, band: DetectorConfig) -> np.ndarray:
+    hue, sat, val = hsv[:, 0], hsv[:, 1], hsv[:, 2]
+    if band.hue_wraps:
+        hue_in = (hue >= band.hue_low) | (hue <= band.hue_high)
+    else:
+        hue_in = (hue >= band.hue_low) & (hue <= band.hue_high)
+    return hue_in & (sat >= band.sat_low) & (sat <= band.sat_high) & (
+        val >= band.val_low) & (val <= band.val_high)
+
+
+def _table_blob(table: np.ndarray, where: np.ndarray, band: DetectorConfig,
+                radius_at: Any) -> bool:
+    """Does the band find a ball-like blob on the table without the ball?"""
+    hsv = cv2.cvtColor(table, cv2.COLOR_BGR2HSV)
+    mask = _inside(hsv.reshape(-1, 3), band).reshape(table.shape[:2])
+    mask = np.where(mask & (where > 0), 255, 0).astype(np.uint8)
+    contours, _ = cv2.findContours(mask, cv2.RETR_EXTERNAL, cv2.CHAIN_APPROX_SIMPLE)
+    for contour in contours:
+        if len(contour) < 3:
+            continue
+        stats = blob_stats(contour)
+        if stats is not None and passes(stats, band):
+            return True
+    return False
+
+
+def band_preview(image: np.ndarray, band: DetectorConfig) -> np.ndarray:
+    """The frame beside its mask under the band (what the tracker will see), for a person."""
+    hsv = cv2.cvtColor(image, cv2.COLOR_BGR2HSV)
+    mask = _inside(hsv.reshape(-1, 3), band).reshape(image.shape[:2])
+    shown = np.where(mask[..., None], 255, 0).astype(np.uint8).repeat(3, axis=2)
+    return np.hstack([image, shown])
