@@ -1,6 +1,6 @@
 """What the agent runtime costs an agent for the LAN traffic of the whole rig.
 
-    .venv/bin/python benchmarks/runtime_load.py [--seconds 5] [--fps 100] [--profile]
+    .venv/bin/python benchmarks/runtime_load.py [--seconds 3] [--runs 3] [--fps 100] [--profile]
 
 Every agent hears every frame on the agent LAN: six heartbeats at 100 Hz, the ball tracker's
 BallState at the camera rate, the strategy's RodCommand and the pole driver's MotorCommand
@@ -179,7 +179,8 @@ def measure(agent: Agent, fps: float, seconds: int, profile: cProfile.Profile | 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--seconds", type=int, default=5)
+    parser.add_argument("--seconds", type=int, default=3)
+    parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--fps", type=float, default=100.0)
     parser.add_argument("--agent", choices=[a.name.lower() for a in RIG])
     parser.add_argument("--profile", action="store_true", help="cProfile, top 25 by own time")
@@ -189,8 +190,11 @@ def main() -> None:
     results = {}
     for agent in agents:
         # Side by side in one run: decoding everything (as before `reads`) and what it reads.
-        everything = measure(agent, args.fps, args.seconds, None, read_all=True)
-        own = measure(agent, args.fps, args.seconds, profile)
+        # Alternated, best of --runs each: a busy machine slows a run, never speeds one up.
+        runs = [(measure(agent, args.fps, args.seconds, None, read_all=True),
+                 measure(agent, args.fps, args.seconds, profile)) for _ in range(args.runs)]
+        everything = min((r[0] for r in runs), key=lambda r: r["core_share_pct"])
+        own = min((r[1] for r in runs), key=lambda r: r["core_share_pct"])
         own["core_share_pct_reading_everything"] = everything["core_share_pct"]
         own["ratio"] = round(everything["core_share_pct"] / own["core_share_pct"], 2)
         results[agent.name.lower()] = own
