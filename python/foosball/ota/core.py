@@ -226,7 +226,7 @@ class UpdateCore:
             elif isinstance(message, MotorStatus):
                 self._motors = (now, message)
             elif isinstance(message, OtaCommand) and message.board == self.config.board:
-                self._command(message, now, requests, out)
+                self._command(message, now, requests)
         if self.rauc.reachable:
             self._advance(now, requests)
         status = self._status(now)
@@ -235,8 +235,7 @@ class UpdateCore:
         return Outputs(tuple(out), state=SafetyState.READY, actuation=tuple(requests))
 
     # -- commands ----------------------------------------------------------------------------
-    def _command(self, command: OtaCommand, now: float, requests: list[Request],
-                 out: list[Any]) -> None:
+    def _command(self, command: OtaCommand, now: float, requests: list[Request]) -> None:
         if command.action == "status":
             self._last_status_s = -math.inf  # answer now
             return
