@@ -102,6 +102,8 @@ class MotorDriverConfig:
     homing_timeout_s: float = 20.0
     homing_speed: float = 20.0  # rad/s towards the switch
     homing_leave_speed: float = 1.0  # rad/s off the switch: the release edge is zero
+    # how a drive tells that its rotor alignment is done (the drive profile's option)
+    alignment: L.Alignment = L.Alignment.MANUFACTURER_BITS
     # Bad or missing frames tolerated in a row before the alarm: at least 3 cycles and at
     # least this long, so a 1 ms cycle is not stricter in time than a 5 ms one; well inside
     # the drives' 50 ms watchdog, and the drives hold their last setpoint meanwhile.
@@ -480,7 +482,7 @@ class MotorDriverCore:
         elif axis.phase is Phase.ALIGNING:
             if state is not L.Cia402State.OPERATION_ENABLED:
                 self._unexpected(axis, now, out)
-            elif tx.statusword & L.Status.ALIGNED:
+            elif L.alignment_done(c.alignment, tx.statusword):
                 if axis.setup.homes:
                     self._enter(axis, Phase.HOMING_APPROACH, now)
                 else:

@@ -23,6 +23,7 @@ can follow the emulated motors. Axis numbering: axis = 2 * rod_index + (0 transl
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import errno
 import json
 import logging
@@ -70,6 +71,11 @@ class EmulatorConfig:
     alignment_time_s: float = 0.2
     foreign_positions: tuple[int, ...] = ()  # 1-based slave positions with another identity
     complete_access_quirk: bool = False  # behave like the slave stack of the CA pitfall
+    # what another slave stack was met with: the watchdog divider reset to 0, a default
+    # PDO mapping that is not the layout's ("other"), drives without the alignment bits
+    watchdog_divider: int = L.WATCHDOG_DIVIDER
+    default_mapping: str = "layout"
+    plain_cia402: bool = False
 
 
 def make_drive(axis: int, config: EmulatorConfig) -> Cia402Drive:
@@ -77,12 +83,12 @@ def make_drive(axis: int, config: EmulatorConfig) -> Cia402Drive:
     if axis % 2 == 0:
         start = config.start_above_switch[rod % len(config.start_above_switch)]
         travel = config.travel_above_switch[rod % len(config.travel_above_switch)]
-        params = MotorParameters(**{**TRANSLATION_MOTOR.__dict__,
-                                    "travel_above_switch": travel,
-                                    "alignment_time_s": config.alignment_time_s})
+        params = dataclasses.replace(TRANSLATION_MOTOR, travel_above_switch=travel,
+                                     alignment_time_s=config.alignment_time_s,
+                                     alignment_bits=not config.plain_cia402)
         return Cia402Drive(params, start_above_switch=start)
-    params = MotorParameters(**{**ROTATION_MOTOR.__dict__,
-                                "alignment_time_s": config.alignment_time_s})
+    params = dataclasses.replace(ROTATION_MOTOR, alignment_time_s=config.alignment_time_s,
+                                 alignment_bits=not config.plain_cia402)
     return Cia402Drive(params)
 
 
@@ -96,7 +102,9 @@ class DriveEmulator:
                         else L.EXPECTED_IDENTITY)
             slaves.append(EscSlave(drive, identity, serial=axis + 1,
                                    last_in_line=axis == config.drives - 1,
-                                   complete_access_quirk=config.complete_access_quirk))
+                                   complete_access_quirk=config.complete_access_quirk,
+                                   watchdog_divider=config.watchdog_divider,
+                                   default_mapping=config.default_mapping))
         self.chain = EscChain(slaves)
         self.listeners = list(listeners)
         self.muted = False
