@@ -39,6 +39,7 @@ from foosball.ethercat import layout as L
 from foosball.ethercat.bus import EtherCatBus, Exchange, receive_timeout_for
 from foosball.ethercat.realtime import CycleStats, prepare_realtime
 from foosball.safety.latch import Cause
+from foosball.safety.ratelog import RateLimitedLog
 from foosball.safety.settings import SafetySettings
 from foosball.safety.systemd import SystemdNotifier
 from foosball.wire.catalogue import (
@@ -108,6 +109,11 @@ class MotorDriverConfig:
     # least this long, so a 1 ms cycle is not stricter in time than a 5 ms one; well inside
     # the drives' 50 ms watchdog, and the drives hold their last setpoint meanwhile.
     bus_error_tolerance_s: float = 0.015
+    # A latched cause is gone only after this many clean cycles in a row (100 ms at 5 ms);
+    # a lost frame restarts the count but does not bring a gone cause back: only as many
+    # bad frames in a row as raise the alarm do (bus_error_cycles).
+    cause_clear_cycles: int = 20
+    repeat_log_s: float = 10.0  # the same fault log line at most this often (with a count)
 
     @property
     def bus_error_cycles(self) -> int:
@@ -195,6 +201,7 @@ class Latched:
     axis: int
     since_s: float
     cleared: bool = False
+    clean_cycles: int = 0  # cycles in a row without the cause (see cause_clear_cycles)
 
 
 class MotorDriverCore:
@@ -219,6 +226,7 @@ class MotorDriverCore:
         self.fault_cycle: int | None = None  # cycle at which the last fault latched
         self.quick_stop_done_cycle: int | None = None  # all axes out of operation enabled
         self._last_status_s = -math.inf
+        self.fault_log = RateLimitedLog(log, config.repeat_log_s)
 
     # -- public view ---------------------------------------------------------------------
     def drive_states(self) -> list[DriveState]:
@@ -376,7 +384,8 @@ class MotorDriverCore:
             return  # nothing to restart from
         if not self.latched.cleared:
             self.restarts_refused += 1
-            log.warning("restart refused: %s is still present", self.latched.text)
+            self.fault_log.log(now, logging.WARNING, "refused",
+                               "restart refused: %s is still present", self.latched.text)
             return
         log.info("restart: re-enabling, aligning and homing every axis")
         self.restarts += 1
@@ -427,7 +436,8 @@ class MotorDriverCore:
             log.error("FAULT latched: %s; quick stop on every axis (mono=%.6f cycle=%d)",
                       text, now, self.cycles)
         else:
-            log.error("further fault while latched: %s", text)
+            self.fault_log.log(now, logging.ERROR, "further",
+                               "further fault while latched: %s", text)
         for index, a in enumerate(self.axes):
             if a.last.state in _FAULTY or index == axis:
                 a.phase = Phase.FAULT
@@ -444,16 +454,27 @@ class MotorDriverCore:
             log.warning("every drive out of operation enabled (mono=%.6f cycle=%d, %d cycles "
                         "after the fault)", inputs.now_s, self.cycles,
                         self.cycles - (self.fault_cycle or self.cycles))
-        causes_present = (
-            not frame_ok
-            or inputs.al_state != L.AlState.OP
-            or any(a.last.digital_inputs & L.FAULT_CAUSE_INPUTS for a in self.axes))
-        if latched.code in OBSERVABLE_CAUSES:
-            was = latched.cleared
-            latched.cleared = not causes_present
-            if latched.cleared and not was:
-                log.warning("fault cause gone (%s): waiting for a restart from the game panel",
-                            latched.text)
+        if latched.code not in OBSERVABLE_CAUSES:
+            return
+        tolerance = self.config.bus_error_cycles
+        link_bad = (self.consecutive_no_frame > tolerance
+                    or self.consecutive_bad_wkc > tolerance)
+        present = (link_bad or inputs.al_state != L.AlState.OP
+                   or any(a.last.digital_inputs & L.FAULT_CAUSE_INPUTS for a in self.axes))
+        if present:
+            latched.clean_cycles = 0
+            if latched.cleared:
+                latched.cleared = False
+                self.fault_log.log(now, logging.WARNING, "back", "fault cause back (%s)",
+                                   latched.text)
+            return
+        # a single lost frame is no evidence either way: it restarts the count only
+        latched.clean_cycles = latched.clean_cycles + 1 if frame_ok else 0
+        if not latched.cleared and latched.clean_cycles >= self.config.cause_clear_cycles:
+            latched.cleared = True
+            self.fault_log.log(now, logging.WARNING, "gone",
+                               "fault cause gone (%s): waiting for a restart from the game "
+                               "panel", latched.text)
 
     # -- per-axis sequence -----------------------------------------------------------------
     def _enter(self, axis: _Axis, phase: Phase, now: float) -> None:
