@@ -42,6 +42,7 @@ from foosball.safety.latch import Cause
 from foosball.safety.ratelog import RateLimitedLog
 from foosball.safety.settings import SafetySettings
 from foosball.safety.systemd import SystemdNotifier
+from foosball.schema import seconds, setting
 from foosball.wire.catalogue import (
     Agent,
     AlarmCode,
@@ -96,29 +97,33 @@ def axes_from_table(table: Any) -> tuple[AxisSetup, ...]:
 
 @dataclass(frozen=True)
 class MotorDriverConfig:
-    axes: tuple[AxisSetup, ...] = field(default_factory=default_axes)
-    cycle_s: float = 0.005
-    enable_timeout_s: float = 1.0
-    alignment_timeout_s: float = 3.0
-    homing_timeout_s: float = 20.0
-    homing_speed: float = 20.0  # rad/s towards the switch
-    homing_leave_speed: float = 1.0  # rad/s off the switch: the release edge is zero
+    # from the table geometry, not from board.toml
+    axes: tuple[AxisSetup, ...] = setting(default_factory=default_axes, in_file=False)
+    cycle_s: float = setting(0.005, low=0.0005, high=0.1, unit="s")
+    enable_timeout_s: float = seconds(1.0, high=60.0)
+    alignment_timeout_s: float = seconds(3.0, high=60.0)
+    homing_timeout_s: float = seconds(20.0, high=600.0)
+    # towards the switch
+    homing_speed: float = setting(20.0, above=0.0, high=200.0, unit="rad/s")
+    # off the switch: the release edge is zero
+    homing_leave_speed: float = setting(1.0, above=0.0, high=20.0, unit="rad/s")
     # how a drive tells that its rotor alignment is done (the drive profile's option)
     alignment: L.Alignment = L.Alignment.MANUFACTURER_BITS
     # Bad or missing frames tolerated in a row before the alarm: at least 3 cycles and at
     # least this long, so a 1 ms cycle is not stricter in time than a 5 ms one; well inside
     # the drives' 50 ms watchdog, and the drives hold their last setpoint meanwhile.
-    bus_error_tolerance_s: float = 0.015
+    bus_error_tolerance_s: float = seconds(0.015, high=0.04)
     # A latched cause is gone only after this many clean cycles in a row (100 ms at 5 ms);
     # a lost frame restarts the count but does not bring a gone cause back: only as many
     # bad frames in a row as raise the alarm do (bus_error_cycles).
-    cause_clear_cycles: int = 20
-    repeat_log_s: float = 10.0  # the same fault log line at most this often (with a count)
+    cause_clear_cycles: int = setting(20, low=1, high=10_000)
+    # the same fault log line at most this often (with a count)
+    repeat_log_s: float = setting(10.0, low=0.0, high=3600.0, unit="s")
 
     @property
     def bus_error_cycles(self) -> int:
         return max(3, round(self.bus_error_tolerance_s / self.cycle_s))
-    status_period_s: float = 0.05
+    status_period_s: float = seconds(0.05, high=1.0)
 
 
 # --- pure core -------------------------------------------------------------------------------
