@@ -14,10 +14,9 @@ from foosball.agents.cli import check_board
 from foosball.agents.pole_driver import PoleDriverConfig
 from foosball.config import BoardConfigError, load_board_config
 from foosball.geometry import default_table_path
-from foosball.vision.calibration import write_calibration
-from foosball.vision.sim_source import sim_calibration
 from foosball.wire.catalogue import Agent
 from foosball.wire.codec import new_key
+from tests.agents.boards import shipped_board_copy
 from tests.conftest import needs_root_netns
 
 FOOSBALL = [sys.executable, "-m", "foosball.cli"]
@@ -111,19 +110,7 @@ def test_pole_driver_service_heartbeats_on_the_lan_and_stops_on_sigterm(tmp_path
 def test_every_image_board_configuration_is_valid_for_its_agents(tmp_path, board_name):
     """The board.toml each image installs must start its agents (geometry path swapped
     for the default table, since /etc/foosball is the board's)."""
-    source = Path(__file__).resolve().parents[2] / "image-config" / board_name / "board.toml"
-    key = tmp_path / "wire.key"
-    key.write_text(new_key())
-    key.chmod(0o600)
-    calibration = tmp_path / "camera.json"
-    write_calibration(sim_calibration(), calibration)
-    text = (source.read_text()
-            .replace("/etc/foosball/table.json", str(default_table_path()))
-            .replace("/data/foosball/wire.key", str(key))
-            .replace("/data/foosball/calibration/camera.json", str(calibration))
-            .replace("/data/foosball/thresholds.json", str(tmp_path / "thresholds.json")))
-    copy = tmp_path / "board.toml"
-    copy.write_text(text)
+    copy = shipped_board_copy(board_name, tmp_path)
     board = load_board_config(copy)
     not_runnable = check_board(board)
     assert not not_runnable
