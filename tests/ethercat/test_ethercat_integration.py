@@ -498,16 +498,19 @@ def test_the_motor_driver_service_homes_and_stops_the_bus_cleanly_on_sigterm(
     assert all(s["watchdog_trips"] == 0 for s in slaves), slaves
 
 
+@pytest.mark.parametrize("alignment", ["none", "sdo"])
 def test_another_slave_stack_reaches_op_and_running_and_stops_safely_on_sigint(
-        namespace: Namespace, emulator_factory: Callable, tmp_path: Path) -> None:
+        namespace: Namespace, emulator_factory: Callable, tmp_path: Path,
+        alignment: str) -> None:
     """What was met on a third-party stack: the watchdog divider reset to 0 (pysoem's
     set_watchdog raised AttributeError), a default PDO mapping other than the layout's, and
     standard CiA 402 drives without the alignment bits. The master writes the divider and
-    the mapping; `alignment = "none"` lets the drives align themselves."""
+    the mapping; `alignment = "none"` lets the drives align themselves (statusword bit 12),
+    `alignment = "sdo"` reads their alignment object."""
     emulator = emulator_factory(8, ("--watchdog-divider", "0", "--default-mapping", "other",
                                     "--plain-cia402"))
     key = secrets.token_bytes(32)
-    config = _service_board(tmp_path, key, 'alignment = "none"')
+    config = _service_board(tmp_path, key, f'alignment = "{alignment}"')
     with inside(namespace):
         pole = Endpoint(open_transport("raw", iface="lan1"), WireCodec(key, Agent.POLE_DRIVER))
     agent = _start_service(namespace, config)

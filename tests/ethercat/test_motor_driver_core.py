@@ -393,6 +393,25 @@ def test_status_messages_are_published_and_fit_the_catalogue(rig: Rig) -> None:
     assert not rig.runtime.counters.drops
 
 
+@pytest.mark.parametrize(("alignment", "aligns"), [
+    (L.Alignment.MANUFACTURER_BITS, False),  # what a standard drive never says: a timeout
+    (L.Alignment.NONE, True),  # statusword bit 12, once the drive follows the setpoints
+    (L.Alignment.SDO, True),  # the alignment object, read by SDO while aligning
+])
+def test_a_plain_cia402_drive_aligns_with_the_profile_option(alignment: L.Alignment,
+                                                             aligns: bool) -> None:
+    config = MotorDriverConfig(alignment=alignment, alignment_timeout_s=1.0)
+    r = Rig(config, bus=None)
+    r.bus = FakeBus(BusConfig(backend="fake"), clock=r.monotonic,
+                    emulator=EmulatorConfig(plain_cia402=True))
+    r.bus.start()
+    r.hardware.bus = r.bus
+    assert r.run_until(lambda: r.operational() or r.core.latched is not None, 5.0)
+    assert r.operational() is aligns, r.core.drive_states()
+    if not aligns:
+        assert "rotor alignment not done" in r.core.latched.text
+
+
 def test_alignment_that_never_ends_is_a_fault() -> None:
     r = Rig(MotorDriverConfig(alignment_timeout_s=0.5))
     for drive in r.bus.drives:

@@ -36,7 +36,12 @@ import numpy as np
 
 from foosball.agents.runtime import AgentRuntime, Inputs, Outputs
 from foosball.ethercat import layout as L
-from foosball.ethercat.bus import EtherCatBus, Exchange, receive_timeout_for
+from foosball.ethercat.bus import (
+    BusConfigurationError,
+    EtherCatBus,
+    Exchange,
+    receive_timeout_for,
+)
 from foosball.ethercat.realtime import CycleStats, prepare_realtime
 from foosball.safety.latch import Cause
 from foosball.safety.ratelog import RateLimitedLog
@@ -109,6 +114,8 @@ class MotorDriverConfig:
     homing_leave_speed: float = setting(1.0, above=0.0, high=20.0, unit="rad/s")
     # how a drive tells that its rotor alignment is done (the drive profile's option)
     alignment: L.Alignment = L.Alignment.MANUFACTURER_BITS
+    # alignment = "sdo": the object read (UNSIGNED8, nonzero = aligned), subindex 0
+    alignment_object: int = setting(L.ALIGNMENT_OBJECT, low=0x2000, high=0x5FFF)
     # Bad or missing frames tolerated in a row before the alarm: at least 3 cycles and at
     # least this long, so a 1 ms cycle is not stricter in time than a 5 ms one; well inside
     # the drives' 50 ms watchdog, and the drives hold their last setpoint meanwhile.
@@ -176,6 +183,7 @@ class MdaInputs:
     messages: tuple[Any, ...] = ()
     timing: CycleTiming = CycleTiming()
     al_state: int = int(L.AlState.OP)  # lowest AL state read when the bus was last checked
+    alignment_objects: tuple[int, ...] = ()  # alignment = "sdo": per axis, as last read
 
 
 @dataclass(frozen=True)
@@ -183,6 +191,7 @@ class MdaOutputs:
     drives: tuple[L.RxPdo, ...]
     messages: tuple[Any, ...] = ()
     recover_bus: bool = False
+    read_alignment: tuple[int, ...] = ()  # axes whose alignment object to read by SDO
 
 
 @dataclass
@@ -232,6 +241,7 @@ class MotorDriverCore:
         self.quick_stop_done_cycle: int | None = None  # all axes out of operation enabled
         self._last_status_s = -math.inf
         self.fault_log = RateLimitedLog(log, config.repeat_log_s)
+        self._alignment_objects: tuple[int, ...] = ()
 
     # -- public view ---------------------------------------------------------------------
     def drive_states(self) -> list[DriveState]:
@@ -265,7 +275,7 @@ class MotorDriverCore:
             self._latch(AlarmCode.PEER_FAULT, -1, inputs.now_s, [],
                         f"system fault: {inputs.safety.fault_text}", own=False)
         out = self.cycle(MdaInputs(inputs.now_s, sample.exchange, inputs.messages, sample.timing,
-                                   sample.al_state))
+                                   sample.al_state, sample.alignment_objects))
         return Outputs(out.messages, self.causes(), self.safety_state(), out)
 
     def causes(self) -> tuple[Cause, ...]:
@@ -291,6 +301,7 @@ class MotorDriverCore:
             self._message(message, now, out)
         if frame_ok:
             self._drive_faults(now, out)
+        self._alignment_objects = inputs.alignment_objects
         if self.latched is None:
             for axis in self.axes:
                 self._advance_axis(axis, now, out)
@@ -305,7 +316,9 @@ class MotorDriverCore:
         # a recovery attempt would only wait for its own timeouts inside the cycle.
         recover = self.latched is not None and self.consecutive_no_frame == 0 and (
             self.consecutive_bad_wkc > 0 or inputs.al_state != L.AlState.OP)
-        return MdaOutputs(drives, tuple(out), recover)
+        read = tuple(n for n, a in enumerate(self.axes) if a.phase is Phase.ALIGNING) \
+            if self.config.alignment is L.Alignment.SDO and self.latched is None else ()
+        return MdaOutputs(drives, tuple(out), recover, read)
 
     # -- bus health ------------------------------------------------------------------------
     def _bus_health(self, exchange: Exchange, now: float, out: list[Any]) -> bool:
@@ -508,7 +521,7 @@ class MotorDriverCore:
         elif axis.phase is Phase.ALIGNING:
             if state is not L.Cia402State.OPERATION_ENABLED:
                 self._unexpected(axis, now, out)
-            elif L.alignment_done(c.alignment, tx.statusword):
+            elif L.alignment_done(c.alignment, tx.statusword, self._alignment_object(axis)):
                 if axis.setup.homes:
                     self._enter(axis, Phase.HOMING_APPROACH, now)
                 else:
@@ -533,6 +546,11 @@ class MotorDriverCore:
                 self._unexpected(axis, now, out)
             else:
                 self._profile(axis)
+
+    def _alignment_object(self, axis: _Axis) -> int:
+        index = self.axes.index(axis)
+        objects = self._alignment_objects
+        return objects[index] if index < len(objects) else 0
 
     def _unexpected(self, axis: _Axis, now: float, out: list[Any]) -> None:
         if axis.last.state in _FAULTY:
@@ -640,6 +658,7 @@ class BusSample:
     exchange: Exchange
     timing: CycleTiming = CycleTiming()
     al_state: int = int(L.AlState.OP)
+    alignment_objects: tuple[int, ...] = ()
 
 
 class EtherCatHardware:
@@ -659,6 +678,10 @@ class EtherCatHardware:
         self.outputs: tuple[L.RxPdo, ...] = tuple(
             L.RxPdo(controlword=0) for _ in range(bus.config.drives))
         self.al_state = int(L.AlState.OP)
+        self.alignment_object = L.ALIGNMENT_OBJECT
+        self.alignment_objects = [0] * bus.config.drives  # alignment = "sdo": as last read
+        self._next_alignment_read = 0
+        self._log = RateLimitedLog(log, 10.0)
         self.last: Exchange | None = None
         self._deadline: float | None = None
         self._last_recover_s = -math.inf
@@ -685,7 +708,8 @@ class EtherCatHardware:
         self.last = self.bus.exchange(self.outputs)
         if self.stats.count % 200 == 1:
             self._p99 = self.recent_p99()
-        return BusSample(self.last, CycleTiming(period, self._p99), self.al_state)
+        return BusSample(self.last, CycleTiming(period, self._p99), self.al_state,
+                         tuple(self.alignment_objects))
 
     def recent_p99(self) -> float:
         """Wake-up lateness p99 over the latest `P99_CYCLES` cycles (0.1 ms on a PC). Over
@@ -702,6 +726,7 @@ class EtherCatHardware:
             self.outputs = self.quick_stop_outputs()
             return
         self.outputs = actuation.drives
+        self._read_alignment(actuation.read_alignment)
         now = self.clock()
         if actuation.recover_bus and now - self._last_recover_s > 0.1:
             self._last_recover_s = now
@@ -716,6 +741,24 @@ class EtherCatHardware:
         elif not actuation.recover_bus and self.last is not None and \
                 self.last.working_counter == self.bus.expected_working_counter:
             self.al_state = int(L.AlState.OP)
+
+    def _read_alignment(self, axes: tuple[int, ...]) -> None:
+        """One axis's alignment object per cycle, in turn (an SDO read is a few mailbox
+        round trips: all eight in one cycle would hold it up). Axes not aligning read as
+        0, so a value from before a fault never passes for a fresh one."""
+        for axis in range(len(self.alignment_objects)):
+            if axis not in axes:
+                self.alignment_objects[axis] = 0
+        if not axes:
+            return
+        axis = axes[self._next_alignment_read % len(axes)]
+        self._next_alignment_read += 1
+        try:
+            data = self.bus.read_object(axis + 1, self.alignment_object, 0)
+            self.alignment_objects[axis] = data[0] if data else 0
+        except BusConfigurationError as exc:  # retried next turn; the alignment times out
+            self._log.log(self.clock(), logging.WARNING, "alignment",
+                          "alignment object of axis %d unreadable: %s", axis, exc)
 
     def quick_stop_outputs(self) -> tuple[L.RxPdo, ...]:
         inputs = self.last.inputs if self.last is not None else ()
@@ -748,6 +791,7 @@ def open_motor_driver(bus: EtherCatBus, endpoint: Any, config: MotorDriverConfig
     if realtime:  # before OP: the drives' watchdog runs from the moment they reach it
         log.info("real-time setup: %s", prepare_realtime())
     hardware = EtherCatHardware(bus, config.cycle_s)  # before OP too: it warms numpy up
+    hardware.alignment_object = config.alignment_object
     try:
         bus.start()
     except BaseException:

@@ -94,6 +94,11 @@ class EtherCatBus(ABC):
     @abstractmethod
     def close(self) -> None: ...
 
+    def read_object(self, position: int, index: int, subindex: int) -> bytes:
+        """One object of slave `position` (1-based) by SDO: slow (mailbox round trips), so
+        only for what the process data do not carry."""
+        raise BusConfigurationError(f"the {self.config.backend} bus cannot read objects")
+
     def __enter__(self) -> EtherCatBus:
         return self
 

@@ -237,6 +237,7 @@ def build_object_dictionary(identity: L.Identity, serial: int,
         (0x607F, 0): OdEntry("I", round(drive.params.max_speed * L.VELOCITY_COUNTS_PER_RAD_S)),
         (0x60C5, 0): OdEntry("I", round(drive.params.max_acceleration
                                         * L.VELOCITY_COUNTS_PER_RAD_S)),
+        (L.ALIGNMENT_OBJECT, 0): OdEntry("B", 0, getter=lambda: int(drive.aligned)),
         (TARGET_TORQUE.index, 0): OdEntry("h", 0),
         (TORQUE_ACTUAL.index, 0): OdEntry("h", 0),
     }

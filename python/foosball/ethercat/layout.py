@@ -189,15 +189,25 @@ class Alignment(enum.Enum):
     that aligns itself at enable says only what the profile defines."""
 
     MANUFACTURER_BITS = "manufacturer_bits"  # statusword bit 15 (aligned), 14 (aligning)
+    # an object read by SDO while the axis aligns (ALIGNMENT_OBJECT unless configured):
+    # nonzero once aligned
+    SDO = "sdo"
     # Operation enabled and statusword bit 12 "drive follows the command value" (CSP/CSV),
     # which such a drive sets once it is aligned and follows the setpoints.
     NONE = "none"
 
 
-def alignment_done(alignment: Alignment, statusword: int) -> bool:
-    """Whether a drive in operation enabled is aligned, as the profile option tells."""
+# Manufacturer-specific "rotor aligned" (UNSIGNED8) of drives that say it only by SDO.
+ALIGNMENT_OBJECT = 0x2010
+
+
+def alignment_done(alignment: Alignment, statusword: int, object_value: int = 0) -> bool:
+    """Whether a drive in operation enabled is aligned, as the profile option tells
+    (`object_value`: the alignment object as last read by SDO)."""
     if alignment is Alignment.MANUFACTURER_BITS:
         return bool(statusword & Status.ALIGNED)
+    if alignment is Alignment.SDO:
+        return object_value != 0
     return bool(statusword & Status.FOLLOWS_COMMAND)
 
 

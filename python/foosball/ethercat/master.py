@@ -178,6 +178,13 @@ class PysoemBus(EtherCatBus):
             return Exchange(wkc, self._empty_inputs)
         return Exchange(wkc, tuple(L.TxPdo.unpack(s.input) for s in slaves))
 
+    def read_object(self, position: int, index: int, subindex: int) -> bytes:
+        try:
+            return bytes(self.master.slaves[position - 1].sdo_read(index, subindex))
+        except MAILBOX_ERRORS as exc:
+            raise BusConfigurationError(f"slave {position}: object 0x{index:04x}:"
+                                        f"{subindex:02x}: {_describe(exc)}") from exc
+
     def al_states(self) -> list[tuple[int, int]]:
         self.master.read_state()
         return [(s.state, s.al_status) for s in self.master.slaves]
