@@ -124,7 +124,7 @@ CASES: list[tuple[str, Callable[[Board], None], str]] = [
     ("unknown EtherCAT backend", lambda b: b.replace('backend = "fake"', 'backend = "soem"'),
      "[motor_driver] backend: one of 'pysoem', 'fake', not 'soem'"),
     ("unknown alignment option", _after("drives = 8", 'alignment = "bits"'),
-     "[motor_driver] alignment: one of 'manufacturer_bits', 'none', not 'bits'"),
+     "[motor_driver] alignment: one of 'manufacturer_bits', 'sdo', 'none', not 'bits'"),
     ("watchdog beyond the ESC's range",
      lambda b: b.replace("drives = 8", "drives = 8\nwatchdog_ms = 10000"),
      "[motor_driver] watchdog_ms: 10000 is out of range (>= 1 and <= 6000 ms)"),
