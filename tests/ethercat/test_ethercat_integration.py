@@ -506,13 +506,15 @@ def test_another_slave_stack_reaches_op_and_running_and_stops_safely_on_sigint(
     set_watchdog raised AttributeError), a default PDO mapping other than the layout's, and
     standard CiA 402 drives without the alignment bits. The master writes the divider and
     the mapping; `alignment = "none"` lets the drives align themselves (statusword bit 12),
-    `alignment = "sdo"` reads their alignment object."""
+    `alignment = "sdo"` reads their alignment object. A slave controller that restarts with
+    those reset values is configured again by the recovery."""
     emulator = emulator_factory(8, ("--watchdog-divider", "0", "--default-mapping", "other",
                                     "--plain-cia402"))
     key = secrets.token_bytes(32)
     config = _service_board(tmp_path, key, f'alignment = "{alignment}"')
     with inside(namespace):
         pole = Endpoint(open_transport("raw", iface="lan1"), WireCodec(key, Agent.POLE_DRIVER))
+        panel = Endpoint(open_transport("raw", iface="lan1"), WireCodec(key, Agent.GAME_PANEL))
     agent = _start_service(namespace, config)
     targets = {axis: 5.0 if axis % 2 == 0 else 1.0 for axis in range(8)}
     command = MotorCommand(axes=tuple(AxisTarget(axis=a, position=p, velocity=100.0)
@@ -534,12 +536,27 @@ def test_another_slave_stack_reaches_op_and_running_and_stops_safely_on_sigint(
         assert all(s["outputs_mapped"] == layout_rx for s in slaves)
         assert _listen(pole, agent, 10.0, arrived, states), states[-5:]
         assert SafetyState.PLAYING in states and SafetyState.FAULT not in states
+
+        # drive 3's slave controller restarts with its reset values (divider 0, the other
+        # mapping): the recovery configures it again, so a restart brings it back
+        emulator.command("esc-restart 2")
+        assert _listen(pole, agent, 5.0, lambda _: SafetyState.FAULT in states, states)
+
+        def homed_again(status: MotorStatus) -> bool:
+            panel.send(GameControl(command=GameCommand.RESTART))  # refused until the cause went
+            return _all_in(DriveState.READY)(status)
+
+        assert _listen(pole, agent, 30.0, homed_again, states), states[-5:]
+        restarted = emulator.slaves()[2]
+        assert restarted["al_state"] == int(L.AlState.OP) and restarted["watchdog_s"] == \
+            pytest.approx(0.05) and restarted["outputs_mapped"] == layout_rx, restarted
         _stop_service(agent, signal.SIGINT)
     finally:
         if agent.poll() is None:
             agent.kill()
             agent.communicate()
         pole.close()
+        panel.close()
     time.sleep(0.3)  # the drives brake to rest on their own (fault reaction)
     slaves = emulator.slaves()
     assert all(s["al_state"] == int(L.AlState.INIT) for s in slaves), slaves

@@ -100,11 +100,10 @@ class PysoemBus(EtherCatBus):
             raise BusConfigurationError(f"slaves did not reach PRE-OP: {self._state_report()}")
         ticks = self._watchdog_ticks()
         for position, slave in enumerate(self.master.slaves, start=1):
-            step = SlaveStep(slave, position)
-            step.write_register("watchdog divider", REG_WD_DIVIDER, L.WATCHDOG_DIVIDER)
-            step.write_register("process-data watchdog", REG_WD_TIME_PD, ticks)
-            step.write_pdo(L.RXPDO_ASSIGN, L.RXPDO_INDEX, L.RXPDO_ENTRIES)
-            step.write_pdo(L.TXPDO_ASSIGN, L.TXPDO_INDEX, L.TXPDO_ENTRIES)
+            # SOEM calls it in PRE-OP, in config_map and again whenever recovery reconfigures
+            # the slave (a drive whose ESC restarted has its reset values back); an error
+            # raised in it leaves config_map as it is
+            slave.setup_func = SlaveStep(slave, position, ticks).configure
             # Belt and braces against the Complete-Access pitfall (facts): our drives do
             # not advertise it, but a replaced board might.
             disable = getattr(slave, "_disable_complete_access", None)
@@ -223,9 +222,17 @@ class SlaveStep:
     """One slave's configuration writes in PRE-OP, each read back and compared; errors name
     the slave, the step and the register or object."""
 
-    def __init__(self, slave: pysoem.CdefSlave, position: int) -> None:
+    def __init__(self, slave: pysoem.CdefSlave, position: int, watchdog_ticks: int = 0) -> None:
         self.slave = slave
         self.position = position
+        self.watchdog_ticks = watchdog_ticks
+
+    def configure(self, _slave: object = None) -> None:
+        """Watchdog divider and time, PDO assignment and mapping from the layout."""
+        self.write_register("watchdog divider", REG_WD_DIVIDER, L.WATCHDOG_DIVIDER)
+        self.write_register("process-data watchdog", REG_WD_TIME_PD, self.watchdog_ticks)
+        self.write_pdo(L.RXPDO_ASSIGN, L.RXPDO_INDEX, L.RXPDO_ENTRIES)
+        self.write_pdo(L.TXPDO_ASSIGN, L.TXPDO_INDEX, L.TXPDO_ENTRIES)
 
     def fail(self, step: str, what: str, problem: str) -> BusConfigurationError:
         return BusConfigurationError(
