@@ -17,6 +17,7 @@ from __future__ import annotations
 import argparse
 import json
 import multiprocessing
+import os
 import signal
 import sys
 import time
@@ -169,11 +170,13 @@ def progress(done: int, total: int, started: float, width: int = 30) -> None:
     sys.stderr.flush()
 
 
-def _worker_start() -> None:
+def _worker_start(tournament_pid: int) -> None:
     """A worker leaves stopping to the tournament (no traceback per worker on Ctrl-C) and
     dies with it however it dies."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     die_with_parent()
+    if os.getppid() != tournament_pid:  # it died while this worker was starting
+        os._exit(1)
 
 
 def _interrupted(signum: int, _frame: object) -> None:
@@ -195,7 +198,8 @@ def run_tournament(robot: str, opponent: str, matches: int, jobs: int, seed: int
                 progress(len(results), matches, started)
     else:
         # leaving the block terminates and joins the workers, however the loop ends
-        with multiprocessing.get_context("spawn").Pool(jobs, initializer=_worker_start) as pool:
+        with multiprocessing.get_context("spawn").Pool(
+                jobs, initializer=_worker_start, initargs=(os.getpid(),)) as pool:
             for result in pool.imap_unordered(play_one, work):
                 results.append(result)
                 if show_progress:
