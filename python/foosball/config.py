@@ -1,22 +1,31 @@
-"""A board's one configuration file (`/etc/foosball/board.toml`).
+"""A board's one configuration file (`/etc/foosball/board.toml`), loaded and checked whole.
 
     [wire]            how this board reaches the agent LAN (foosball.wire.settings)
-    [table]           geometry = path of the table geometry JSON
+    [table]           geometry = path of the table geometry JSON ("" or absent: the packaged one)
     [safety]          heartbeats, deadlines, budgets (foosball.safety.settings)
     [<agent name>]    one section per agent the board runs, with that agent's parameters
 
-Nothing else is read: no environment variables, no search path.
+Nothing else is read: no environment variables, no search path. `load_board_config` is the
+one loader `foosball agent check` and `foosball agent run` share, so check passes exactly
+what run accepts: every key's type, range and unit (foosball.schema, from the settings
+classes themselves), no unknown section or key, and the files the board names opened and
+checked (the geometry, the wire key, which no one but its owner may read, the camera
+calibration and the saved thresholds). Every error names the file, the section and the key.
 """
 
 from __future__ import annotations
 
+import dataclasses
+import stat
 import tomllib
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from foosball.geometry import Table, default_table, load_table
 from foosball.safety.settings import SafetySettings
+from foosball.schema import SettingError, parse, parse_split, setting
 from foosball.wire.settings import WireSettings
 
 RESERVED = ("wire", "table", "safety")
@@ -27,22 +36,113 @@ class BoardConfigError(ValueError):
 
 
 @dataclass(frozen=True)
+class TableSection:
+    geometry: str = ""  # path of the table geometry JSON; "": the packaged table
+
+
+def _strategy_name(value: Any, where: str) -> str:
+    from foosball.strategy.registry import STRATEGIES
+
+    if value not in STRATEGIES:
+        raise SettingError(f"{where}: no strategy {value!r}; known: "
+                           f"{', '.join(sorted(STRATEGIES))}")
+    return str(value)
+
+
+@dataclass(frozen=True)
+class StrategySettings:
+    strategy: str = setting("improved", convert=_strategy_name)
+
+
+@dataclass(frozen=True)
+class MotorDriverSettings:
+    """[motor_driver] holds the bus keys (backend, iface, drives, ...) and the agent's."""
+
+    bus: Any  # foosball.ethercat.bus.BusConfig
+    agent: Any  # foosball.agents.motor_driver.MotorDriverConfig
+
+
+# --- each agent's section: its settings from its table (no hardware touched) ------------------
+def _ball_tracker(section: dict[str, Any], table: Table) -> Any:
+    from foosball.vision.config import parse_settings
+
+    return parse_settings(section)  # its own (vision.json's) checks, named below
+
+
+def _strategy(section: dict[str, Any], table: Table) -> StrategySettings:
+    return parse(StrategySettings, section, "[strategy]")  # type: ignore[no-any-return]
+
+
+def _pole_driver(section: dict[str, Any], table: Table) -> Any:
+    from foosball.agents.pole_driver import PoleDriverConfig
+
+    return parse(PoleDriverConfig, section, "[pole_driver]")
+
+
+def _motor_driver(section: dict[str, Any], table: Table) -> MotorDriverSettings:
+    from foosball.agents.motor_driver import MotorDriverConfig, axes_from_table
+    from foosball.ethercat.bus import BusConfig
+
+    bus, agent = parse_split(section, "[motor_driver]", BusConfig, MotorDriverConfig)
+    return MotorDriverSettings(BusConfig(**bus),
+                               MotorDriverConfig(axes=axes_from_table(table), **agent))
+
+
+def _supervisory_panel(section: dict[str, Any], table: Table) -> Any:
+    from foosball.panels.supervisory import SupervisoryPanelConfig
+
+    return parse(SupervisoryPanelConfig, section, "[supervisory_panel]")
+
+
+def _game_panel(section: dict[str, Any], table: Table) -> Any:
+    from foosball.panels.game_panel import GamePanelSettings
+
+    return GamePanelSettings.from_section(section)
+
+
+def _update_agent(section: dict[str, Any], table: Table) -> Any:
+    from foosball.ota.core import UpdateAgentConfig
+
+    try:
+        return parse(UpdateAgentConfig, section, "[update_agent]")
+    except SettingError:
+        raise
+    except ValueError as exc:  # its own checks, already named
+        raise SettingError(str(exc)) from exc
+
+
+# Agent name (as in board.toml and the systemd unit) -> its section's parser.
+AGENT_SECTIONS: dict[str, Callable[[dict[str, Any], Table], Any]] = {
+    "ball_tracker": _ball_tracker,
+    "strategy": _strategy,
+    "pole_driver": _pole_driver,
+    "motor_driver": _motor_driver,
+    "supervisory_panel": _supervisory_panel,
+    "game_panel": _game_panel,
+    "update_agent": _update_agent,
+}
+
+
+@dataclass(frozen=True)
 class BoardConfig:
     path: Path
     wire: WireSettings
     table: Table
-    agents: dict[str, dict[str, Any]]
+    agents: dict[str, Any]  # agent name -> its checked settings
     safety: SafetySettings = field(default_factory=SafetySettings)
+    wire_key: bytes = b""
 
-    def section(self, agent: str) -> dict[str, Any]:
+    def settings(self, agent: str) -> Any:
         if agent not in self.agents:
             raise BoardConfigError(
-                f"{self.path}: no [{agent}] section; this board runs {sorted(self.agents)}"
-            )
+                f"{self.path}: no [{agent}] section; this board runs {sorted(self.agents)}")
         return self.agents[agent]
 
 
-def load_board_config(path: str | Path) -> BoardConfig:
+def load_board_config(path: str | Path, only: str | None = None) -> BoardConfig:
+    """The board's whole configuration, every section checked; with `only`, the other
+    agents' sections are named but not read (the update agent: it must come up to judge a
+    new image whatever else that image's configuration gets wrong)."""
     path = Path(path)
     try:
         with path.open("rb") as f:
@@ -52,15 +152,73 @@ def load_board_config(path: str | Path) -> BoardConfig:
     except tomllib.TOMLDecodeError as exc:
         raise BoardConfigError(f"{path}: not TOML: {exc}") from exc
     try:
-        wire = WireSettings.from_section(dict(data.get("wire", {})))
-        safety = SafetySettings.from_section(dict(data.get("safety", {})))
-    except (TypeError, ValueError) as exc:
+        return _board(path, data, only)
+    except (SettingError, ValueError) as exc:  # each names its section and key
         raise BoardConfigError(f"{path}: {exc}") from exc
-    table_section = data.get("table", {})
-    geometry = table_section.get("geometry") if isinstance(table_section, dict) else None
-    table = load_table(geometry) if geometry else default_table()
-    agents = {name: value for name, value in data.items() if name not in RESERVED}
-    for name, value in agents.items():
-        if not isinstance(value, dict):
-            raise BoardConfigError(f"{path}: [{name}] must be a table of agent parameters")
-    return BoardConfig(path, wire, table, agents, safety)
+
+
+def _board(path: Path, data: dict[str, Any], only: str | None = None) -> BoardConfig:
+    unknown = sorted(set(data) - set(RESERVED) - set(AGENT_SECTIONS))
+    if unknown:
+        raise SettingError(f"unknown section{'s' if len(unknown) > 1 else ''} "
+                           f"{', '.join(f'[{n}]' for n in unknown)}; known: "
+                           f"{', '.join(f'[{n}]' for n in (*RESERVED, *AGENT_SECTIONS))}")
+    wire = WireSettings.from_section(data.get("wire", {}))
+    safety = SafetySettings.from_section(data.get("safety", {}))
+    geometry = parse(TableSection, data.get("table", {}), "[table]").geometry
+    table = _named_file("[table] geometry", geometry, load_table) if geometry else \
+        default_table()
+    agents = {}
+    for name in (n for n in data if n in AGENT_SECTIONS and only in (None, n)):
+        try:
+            agents[name] = AGENT_SECTIONS[name](data[name], table)
+        except SettingError:
+            raise
+        except ValueError as exc:  # a parser of its own (vision): say where it was
+            raise SettingError(f"[{name}] {exc}") from exc
+    update = agents.get("update_agent")
+    if update is not None and not update.watch:
+        # By default the boot is judged by every other agent this board runs.
+        agents["update_agent"] = dataclasses.replace(update, watch=tuple(
+            name for name in data if name in AGENT_SECTIONS and name != "update_agent"))
+    key = _wire_key(wire.key_file)
+    if "ball_tracker" in agents:
+        _tracker_files(agents["ball_tracker"])
+    return BoardConfig(path, wire, table, agents, safety, key)
+
+
+def _named_file(where: str, name: str, load: Callable[[str], Any]) -> Any:
+    try:
+        return load(name)
+    except OSError as exc:
+        raise SettingError(f"{where}: {name}: cannot read: {exc.strerror}") from exc
+    except ValueError as exc:  # the loaders name the file themselves
+        text = str(exc)
+        raise SettingError(f"{where}: {text if text.startswith(name) else f'{name}: {text}'}"
+                           ) from exc
+
+
+def _wire_key(name: str) -> bytes:
+    """The installation key: readable, valid, and readable by its owner only (anyone else
+    who reads it can forge every message on the LAN)."""
+    from foosball.wire.codec import load_key
+
+    where = "[wire] key_file"
+    try:
+        mode = Path(name).stat().st_mode
+    except OSError as exc:
+        raise SettingError(f"{where}: {name}: cannot read: {exc.strerror}") from exc
+    if mode & (stat.S_IRWXG | stat.S_IRWXO):
+        raise SettingError(f"{where}: {name}: readable by others (mode "
+                           f"{stat.S_IMODE(mode):04o}); `chmod 600 {name}`")
+    return _named_file(where, name, load_key)  # type: ignore[no-any-return]
+
+
+def _tracker_files(settings: Any) -> None:
+    from foosball.vision.calibration import load_calibration
+    from foosball.vision.config import load_thresholds
+
+    _named_file("[ball_tracker] calibration", settings.calibration, load_calibration)
+    if settings.thresholds_file:  # absent until the game panel first saves its tuning
+        _named_file("[ball_tracker] thresholds_file", settings.thresholds_file,
+                    lambda name: load_thresholds(name, settings.detector))

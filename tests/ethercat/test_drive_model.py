@@ -128,3 +128,20 @@ def test_losing_process_data_while_enabled_is_a_fault() -> None:
         drive.advance(DT)
     assert drive.tx().state is L.Cia402State.FAULT
     assert drive.tx().error_code == L.ErrorCode.COMMUNICATION
+
+
+def test_a_plain_cia402_drive_says_aligned_only_through_the_profile() -> None:
+    """No manufacturer bits 14/15: the old profile could never leave alignment; with the
+    `none` option the drive is aligned once it follows the command value (bit 12)."""
+    drive = Cia402Drive(MotorParameters(alignment_time_s=0.1, alignment_bits=False))
+    enable(drive)
+    words = [drive.tx().statusword]
+    run(drive, L.RxPdo(0x0F, 8, 0, 0), 0.05)
+    words.append(drive.tx().statusword)
+    assert not any(w & (L.Status.ALIGNING | L.Status.ALIGNED) for w in words)
+    assert not any(L.alignment_done(L.Alignment.NONE, w) for w in words)  # still aligning
+    run(drive, L.RxPdo(0x0F, 8, 0, 0), 0.06)
+    word = drive.tx().statusword
+    assert L.decode_state(word) is L.Cia402State.OPERATION_ENABLED
+    assert L.alignment_done(L.Alignment.NONE, word)
+    assert not L.alignment_done(L.Alignment.MANUFACTURER_BITS, word)

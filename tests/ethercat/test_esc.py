@@ -17,7 +17,9 @@ from foosball.ethercat.esc import (
     FPWR,
     LRW,
     SDO_ABORT_NO_OBJECT,
+    SDO_ABORT_NOT_MAPPABLE,
     SDO_ABORT_READ_ONLY,
+    SDO_ABORT_STATE,
 )
 
 MASTER_MAC = bytes.fromhex("010101010101")
@@ -52,8 +54,9 @@ def answers(reply: bytes) -> list[tuple[bytes, int]]:
 class Master:
     """Just enough of a master to walk the emulator through start-up by hand."""
 
-    def __init__(self, drives: int = 3) -> None:
-        self.emu = DriveEmulator(EmulatorConfig(drives=drives, alignment_time_s=0.0))
+    def __init__(self, drives: int = 3, **options: object) -> None:
+        self.emu = DriveEmulator(EmulatorConfig(drives=drives, alignment_time_s=0.0,
+                                                **options))  # type: ignore[arg-type]
         self.now = 0.0
 
     def send(self, *datagrams: tuple[int, int, int, bytes]) -> list[tuple[bytes, int]]:
@@ -267,3 +270,75 @@ def test_complete_access_is_refused_unless_the_pitfall_stack_is_emulated() -> No
 
     assert complete(0x1C00) == bytes([4, 1, 2, 3, 4])  # subindex 0 without its padding
     assert complete(0x1C12) == bytes([1, 0]) + struct.pack("<H", L.RXPDO_INDEX)  # padded
+
+
+def download(master: Master, station: int, index: int, sub: int, fmt: str,
+             value: int) -> int:
+    """An expedited SDO download; 0 when accepted, else the abort code."""
+    data = struct.pack("<" + fmt, value)
+    command = 0x23 | ((4 - len(data)) << 2)
+    reply = master.sdo(station, command, index, sub, data)
+    _, answer, _, _, code = struct.unpack_from("<HBHBI", reply, 6)
+    return 0 if answer == 0x60 else code
+
+
+def upload(master: Master, station: int, index: int, sub: int) -> int:
+    reply = master.sdo(station, 0x40, index, sub)
+    return struct.unpack_from("<I", reply, 12)[0]
+
+
+def write_layout_mapping(master: Master, station: int) -> None:
+    """What the master writes in PRE-OP (CiA 301 order)."""
+    for assign, pdo, entries in ((L.RXPDO_ASSIGN, L.RXPDO_INDEX, L.RXPDO_ENTRIES),
+                                 (L.TXPDO_ASSIGN, L.TXPDO_INDEX, L.TXPDO_ENTRIES)):
+        assert download(master, station, assign, 0, "B", 0) == 0
+        assert download(master, station, pdo, 0, "B", 0) == 0
+        for sub, entry in enumerate(entries, start=1):
+            assert download(master, station, pdo, sub, "I", entry.mapping_value) == 0
+        assert download(master, station, pdo, 0, "B", len(entries)) == 0
+        assert download(master, station, assign, 1, "H", pdo) == 0
+        assert download(master, station, assign, 0, "B", 1) == 0
+
+
+def test_pdo_mapping_is_written_in_preop_only_and_the_process_data_follow_it() -> None:
+    master = Master(drives=1, default_mapping="other", watchdog_divider=0)
+    station = master.addresses()[0]
+    assert struct.unpack("<H", master.fprd(station, 0x0400, 2))[0] == 0  # divider reset to 0
+    master.to_preop(station)
+    assert upload(master, station, L.RXPDO_INDEX, 0) & 0xFF == 5  # another default mapping
+    assert upload(master, station, L.TXPDO_INDEX, 0) & 0xFF == 6
+    # CiA 301 rules: entries only while the count is 0; only mappable objects of the direction
+    assert download(master, station, L.RXPDO_INDEX, 1, "I", 0x6040_0010) == SDO_ABORT_STATE
+    assert download(master, station, L.RXPDO_INDEX, 0, "B", 0) == 0
+    assert download(master, station, L.RXPDO_INDEX, 1, "I", 0x6041_0010) == 0  # a TxPDO object
+    assert download(master, station, L.RXPDO_INDEX, 0, "B", 1) == SDO_ABORT_NOT_MAPPABLE
+    write_layout_mapping(master, station)
+    assert [upload(master, station, L.TXPDO_INDEX, n) for n in range(1, 8)] == [
+        e.mapping_value for e in L.TXPDO_ENTRIES]
+    # the layout's sizes are now right: SAFE-OP, OP, and the fields land where they belong
+    master.sm(station, 2, L.OUTPUTS_ADDRESS, L.RXPDO_SIZE, L.SM_CONTROL_OUTPUTS)
+    master.sm(station, 3, L.INPUTS_ADDRESS, L.TXPDO_SIZE, L.SM_CONTROL_INPUTS)
+    fmmus = struct.pack("<IHBBHBBB3x", 0, L.RXPDO_SIZE, 0, 7, L.OUTPUTS_ADDRESS, 0, 2, 1)
+    fmmus += struct.pack("<IHBBHBBB3x", L.RXPDO_SIZE, L.TXPDO_SIZE, 0, 7, L.INPUTS_ADDRESS,
+                         0, 1, 1)
+    master.fpwr(station, 0x0600, fmmus)
+    assert master.al(station, 0x04) == (int(L.AlState.SAFEOP), 0)
+    assert master.al(station, 0x08) == (int(L.AlState.OP), 0)
+    assert download(master, station, L.RXPDO_ASSIGN, 0, "B", 0) == SDO_ABORT_STATE  # not in OP
+    lrw(master, [L.RxPdo(0x06)])
+    [tx], wkc = lrw(master, [L.RxPdo(0x07)])
+    assert wkc == 3 and tx.state is L.Cia402State.READY_TO_SWITCH_ON
+
+
+def test_the_other_default_mapping_has_other_sizes_than_the_layout() -> None:
+    """A master that keeps the defaults gets 13 / 15 bytes: the layout's SyncManager
+    lengths are refused (and pysoem's own would garble every field)."""
+    master = Master(drives=1, default_mapping="other")
+    station = master.addresses()[0]
+    master.to_preop(station)
+    master.sm(station, 2, L.OUTPUTS_ADDRESS, L.RXPDO_SIZE, L.SM_CONTROL_OUTPUTS)
+    master.sm(station, 3, L.INPUTS_ADDRESS, L.TXPDO_SIZE, L.SM_CONTROL_INPUTS)
+    assert master.al(station, 0x04) == (int(L.AlState.PREOP) | L.AL_ERROR_FLAG,
+                                        L.AL_CODE_INVALID_OUTPUT_CONFIG)
+    report = master.emu.chain.slaves[0].report()
+    assert report["outputs_mapped"] == ["0x6040", "0x607a", "0x60ff", "0x6060", "0x6071"]

@@ -210,7 +210,11 @@ def test_bus_reaches_op_with_expected_identity_count_and_working_counter(rig: Ri
     assert all(s.identity == L.EXPECTED_IDENTITY for s in rig.bus.slaves)
     assert [s.name for s in rig.bus.slaves] == [L.DEVICE_NAME] * 8
     assert rig.bus.expected_working_counter == 24
-    assert all(s["al_state"] == int(L.AlState.OP) for s in rig.emulator.slaves())
+    # the AL states start() returns are read after OP, not pysoem's cache from PRE-OP
+    assert [s.al_state for s in rig.bus.slaves] == [int(L.AlState.OP)] * 8
+    slaves = rig.emulator.slaves()
+    assert all(s["al_state"] == int(L.AlState.OP) for s in slaves)
+    assert all(s["watchdog_s"] == pytest.approx(0.05) for s in slaves)  # written by the master
     assert rig.run_until(lambda: any(isinstance(m, EtherCatStatus) for m in rig.heard), 1.0)
     status = next(m for m in rig.heard if isinstance(m, EtherCatStatus))
     assert status.link_up and (status.slaves, status.expected_slaves) == (8, 8)
@@ -411,15 +415,10 @@ def test_syncmanager_watchdog_trips_when_the_master_goes_silent(rig: Rig) -> Non
 
 
 # --- the service ----------------------------------------------------------------------------
-def test_the_motor_driver_service_homes_and_stops_the_bus_cleanly_on_sigterm(
-        namespace: Namespace, emulator_factory: Callable, tmp_path: Path) -> None:
-    """`foosball agent run motor_driver` as the board's unit runs it: raw agent LAN, pysoem,
-    SCHED_FIFO; SIGTERM quick-stops the drives and takes the slaves to INIT (the master
-    stops them, rather than leaving their watchdog to notice its silence)."""
-    emulator = emulator_factory(8)
-    key = secrets.token_bytes(32)
+def _service_board(tmp_path: Path, key: bytes, motor_driver_extra: str = "") -> Path:
     key_file = tmp_path / "wire.key"
     key_file.write_text(key.hex())
+    key_file.chmod(0o600)
     config = tmp_path / "board.toml"
     config.write_text(f"""
 [wire]
@@ -434,32 +433,61 @@ backend = "pysoem"
 iface = "ecat0"
 drives = 8
 cycle_s = 0.005
+{motor_driver_extra}
 """)
-    with inside(namespace):
-        panel = Endpoint(open_transport("raw", iface="lan1"), WireCodec(key, Agent.GAME_PANEL))
-    agent = subprocess.Popen(
+    return config
+
+
+def _start_service(namespace: Namespace, config: Path) -> subprocess.Popen[str]:
+    return subprocess.Popen(
         [*namespace.exec_args(), sys.executable, "-m", "foosball.cli", "agent", "run",
          "motor_driver", "--config", str(config)],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+
+def _listen(endpoint: Endpoint, agent: subprocess.Popen[str], timeout_s: float,
+            done: Callable[[MotorStatus], bool], states: list[SafetyState]) -> bool:
+    """Collect the motor driver's heartbeat states until a MotorStatus satisfies `done`."""
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline and agent.poll() is None:
+        for received in endpoint.receive(0.05):
+            if received.sender is not Agent.MOTOR_DRIVER:
+                continue
+            if isinstance(received.message, Heartbeat):
+                states.append(received.message.state)
+            elif isinstance(received.message, MotorStatus) and done(received.message):
+                return True
+    return False
+
+
+def _all_in(state: DriveState) -> Callable[[MotorStatus], bool]:
+    return lambda status: all(a.state is state for a in status.axes)
+
+
+def _stop_service(agent: subprocess.Popen[str], signum: int) -> None:
+    agent.send_signal(signum)
+    _, stderr = agent.communicate(timeout=20)
+    assert agent.returncode == 0, stderr[-2000:]
+
+
+def test_the_motor_driver_service_homes_and_stops_the_bus_cleanly_on_sigterm(
+        namespace: Namespace, emulator_factory: Callable, tmp_path: Path) -> None:
+    """`foosball agent run motor_driver` as the board's unit runs it: raw agent LAN, pysoem,
+    SCHED_FIFO; SIGTERM quick-stops the drives and takes the slaves to INIT (the master
+    stops them, rather than leaving their watchdog to notice its silence)."""
+    emulator = emulator_factory(8)
+    key = secrets.token_bytes(32)
+    config = _service_board(tmp_path, key)
+    with inside(namespace):
+        panel = Endpoint(open_transport("raw", iface="lan1"), WireCodec(key, Agent.GAME_PANEL))
+    agent = _start_service(namespace, config)
     states: list[SafetyState] = []
-    homed = False
     try:
-        deadline = time.monotonic() + 30.0
-        while not homed and time.monotonic() < deadline and agent.poll() is None:
-            for received in panel.receive(0.05):
-                message = received.message
-                if received.sender is not Agent.MOTOR_DRIVER:
-                    continue
-                if isinstance(message, Heartbeat):
-                    states.append(message.state)
-                elif isinstance(message, MotorStatus):
-                    homed = all(a.state is DriveState.READY for a in message.axes)
+        homed = _listen(panel, agent, 30.0, _all_in(DriveState.READY), states)
         assert homed, (agent.poll(), states[-5:])
         assert SafetyState.HOMING in states and SafetyState.FAULT not in states
         assert all(s["al_state"] == int(L.AlState.OP) for s in emulator.slaves())
-        agent.send_signal(signal.SIGTERM)
-        _, stderr = agent.communicate(timeout=20)
-        assert agent.returncode == 0, stderr[-2000:]
+        _stop_service(agent, signal.SIGTERM)
     finally:
         if agent.poll() is None:
             agent.kill()
@@ -468,6 +496,83 @@ cycle_s = 0.005
     slaves = emulator.slaves()
     assert all(s["al_state"] == int(L.AlState.INIT) for s in slaves), slaves
     assert all(s["watchdog_trips"] == 0 for s in slaves), slaves
+
+
+@pytest.mark.parametrize("alignment", ["none", "sdo"])
+def test_another_slave_stack_reaches_op_and_running_and_stops_safely_on_sigint(
+        namespace: Namespace, emulator_factory: Callable, tmp_path: Path,
+        alignment: str) -> None:
+    """What was met on a third-party stack: the watchdog divider reset to 0 (pysoem's
+    set_watchdog raised AttributeError), a default PDO mapping other than the layout's, and
+    standard CiA 402 drives without the alignment bits. The master writes the divider and
+    the mapping; `alignment = "none"` lets the drives align themselves (statusword bit 12),
+    `alignment = "sdo"` reads their alignment object. A slave controller that restarts with
+    those reset values is configured again by the recovery."""
+    emulator = emulator_factory(8, ("--watchdog-divider", "0", "--default-mapping", "other",
+                                    "--plain-cia402"))
+    key = secrets.token_bytes(32)
+    config = _service_board(tmp_path, key, f'alignment = "{alignment}"')
+    with inside(namespace):
+        pole = Endpoint(open_transport("raw", iface="lan1"), WireCodec(key, Agent.POLE_DRIVER))
+        panel = Endpoint(open_transport("raw", iface="lan1"), WireCodec(key, Agent.GAME_PANEL))
+    agent = _start_service(namespace, config)
+    targets = {axis: 5.0 if axis % 2 == 0 else 1.0 for axis in range(8)}
+    command = MotorCommand(axes=tuple(AxisTarget(axis=a, position=p, velocity=100.0)
+                                      for a, p in targets.items()))
+    states: list[SafetyState] = []
+
+    def arrived(status: MotorStatus) -> bool:
+        pole.send(command)  # the pole driver repeats its targets
+        return all(a.state is DriveState.RUNNING and abs(a.position - targets[a.axis]) < 0.01
+                   for a in status.axes)
+
+    try:
+        assert _listen(pole, agent, 30.0, _all_in(DriveState.READY), states), \
+            (agent.poll(), states[-5:])
+        slaves = emulator.slaves()
+        assert all(s["al_state"] == int(L.AlState.OP) for s in slaves)
+        assert all(s["watchdog_s"] == pytest.approx(0.05) for s in slaves)
+        layout_rx = [f"0x{e.index:04x}" for e in L.RXPDO_ENTRIES]
+        assert all(s["outputs_mapped"] == layout_rx for s in slaves)
+        assert _listen(pole, agent, 10.0, arrived, states), states[-5:]
+        assert SafetyState.PLAYING in states and SafetyState.FAULT not in states
+
+        # drive 3's slave controller restarts with its reset values (divider 0, the other
+        # mapping): the recovery configures it again, so a restart brings it back
+        emulator.command("esc-restart 2")
+        assert _listen(pole, agent, 5.0, lambda _: SafetyState.FAULT in states, states)
+
+        def homed_again(status: MotorStatus) -> bool:
+            panel.send(GameControl(command=GameCommand.RESTART))  # refused until the cause went
+            return _all_in(DriveState.READY)(status)
+
+        assert _listen(pole, agent, 30.0, homed_again, states), states[-5:]
+        restarted = emulator.slaves()[2]
+        assert restarted["al_state"] == int(L.AlState.OP) and restarted["watchdog_s"] == \
+            pytest.approx(0.05) and restarted["outputs_mapped"] == layout_rx, restarted
+        _stop_service(agent, signal.SIGINT)
+    finally:
+        if agent.poll() is None:
+            agent.kill()
+            agent.communicate()
+        pole.close()
+        panel.close()
+    time.sleep(0.3)  # the drives brake to rest on their own (fault reaction)
+    slaves = emulator.slaves()
+    assert all(s["al_state"] == int(L.AlState.INIT) for s in slaves), slaves
+    assert all(s["cia402_state"] != "operation enabled" and abs(s["velocity"]) < 1e-3
+               for s in slaves), slaves
+
+
+def test_a_bus_that_does_not_start_is_an_error_message_not_a_traceback(
+        namespace: Namespace, emulator_factory: Callable, tmp_path: Path) -> None:
+    emulator = emulator_factory(7)
+    agent = _start_service(namespace, _service_board(tmp_path, secrets.token_bytes(32)))
+    _, stderr = agent.communicate(timeout=60)
+    assert agent.returncode == 1
+    assert "missing slave(s) at position 8" in stderr and "Traceback" not in stderr, stderr
+    assert all(s["al_state"] in (int(L.AlState.INIT), int(L.AlState.PREOP))
+               for s in emulator.slaves())
 
 
 # --- start-up errors ----------------------------------------------------------------------
@@ -497,11 +602,14 @@ def test_missing_slave_at_startup_gives_a_clear_error(namespace: Namespace,
 
 def test_unexpected_slave_is_named_and_scan_lists_it(namespace: Namespace,
                                                      emulator_factory: Callable) -> None:
-    emulator_factory(8, ("--foreign", "3"))
+    emulator = emulator_factory(8, ("--foreign", "3"))
     bus = _start_bus(namespace)
     try:
         with pytest.raises(BusConfigurationError, match="unexpected slave at position 3"):
             bus.start()
+        # a failed start leaves no slave beyond PRE-OP
+        assert all(s["al_state"] in (int(L.AlState.INIT), int(L.AlState.PREOP))
+                   for s in emulator.slaves())
     finally:
         bus.close()
     result = subprocess.run(

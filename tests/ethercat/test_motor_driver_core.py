@@ -5,6 +5,7 @@ through real codecs (so the codec's sender rules apply) and hear what the MDA se
 
 from __future__ import annotations
 
+import logging
 import math
 import os
 import threading
@@ -45,6 +46,7 @@ from foosball.ethercat.emulator import EmulatorConfig
 from foosball.ethercat.fake import FakeBus
 from foosball.ethercat.realtime import set_fifo
 from foosball.safety.health import Health
+from foosball.safety.ratelog import RateLimitedLog
 from foosball.safety.settings import SafetySettings
 from foosball.wire.catalogue import (
     Agent,
@@ -274,6 +276,57 @@ def test_link_loss_alarms_and_recovers_the_bus_once_frames_return(rig: Rig) -> N
     assert rig.run_until(lambda: rig.core.latched.cleared, 0.3)
 
 
+def test_a_cause_is_gone_after_n_clean_cycles_and_single_lost_frames_do_not_flip_it(
+        rig: Rig, caplog: pytest.LogCaptureFixture) -> None:
+    """The rule: a latched cause is gone after `cause_clear_cycles` clean cycles in a row; a
+    lost frame restarts that count but brings a gone cause back only when as many frames
+    are lost in a row as raise the alarm. (Before: each single lost frame made the cause
+    present for a cycle, and "fault cause gone" was logged after each.)"""
+    rig.bus.link_up = False
+    rig.run_for(0.05)
+    rig.bus.link_up = True
+    clean = 0
+    while not rig.core.latched.cleared and clean < 100:
+        rig.cycle()
+        clean += 1
+    assert clean == rig.config.cause_clear_cycles
+    exchange, cycles = rig.bus.exchange, iter(range(10**9))
+
+    def lossy(outputs: Any) -> Exchange:  # every 7th frame lost, as on a loaded machine
+        if next(cycles) % 7 == 0:
+            return Exchange(-1, ())
+        return exchange(outputs)
+
+    rig.bus.exchange = lossy  # type: ignore[method-assign]
+    flips = 0
+    caplog.clear()
+    with caplog.at_level("WARNING", logger="foosball.agents.motor_driver"):
+        for _ in range(2000):  # 10 s
+            was = rig.core.latched.cleared
+            rig.cycle()
+            flips += was != rig.core.latched.cleared
+        assert flips == 0
+        assert not [r for r in caplog.records if "fault cause" in r.getMessage()]
+        rig.bus.exchange = exchange  # type: ignore[method-assign]
+        rig.bus.link_up = False  # lost for longer than the alarm's tolerance: back
+        rig.run_for(0.05)
+    assert not rig.core.latched.cleared
+    assert [r.getMessage() for r in caplog.records if "fault cause" in r.getMessage()] == [
+        f"fault cause back ({rig.core.latched.text})"]
+
+
+def test_repeated_log_lines_are_held_back_and_counted(caplog: pytest.LogCaptureFixture) -> None:
+    limited = RateLimitedLog(logging.getLogger("test.ratelog"), interval_s=10.0)
+    with caplog.at_level("WARNING", logger="test.ratelog"):
+        written = [limited.log(t, logging.WARNING, "k", "restart refused: %s", "x")
+                   for t in (0.0, 1.0, 2.0, 9.9, 10.0, 10.5)]
+        limited.log(0.5, logging.WARNING, "other", "another line")
+    assert written == [True, False, False, False, True, False]
+    assert [r.getMessage() for r in caplog.records] == [
+        "restart refused: x", "restart refused: x (and 3 more like it since the last one)",
+        "another line"]
+
+
 def test_another_agents_alarm_stops_the_motors_until_restart(rig: Rig) -> None:
     burst = Alarm(source=Agent.POLE_DRIVER, code=AlarmCode.LIMIT_BURST, text="burst",
                   latched=True, axis=-1)
@@ -338,6 +391,25 @@ def test_status_messages_are_published_and_fit_the_catalogue(rig: Rig) -> None:
     assert bus[-1].link_up and bus[-1].slaves == 8
     assert [a.axis for a in motor[-1].axes] == list(range(8))
     assert not rig.runtime.counters.drops
+
+
+@pytest.mark.parametrize(("alignment", "aligns"), [
+    (L.Alignment.MANUFACTURER_BITS, False),  # what a standard drive never says: a timeout
+    (L.Alignment.NONE, True),  # statusword bit 12, once the drive follows the setpoints
+    (L.Alignment.SDO, True),  # the alignment object, read by SDO while aligning
+])
+def test_a_plain_cia402_drive_aligns_with_the_profile_option(alignment: L.Alignment,
+                                                             aligns: bool) -> None:
+    config = MotorDriverConfig(alignment=alignment, alignment_timeout_s=1.0)
+    r = Rig(config, bus=None)
+    r.bus = FakeBus(BusConfig(backend="fake"), clock=r.monotonic,
+                    emulator=EmulatorConfig(plain_cia402=True))
+    r.bus.start()
+    r.hardware.bus = r.bus
+    assert r.run_until(lambda: r.operational() or r.core.latched is not None, 5.0)
+    assert r.operational() is aligns, r.core.drive_states()
+    if not aligns:
+        assert "rotor alignment not done" in r.core.latched.text
 
 
 def test_alignment_that_never_ends_is_a_fault() -> None:

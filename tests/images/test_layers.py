@@ -20,6 +20,8 @@ import pytest
 import yaml
 from kas.configschema import CONFIGSCHEMA
 
+from tests.agents.boards import shipped_board_copy
+
 REPO = Path(__file__).resolve().parents[2]
 LAYERS = (REPO / "meta-foosball", REPO / "recipes")
 BOARDS = ("pole", "vision", "strategy")
@@ -299,11 +301,9 @@ def test_recipe_check_reports_a_recipe_out_of_the_pattern(tmp_path: Path) -> Non
 
 @pytest.mark.parametrize("board", BOARDS)
 def test_board_toml_passes_the_agents_own_check(board: str, tmp_path: Path) -> None:
-    # The image installs table.json as /etc/foosball/table.json; here the package's copy.
-    text = (REPO / "image-config" / board / "board.toml").read_text()
-    table = REPO / "python/foosball/data/table.json"
-    board_toml = tmp_path / "board.toml"
-    board_toml.write_text(text.replace('"/etc/foosball/table.json"', f'"{table}"'))
+    # The image installs table.json as /etc/foosball/table.json, the key and calibration
+    # under /data/foosball; here copies of our own.
+    board_toml = shipped_board_copy(board, tmp_path)
     foosball = Path(sys.executable).with_name("foosball")
     result = subprocess.run(
         [str(foosball), "agent", "check", "--config", str(board_toml)],

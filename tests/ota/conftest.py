@@ -45,6 +45,7 @@ def free_udp_port() -> int:
 def lan(tmp_path: Path) -> Lan:
     key_file = tmp_path / "wire.key"
     key_file.write_text(new_key() + "\n")
+    key_file.chmod(0o600)  # as on a board: the loader refuses a key others can read
     return Lan(free_udp_port(), key_file)
 
 

@@ -27,7 +27,7 @@ def test_the_section_takes_port_host_token_file_and_core_parameters():
                                                "token_file": "", "trail_s": 1})
     assert (settings.port, settings.host, settings.token_file) == (9000, "127.0.0.1", "")
     assert settings.core == GamePanelConfig(trail_s=1.0)
-    for bad, complaint in (({"prot": 1}, "unknown keys"), ({"port": 70000}, "port"),
+    for bad, complaint in (({"prot": 1}, "unknown key prot"), ({"port": 70000}, "port"),
                            ({"port": True}, "port"), ({"host": 1}, "host"),
                            ({"trail_s": -1}, "trail_s")):
         with pytest.raises(ValueError, match=complaint):

@@ -107,6 +107,7 @@ def test_the_board_section_is_checked(tmp_path: Path) -> None:
 def board_file(tmp_path: Path, port: int, extra: str = "") -> Path:
     key = tmp_path / "wire.key"
     key.write_text(new_key())
+    key.chmod(0o600)
     with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as udp:
         udp.bind(("127.0.0.1", 0))
         wire_port = udp.getsockname()[1]

@@ -3,6 +3,7 @@ counts the drops, and nothing a peer sends stops it or reaches the terminal raw.
 
 import argparse
 import json
+import socket
 
 from foosball.wire import cli
 from foosball.wire.catalogue import Agent, Alarm, AlarmCode, GameCommand, GameControl
@@ -71,3 +72,22 @@ def test_send_refuses_what_receivers_would_drop_as_from_the_wrong_sender(monkeyp
                "vx=0", "vy=0", "covariance=[0,0,0,0]", "status=DETECTED", "--sender",
                "TOOL") == 1
     assert capsys.readouterr().err == "error: TOOL may not send BallState\n"
+
+
+def _link_settings(*argv: str):  # type: ignore[no-untyped-def]
+    parser = argparse.ArgumentParser()
+    cli.register(parser.add_subparsers())
+    return cli._settings(parser.parse_args(["wire", "send", "GameControl", *argv]))
+
+
+def test_without_a_board_configuration_the_tools_stay_on_loopback() -> None:
+    settings = _link_settings()
+    assert (settings.transport, settings.udp_iface_address) == ("udp", "127.0.0.1")
+    transport = cli.open_transport(settings.transport, **settings.transport_options())
+    try:  # the socket sends its multicast out of lo, not the default route's interface
+        chosen = transport._sock.getsockopt(socket.IPPROTO_IP, socket.IP_MULTICAST_IF, 4)
+        assert socket.inet_ntoa(chosen) == "127.0.0.1"
+    finally:
+        transport.close()
+    assert _link_settings("--iface", "eth0").transport == "raw"  # told otherwise
+    assert _link_settings("--udp-iface-address", "192.0.2.7").udp_iface_address == "192.0.2.7"

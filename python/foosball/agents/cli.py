@@ -27,23 +27,13 @@ from foosball.wire.settings import open_endpoint
 log = logging.getLogger("foosball.agent")
 
 
-def _dataclass_from(cls: type, section: dict[str, Any], where: str) -> Any:
-    known = {f.name for f in dataclasses.fields(cls)}
-    unknown = set(section) - known
-    if unknown:
-        raise BoardConfigError(f"[{where}]: unknown keys {sorted(unknown)}; known: {sorted(known)}")
-    return cls(**section)
+# Each agent's board.toml section is checked by the board loader (foosball.config, the one
+# `foosball agent check` runs too); `build` opens the real backends and returns the agent's
+# runtime, ready to run.
 
 
-# Each agent has two halves: `configure` validates its board.toml section and touches no
-# hardware (so `foosball agent check` and the tests can run it anywhere); `build` opens the
-# real backends and returns the agent's runtime, ready to run.
-
-
-def configure_ball_tracker(board: BoardConfig) -> Any:
-    from foosball.vision.config import parse_settings
-
-    return parse_settings(board.section("ball_tracker"))
+def _endpoint(board: BoardConfig, agent: Agent) -> Any:
+    return open_endpoint(board.wire, agent, key=board.wire_key)  # the key the loader checked
 
 
 def build_ball_tracker(board: BoardConfig, settings: Any) -> AgentRuntime:
@@ -66,152 +56,84 @@ def build_ball_tracker(board: BoardConfig, settings: Any) -> AgentRuntime:
 
         rod_meter = HumanRodMeter(calibration, board.table, settings.rods, source.pixel_format)
     return AgentRuntime(BallTrackerCore(tracker, settings, rod_meter=rod_meter),
-                        open_endpoint(board.wire, Agent.BALL_TRACKER), board.safety,
+                        _endpoint(board, Agent.BALL_TRACKER), board.safety,
                         hardware=Camera(source, settings.thresholds_file),
                         notifier=SystemdNotifier())
 
 
-def configure_strategy(board: BoardConfig) -> str:
-    from foosball.strategy.registry import STRATEGIES
-
-    section = dict(board.section("strategy"))
-    name = section.pop("strategy", "improved")
-    if section:
-        raise BoardConfigError(f"[strategy]: unknown keys {sorted(section)}; known: ['strategy']")
-    if name not in STRATEGIES:
-        raise BoardConfigError(f"[strategy]: no strategy {name!r}; known: {sorted(STRATEGIES)}")
-    return str(name)
-
-
-def build_strategy(board: BoardConfig, name: str) -> AgentRuntime:
+def build_strategy(board: BoardConfig, settings: Any) -> AgentRuntime:
     from foosball.agents.strategy import StrategyAgentCore
     from foosball.strategy.registry import strategy_factory
 
-    core = StrategyAgentCore(strategy_factory(name)(board.table, 0), board.table)
-    return AgentRuntime(core, open_endpoint(board.wire, Agent.STRATEGY), board.safety,
+    core = StrategyAgentCore(strategy_factory(settings.strategy)(board.table, 0), board.table)
+    return AgentRuntime(core, _endpoint(board, Agent.STRATEGY), board.safety,
                         notifier=SystemdNotifier())
-
-
-def configure_pole_driver(board: BoardConfig) -> Any:
-    from foosball.agents.pole_driver import PoleDriverConfig
-
-    return _dataclass_from(PoleDriverConfig, board.section("pole_driver"), "pole_driver")
 
 
 def build_pole_driver(board: BoardConfig, config: Any) -> AgentRuntime:
     from foosball.agents.pole_driver import PoleDriverCore
 
     return AgentRuntime(PoleDriverCore(board.table, config),
-                        open_endpoint(board.wire, Agent.POLE_DRIVER), board.safety,
+                        _endpoint(board, Agent.POLE_DRIVER), board.safety,
                         notifier=SystemdNotifier())
 
 
-def configure_motor_driver(board: BoardConfig) -> tuple[Any, Any]:
-    """[motor_driver] holds the bus keys (backend, iface, drives, ...) and the agent's."""
-    from foosball.agents.motor_driver import MotorDriverConfig, axes_from_table
-    from foosball.ethercat.bus import BusConfig
-
-    section = dict(board.section("motor_driver"))
-    bus_keys = {f.name for f in dataclasses.fields(BusConfig)} - {"identity"}
-    bus = _dataclass_from(BusConfig, {k: section.pop(k) for k in list(section)
-                                      if k in bus_keys}, "motor_driver")
-    section.setdefault("axes", axes_from_table(board.table))
-    return bus, _dataclass_from(MotorDriverConfig, section, "motor_driver")
-
-
-def build_motor_driver(board: BoardConfig, configs: tuple[Any, Any]) -> AgentRuntime:
+def build_motor_driver(board: BoardConfig, settings: Any) -> AgentRuntime:
     from foosball.agents.motor_driver import open_motor_driver
     from foosball.ethercat.bus import open_bus
 
-    bus_config, config = configs
-    endpoint = open_endpoint(board.wire, Agent.MOTOR_DRIVER)
+    endpoint = _endpoint(board, Agent.MOTOR_DRIVER)
     try:
-        return open_motor_driver(open_bus(bus_config), endpoint, config, board.safety,
-                                 realtime=True)
+        return open_motor_driver(open_bus(settings.bus), endpoint, settings.agent,
+                                 board.safety, realtime=True)
     except BaseException:
         endpoint.close()
         raise
-
-
-def configure_supervisory_panel(board: BoardConfig) -> Any:
-    from foosball.panels.supervisory import SupervisoryPanelConfig
-
-    return _dataclass_from(SupervisoryPanelConfig, board.section("supervisory_panel"),
-                           "supervisory_panel")
 
 
 def build_supervisory_panel(board: BoardConfig, config: Any) -> AgentRuntime:
     from foosball.panels.supervisory import open_supervisory_panel
-    from foosball.wire.codec import load_key
 
-    endpoint = open_endpoint(board.wire, Agent.SUPERVISORY_PANEL)
+    endpoint = _endpoint(board, Agent.SUPERVISORY_PANEL)
     try:
         return open_supervisory_panel(board.table, endpoint, config, board.safety,
-                                      wire_key=load_key(board.wire.key_file),
-                                      notifier=SystemdNotifier())
+                                      wire_key=board.wire_key, notifier=SystemdNotifier())
     except BaseException:
         endpoint.close()
         raise
 
 
-def configure_game_panel(board: BoardConfig) -> Any:
-    from foosball.panels.game_panel import GamePanelSettings
-
-    try:
-        return GamePanelSettings.from_section(board.section("game_panel"))
-    except ValueError as exc:
-        raise BoardConfigError(f"{board.path}: {exc}") from exc
-
-
 def build_game_panel(board: BoardConfig, settings: Any) -> AgentRuntime:
     from foosball.panels.game_panel import open_game_panel
-    from foosball.wire.codec import load_key
 
-    endpoint = open_endpoint(board.wire, Agent.GAME_PANEL)
+    endpoint = _endpoint(board, Agent.GAME_PANEL)
     try:
-        return open_game_panel(board.table, settings, endpoint, load_key(board.wire.key_file),
+        return open_game_panel(board.table, settings, endpoint, board.wire_key,
                                board.safety, notifier=SystemdNotifier())
     except BaseException:
         endpoint.close()
         raise
 
 
-def configure_update_agent(board: BoardConfig) -> Any:
-    from foosball.ota.core import UpdateAgentConfig
-
-    section = dict(board.section("update_agent"))
-    # By default the boot is judged by every other agent this board runs.
-    section.setdefault("watch", [name for name in board.agents if name != "update_agent"])
-    try:
-        return _dataclass_from(UpdateAgentConfig, section, "update_agent")
-    except TypeError as exc:  # board missing
-        raise BoardConfigError(f"{board.path}: [update_agent]: {exc}") from exc
-
-
-def build_update_agent(board: BoardConfig, config: Any) -> AgentRuntime:
+def build_update_agent(board: BoardConfig, settings: Any) -> AgentRuntime:
     from foosball.ota.core import UpdateCore
     from foosball.ota.rauc import RaucHardware
 
-    return AgentRuntime(UpdateCore(config, time.monotonic()),
-                        open_endpoint(board.wire, Agent.OTA), board.safety,
-                        hardware=RaucHardware(config), notifier=SystemdNotifier())
+    return AgentRuntime(UpdateCore(settings, time.monotonic()),
+                        _endpoint(board, Agent.OTA), board.safety,
+                        hardware=RaucHardware(settings), notifier=SystemdNotifier())
 
 
-@dataclasses.dataclass(frozen=True)
-class AgentEntry:
-    configure: Callable[[BoardConfig], Any]
-    build: Callable[[BoardConfig, Any], AgentRuntime]
-
-
-# Agent name (as in board.toml and the systemd unit) -> its two halves.
-AGENTS: dict[str, AgentEntry] = {
-    "ball_tracker": AgentEntry(configure_ball_tracker, build_ball_tracker),
-    "strategy": AgentEntry(configure_strategy, build_strategy),
-    "pole_driver": AgentEntry(configure_pole_driver, build_pole_driver),
-    "motor_driver": AgentEntry(configure_motor_driver, build_motor_driver),
-    "supervisory_panel": AgentEntry(configure_supervisory_panel, build_supervisory_panel),
-    "game_panel": AgentEntry(configure_game_panel, build_game_panel),
-    "update_agent": AgentEntry(configure_update_agent, build_update_agent),
+# Agent name (as in board.toml, foosball.config.AGENT_SECTIONS and the systemd unit) -> how
+# to build it from its checked settings.
+AGENTS: dict[str, Callable[[BoardConfig, Any], AgentRuntime]] = {
+    "ball_tracker": build_ball_tracker,
+    "strategy": build_strategy,
+    "pole_driver": build_pole_driver,
+    "motor_driver": build_motor_driver,
+    "supervisory_panel": build_supervisory_panel,
+    "game_panel": build_game_panel,
+    "update_agent": build_update_agent,
 }
 
 
@@ -229,14 +151,18 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 def _run(args: argparse.Namespace) -> int:
     logging.basicConfig(level=logging.INFO, format="%(name)s: %(message)s")
-    entry = AGENTS.get(args.name)
-    if entry is None:
+    build = AGENTS.get(args.name)
+    if build is None:
         print(f"error: no runnable agent {args.name!r}; runnable: {sorted(AGENTS)}",
               file=sys.stderr)
         return 2
     try:
-        board = load_board_config(args.config)
-        params = entry.configure(board)
+        # Everything `agent check` checks; but the update agent reads only its own section
+        # of the agents': a new image must not keep it from judging (and rolling back) the
+        # boot by one of theirs it gets wrong.
+        only = args.name if args.name == "update_agent" else None
+        board = load_board_config(args.config, only)
+        params = board.settings(args.name)
     except (BoardConfigError, ValueError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1
@@ -245,7 +171,7 @@ def _run(args: argparse.Namespace) -> int:
     signal.signal(signal.SIGTERM, lambda signum, _: stop_requested.append(signum))
     signal.signal(signal.SIGINT, lambda signum, _: stop_requested.append(signum))
     try:
-        runtime = entry.build(board, params)
+        runtime = build(board, params)
     except (BoardConfigError, ValueError, OSError, RuntimeError) as exc:
         print(f"error: {args.name}: {exc}", file=sys.stderr)
         return 1
@@ -262,14 +188,8 @@ def _run(args: argparse.Namespace) -> int:
 
 
 def check_board(board: BoardConfig) -> list[str]:
-    """Validate every runnable agent's section; the names of sections not runnable here."""
-    not_runnable = []
-    for name in board.agents:
-        if name in AGENTS:
-            AGENTS[name].configure(board)
-        else:
-            not_runnable.append(name)
-    return not_runnable
+    """The board's agents not runnable in this release (the loader checked every section)."""
+    return [name for name in board.agents if name not in AGENTS]
 
 
 def _check(args: argparse.Namespace) -> int:

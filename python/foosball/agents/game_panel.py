@@ -46,6 +46,7 @@ from typing import Any
 from foosball.agents.runtime import NO_FAULT, Inputs, Outputs
 from foosball.geometry import Table
 from foosball.ota.progress import UpdatesSeen
+from foosball.schema import seconds, setting
 from foosball.strategy.params import PredictionParams
 from foosball.strategy.prediction import BallPredictor
 from foosball.vision.config import DetectorConfig, VisionConfigError
@@ -79,19 +80,19 @@ ALARM_TEXT = 200
 
 @dataclass(frozen=True)
 class GamePanelConfig:
-    state_period_s: float = 0.1  # GameState at 10 Hz, and at once on a change
-    trail_s: float = 0.5  # the ball's trail on the page
-    trail_points: int = 100
-    path_horizon_s: float = 1.0  # the predicted path drawn ahead of the ball
-    log_entries: int = 12  # operator actions shown on the page
-    alarm_entries: int = 8
+    state_period_s: float = seconds(0.1, high=10.0)  # GameState at 10 Hz, and at once on a change
+    trail_s: float = seconds(0.5, high=60.0)  # the ball's trail on the page
+    trail_points: int = setting(100, low=1, high=10_000)
+    path_horizon_s: float = seconds(1.0, high=10.0)  # the predicted path drawn ahead of the ball
+    log_entries: int = setting(12, low=1, high=1000)  # operator actions shown on the page
+    alarm_entries: int = setting(8, low=1, high=1000)
     # A good calibration reprojects its marker corners well under 1 px (0.40 px rms on the
     # synthetic camera, 0.55 px on the simulator's). 1.5 px rms is about 4 mm on the table
     # at 2.2-2.5 mm per pixel, a quarter of the ball's radius: beyond it the markers were
     # found badly or have moved, and it is worth calibrating again.
-    calibration_warn_rms_px: float = 1.5
+    calibration_warn_rms_px: float = setting(1.5, above=0.0, high=100.0, unit="px")
     # The tracker reports every second; three reports missed and the page says so.
-    calibration_silence_s: float = 3.5
+    calibration_silence_s: float = seconds(3.5, high=600.0)
 
 
 def vision_from_detector(detector: DetectorConfig, preview: bool = False) -> VisionConfig:

@@ -36,11 +36,18 @@ import numpy as np
 
 from foosball.agents.runtime import AgentRuntime, Inputs, Outputs
 from foosball.ethercat import layout as L
-from foosball.ethercat.bus import EtherCatBus, Exchange, receive_timeout_for
+from foosball.ethercat.bus import (
+    BusConfigurationError,
+    EtherCatBus,
+    Exchange,
+    receive_timeout_for,
+)
 from foosball.ethercat.realtime import CycleStats, prepare_realtime
 from foosball.safety.latch import Cause
+from foosball.safety.ratelog import RateLimitedLog
 from foosball.safety.settings import SafetySettings
 from foosball.safety.systemd import SystemdNotifier
+from foosball.schema import seconds, setting
 from foosball.wire.catalogue import (
     Agent,
     AlarmCode,
@@ -95,22 +102,35 @@ def axes_from_table(table: Any) -> tuple[AxisSetup, ...]:
 
 @dataclass(frozen=True)
 class MotorDriverConfig:
-    axes: tuple[AxisSetup, ...] = field(default_factory=default_axes)
-    cycle_s: float = 0.005
-    enable_timeout_s: float = 1.0
-    alignment_timeout_s: float = 3.0
-    homing_timeout_s: float = 20.0
-    homing_speed: float = 20.0  # rad/s towards the switch
-    homing_leave_speed: float = 1.0  # rad/s off the switch: the release edge is zero
+    # from the table geometry, not from board.toml
+    axes: tuple[AxisSetup, ...] = setting(default_factory=default_axes, in_file=False)
+    cycle_s: float = setting(0.005, low=0.0005, high=0.1, unit="s")
+    enable_timeout_s: float = seconds(1.0, high=60.0)
+    alignment_timeout_s: float = seconds(3.0, high=60.0)
+    homing_timeout_s: float = seconds(20.0, high=600.0)
+    # towards the switch
+    homing_speed: float = setting(20.0, above=0.0, high=200.0, unit="rad/s")
+    # off the switch: the release edge is zero
+    homing_leave_speed: float = setting(1.0, above=0.0, high=20.0, unit="rad/s")
+    # how a drive tells that its rotor alignment is done (the drive profile's option)
+    alignment: L.Alignment = L.Alignment.MANUFACTURER_BITS
+    # alignment = "sdo": the object read (UNSIGNED8, nonzero = aligned), subindex 0
+    alignment_object: int = setting(L.ALIGNMENT_OBJECT, low=0x2000, high=0x5FFF)
     # Bad or missing frames tolerated in a row before the alarm: at least 3 cycles and at
     # least this long, so a 1 ms cycle is not stricter in time than a 5 ms one; well inside
     # the drives' 50 ms watchdog, and the drives hold their last setpoint meanwhile.
-    bus_error_tolerance_s: float = 0.015
+    bus_error_tolerance_s: float = seconds(0.015, high=0.04)
+    # A latched cause is gone only after this many clean cycles in a row (100 ms at 5 ms);
+    # a lost frame restarts the count but does not bring a gone cause back: only as many
+    # bad frames in a row as raise the alarm do (bus_error_cycles).
+    cause_clear_cycles: int = setting(20, low=1, high=10_000)
+    # the same fault log line at most this often (with a count)
+    repeat_log_s: float = setting(10.0, low=0.0, high=3600.0, unit="s")
 
     @property
     def bus_error_cycles(self) -> int:
         return max(3, round(self.bus_error_tolerance_s / self.cycle_s))
-    status_period_s: float = 0.05
+    status_period_s: float = seconds(0.05, high=1.0)
 
 
 # --- pure core -------------------------------------------------------------------------------
@@ -163,6 +183,7 @@ class MdaInputs:
     messages: tuple[Any, ...] = ()
     timing: CycleTiming = CycleTiming()
     al_state: int = int(L.AlState.OP)  # lowest AL state read when the bus was last checked
+    alignment_objects: tuple[int, ...] = ()  # alignment = "sdo": per axis, as last read
 
 
 @dataclass(frozen=True)
@@ -170,6 +191,7 @@ class MdaOutputs:
     drives: tuple[L.RxPdo, ...]
     messages: tuple[Any, ...] = ()
     recover_bus: bool = False
+    read_alignment: tuple[int, ...] = ()  # axes whose alignment object to read by SDO
 
 
 @dataclass
@@ -193,6 +215,7 @@ class Latched:
     axis: int
     since_s: float
     cleared: bool = False
+    clean_cycles: int = 0  # cycles in a row without the cause (see cause_clear_cycles)
 
 
 class MotorDriverCore:
@@ -218,6 +241,8 @@ class MotorDriverCore:
         self.fault_cycle: int | None = None  # cycle at which the last fault latched
         self.quick_stop_done_cycle: int | None = None  # all axes out of operation enabled
         self._last_status_s = -math.inf
+        self.fault_log = RateLimitedLog(log, config.repeat_log_s)
+        self._alignment_objects: tuple[int, ...] = ()
 
     # -- public view ---------------------------------------------------------------------
     def drive_states(self) -> list[DriveState]:
@@ -251,7 +276,7 @@ class MotorDriverCore:
             self._latch(AlarmCode.PEER_FAULT, -1, inputs.now_s, [],
                         f"system fault: {inputs.safety.fault_text}", own=False)
         out = self.cycle(MdaInputs(inputs.now_s, sample.exchange, inputs.messages, sample.timing,
-                                   sample.al_state))
+                                   sample.al_state, sample.alignment_objects))
         return Outputs(out.messages, self.causes(), self.safety_state(), out)
 
     def causes(self) -> tuple[Cause, ...]:
@@ -277,6 +302,7 @@ class MotorDriverCore:
             self._message(message, now, out)
         if frame_ok:
             self._drive_faults(now, out)
+        self._alignment_objects = inputs.alignment_objects
         if self.latched is None:
             for axis in self.axes:
                 self._advance_axis(axis, now, out)
@@ -291,7 +317,9 @@ class MotorDriverCore:
         # a recovery attempt would only wait for its own timeouts inside the cycle.
         recover = self.latched is not None and self.consecutive_no_frame == 0 and (
             self.consecutive_bad_wkc > 0 or inputs.al_state != L.AlState.OP)
-        return MdaOutputs(drives, tuple(out), recover)
+        read = tuple(n for n, a in enumerate(self.axes) if a.phase is Phase.ALIGNING) \
+            if self.config.alignment is L.Alignment.SDO and self.latched is None else ()
+        return MdaOutputs(drives, tuple(out), recover, read)
 
     # -- bus health ------------------------------------------------------------------------
     def _bus_health(self, exchange: Exchange, now: float, out: list[Any]) -> bool:
@@ -375,7 +403,8 @@ class MotorDriverCore:
             return  # nothing to restart from
         if not self.latched.cleared:
             self.restarts_refused += 1
-            log.warning("restart refused: %s is still present", self.latched.text)
+            self.fault_log.log(now, logging.WARNING, "refused",
+                               "restart refused: %s is still present", self.latched.text)
             return
         log.info("restart: re-enabling, aligning and homing every axis")
         self.restarts += 1
@@ -426,7 +455,8 @@ class MotorDriverCore:
             log.error("FAULT latched: %s; quick stop on every axis (mono=%.6f cycle=%d)",
                       text, now, self.cycles)
         else:
-            log.error("further fault while latched: %s", text)
+            self.fault_log.log(now, logging.ERROR, "further",
+                               "further fault while latched: %s", text)
         for index, a in enumerate(self.axes):
             if a.last.state in _FAULTY or index == axis:
                 a.phase = Phase.FAULT
@@ -443,16 +473,27 @@ class MotorDriverCore:
             log.warning("every drive out of operation enabled (mono=%.6f cycle=%d, %d cycles "
                         "after the fault)", inputs.now_s, self.cycles,
                         self.cycles - (self.fault_cycle or self.cycles))
-        causes_present = (
-            not frame_ok
-            or inputs.al_state != L.AlState.OP
-            or any(a.last.digital_inputs & L.FAULT_CAUSE_INPUTS for a in self.axes))
-        if latched.code in OBSERVABLE_CAUSES:
-            was = latched.cleared
-            latched.cleared = not causes_present
-            if latched.cleared and not was:
-                log.warning("fault cause gone (%s): waiting for a restart from the game panel",
-                            latched.text)
+        if latched.code not in OBSERVABLE_CAUSES:
+            return
+        tolerance = self.config.bus_error_cycles
+        link_bad = (self.consecutive_no_frame > tolerance
+                    or self.consecutive_bad_wkc > tolerance)
+        present = (link_bad or inputs.al_state != L.AlState.OP
+                   or any(a.last.digital_inputs & L.FAULT_CAUSE_INPUTS for a in self.axes))
+        if present:
+            latched.clean_cycles = 0
+            if latched.cleared:
+                latched.cleared = False
+                self.fault_log.log(now, logging.WARNING, "back", "fault cause back (%s)",
+                                   latched.text)
+            return
+        # a single lost frame is no evidence either way: it restarts the count only
+        latched.clean_cycles = latched.clean_cycles + 1 if frame_ok else 0
+        if not latched.cleared and latched.clean_cycles >= self.config.cause_clear_cycles:
+            latched.cleared = True
+            self.fault_log.log(now, logging.WARNING, "gone",
+                               "fault cause gone (%s): waiting for a restart from the game "
+                               "panel", latched.text)
 
     # -- per-axis sequence -----------------------------------------------------------------
     def _enter(self, axis: _Axis, phase: Phase, now: float) -> None:
@@ -481,7 +522,7 @@ class MotorDriverCore:
         elif axis.phase is Phase.ALIGNING:
             if state is not L.Cia402State.OPERATION_ENABLED:
                 self._unexpected(axis, now, out)
-            elif tx.statusword & L.Status.ALIGNED:
+            elif L.alignment_done(c.alignment, tx.statusword, self._alignment_object(axis)):
                 if axis.setup.homes:
                     self._enter(axis, Phase.HOMING_APPROACH, now)
                 else:
@@ -506,6 +547,11 @@ class MotorDriverCore:
                 self._unexpected(axis, now, out)
             else:
                 self._profile(axis)
+
+    def _alignment_object(self, axis: _Axis) -> int:
+        index = self.axes.index(axis)
+        objects = self._alignment_objects
+        return objects[index] if index < len(objects) else 0
 
     def _unexpected(self, axis: _Axis, now: float, out: list[Any]) -> None:
         if axis.last.state in _FAULTY:
@@ -613,6 +659,7 @@ class BusSample:
     exchange: Exchange
     timing: CycleTiming = CycleTiming()
     al_state: int = int(L.AlState.OP)
+    alignment_objects: tuple[int, ...] = ()
 
 
 class EtherCatHardware:
@@ -632,6 +679,10 @@ class EtherCatHardware:
         self.outputs: tuple[L.RxPdo, ...] = tuple(
             L.RxPdo(controlword=0) for _ in range(bus.config.drives))
         self.al_state = int(L.AlState.OP)
+        self.alignment_object = L.ALIGNMENT_OBJECT
+        self.alignment_objects = [0] * bus.config.drives  # alignment = "sdo": as last read
+        self._next_alignment_read = 0
+        self._log = RateLimitedLog(log, 10.0)
         self.last: Exchange | None = None
         self._deadline: float | None = None
         self._last_recover_s = -math.inf
@@ -658,7 +709,8 @@ class EtherCatHardware:
         self.last = self.bus.exchange(self.outputs)
         if self.stats.count % 200 == 1:
             self._p99 = self.recent_p99()
-        return BusSample(self.last, CycleTiming(period, self._p99), self.al_state)
+        return BusSample(self.last, CycleTiming(period, self._p99), self.al_state,
+                         tuple(self.alignment_objects))
 
     def recent_p99(self) -> float:
         """Wake-up lateness p99 over the latest `P99_CYCLES` cycles (0.1 ms on a PC). Over
@@ -675,6 +727,7 @@ class EtherCatHardware:
             self.outputs = self.quick_stop_outputs()
             return
         self.outputs = actuation.drives
+        self._read_alignment(actuation.read_alignment)
         now = self.clock()
         if actuation.recover_bus and now - self._last_recover_s > 0.1:
             self._last_recover_s = now
@@ -689,6 +742,24 @@ class EtherCatHardware:
         elif not actuation.recover_bus and self.last is not None and \
                 self.last.working_counter == self.bus.expected_working_counter:
             self.al_state = int(L.AlState.OP)
+
+    def _read_alignment(self, axes: tuple[int, ...]) -> None:
+        """One axis's alignment object per cycle, in turn (an SDO read is a few mailbox
+        round trips: all eight in one cycle would hold it up). Axes not aligning read as
+        0, so a value from before a fault never passes for a fresh one."""
+        for axis in range(len(self.alignment_objects)):
+            if axis not in axes:
+                self.alignment_objects[axis] = 0
+        if not axes:
+            return
+        axis = axes[self._next_alignment_read % len(axes)]
+        self._next_alignment_read += 1
+        try:
+            data = self.bus.read_object(axis + 1, self.alignment_object, 0)
+            self.alignment_objects[axis] = data[0] if data else 0
+        except BusConfigurationError as exc:  # retried next turn; the alignment times out
+            self._log.log(self.clock(), logging.WARNING, "alignment",
+                          "alignment object of axis %d unreadable: %s", axis, exc)
 
     def quick_stop_outputs(self) -> tuple[L.RxPdo, ...]:
         inputs = self.last.inputs if self.last is not None else ()
@@ -721,6 +792,7 @@ def open_motor_driver(bus: EtherCatBus, endpoint: Any, config: MotorDriverConfig
     if realtime:  # before OP: the drives' watchdog runs from the moment they reach it
         log.info("real-time setup: %s", prepare_realtime())
     hardware = EtherCatHardware(bus, config.cycle_s)  # before OP too: it warms numpy up
+    hardware.alignment_object = config.alignment_object
     try:
         bus.start()
     except BaseException:

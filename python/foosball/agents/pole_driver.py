@@ -26,6 +26,7 @@ from typing import Any
 from foosball.agents.runtime import Inputs, Outputs
 from foosball.geometry import Rod, Table
 from foosball.safety.latch import Cause
+from foosball.schema import seconds, setting, validate
 from foosball.wire.catalogue import (
     Agent,
     AlarmCode,
@@ -48,17 +49,17 @@ RESTART_STATES = (DriveState.OFF, DriveState.ALIGNING, DriveState.HOMING)
 
 @dataclass(frozen=True)
 class PoleDriverConfig:
-    limit_policy: str = "clamp"  # "clamp" (counted warning) or "reject"
-    burst_count: int = 10  # this many out-of-limit targets ...
-    burst_window_s: float = 1.0  # ... within this window raise an Alarm
-    rotation_limit: float = 2 * math.pi  # rad either way from men vertical
-    max_translation_speed: float = 3.5  # m/s
-    max_rotation_speed: float = 314.0  # rad/s
+    # "clamp" (counted warning) or "reject"
+    limit_policy: str = setting("clamp", choices=("clamp", "reject"))
+    burst_count: int = setting(10, low=1)  # this many out-of-limit targets ...
+    burst_window_s: float = seconds(1.0, high=60.0)  # ... within this window raise an Alarm
+    # either way from men vertical
+    rotation_limit: float = setting(2 * math.pi, above=0.0, high=100.0, unit="rad")
+    max_translation_speed: float = setting(3.5, above=0.0, high=20.0, unit="m/s")
+    max_rotation_speed: float = setting(314.0, above=0.0, high=2000.0, unit="rad/s")
 
     def __post_init__(self) -> None:
-        if self.limit_policy not in ("clamp", "reject"):
-            raise ValueError(f"limit_policy must be 'clamp' or 'reject', not "
-                             f"{self.limit_policy!r}")
+        validate(self, "[pole_driver]")
 
 
 # --- conversions (the only place metres meet motor radians) -------------------------------

@@ -16,6 +16,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from foosball.ethercat import layout as L
+from foosball.schema import setting
 
 # backend name -> (module, class). The one table of backends.
 BACKENDS: dict[str, tuple[str, str]] = {
@@ -30,14 +31,17 @@ class BusConfigurationError(RuntimeError):
 
 @dataclass(frozen=True)
 class BusConfig:
-    backend: str = "pysoem"
+    backend: str = setting("pysoem", choices=tuple(BACKENDS))
     iface: str = ""
-    drives: int = 8
-    identity: L.Identity = L.EXPECTED_IDENTITY
-    watchdog_ms: float = 50.0  # drives stop this long after the master goes silent
-    discovery_attempts: int = 30  # config_init retries while the segment comes up
-    discovery_pause_s: float = 0.1
-    receive_timeout_us: int = 1500  # see receive_timeout_for(): shorter than the cycle
+    drives: int = setting(8, low=1, high=64)
+    identity: L.Identity = setting(L.EXPECTED_IDENTITY, in_file=False)  # the layout's
+    # drives stop this long after the master goes silent (the watchdog's 100 us ticks)
+    watchdog_ms: float = setting(50.0, low=1.0, high=6000.0, unit="ms")
+    # config_init retries while the segment comes up
+    discovery_attempts: int = setting(30, low=1, high=1000)
+    discovery_pause_s: float = setting(0.1, above=0.0, high=10.0, unit="s")
+    # see receive_timeout_for(): shorter than the cycle
+    receive_timeout_us: int = setting(1500, low=50, high=100_000, unit="us")
     # SOEM maps through CoE Complete Access when a slave advertises it; some stacks answer
     # it wrongly (facts). Off by default; the mapped-size check catches it either way.
     use_complete_access: bool = False
@@ -89,6 +93,11 @@ class EtherCatBus(ABC):
 
     @abstractmethod
     def close(self) -> None: ...
+
+    def read_object(self, position: int, index: int, subindex: int) -> bytes:
+        """One object of slave `position` (1-based) by SDO: slow (mailbox round trips), so
+        only for what the process data do not carry."""
+        raise BusConfigurationError(f"the {self.config.backend} bus cannot read objects")
 
     def __enter__(self) -> EtherCatBus:
         return self

@@ -27,6 +27,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
     emulate.add_argument("--complete-access-quirk", action="store_true",
                          help="advertise Complete Access and answer it like the stack of the "
                               "facts' mapping pitfall (tests the master's defence)")
+    emulate.add_argument("--watchdog-divider", type=int, default=L.WATCHDOG_DIVIDER,
+                         help="reset value of the watchdog divider 0x0400 (another stack: 0)")
+    emulate.add_argument("--default-mapping", choices=("layout", "other"), default="layout",
+                         help="the drives' default PDO mapping: the layout's or another one")
+    emulate.add_argument("--plain-cia402", action="store_true",
+                         help="standard CiA 402 drives: no alignment bits 14/15, aligned "
+                              "when they follow the command value (bit 12)")
     emulate.add_argument("--control-socket", help="also take control commands on this UNIX socket")
     emulate.add_argument("--rt-priority", type=int, default=0, help="SCHED_FIFO priority (0: off)")
     emulate.add_argument("--rod-poses", metavar="HOST:PORT",
@@ -64,7 +71,10 @@ def _emulate(args: argparse.Namespace) -> int:
     table = load_table(args.geometry) if args.geometry else default_table()
     config = emulator_config_from_table(table, args.drives, args.start_fraction,
                                         args.alignment_time, tuple(args.foreign))
-    config = dataclasses.replace(config, complete_access_quirk=args.complete_access_quirk)
+    config = dataclasses.replace(config, complete_access_quirk=args.complete_access_quirk,
+                                 watchdog_divider=args.watchdog_divider,
+                                 default_mapping=args.default_mapping,
+                                 plain_cia402=args.plain_cia402)
     make_listeners = None
     if args.rod_poses:
         from foosball.ethercat.coupling import RodPosePublisher

@@ -57,6 +57,9 @@ class MotorParameters:
     max_acceleration: float = 20_000.0  # rad/s^2
     quick_stop_deceleration: float = 40_000.0  # rad/s^2
     alignment_time_s: float = 0.2
+    # STEVAL-ETH001 reports its alignment in statusword bits 14/15; a plain CiA 402 drive
+    # aligns at enable and says only "follows the command value" (bit 12) once done.
+    alignment_bits: bool = True
     position_gain: float = 300.0  # 1/s: how hard CSP pulls towards the target
     # translation axes only: mechanical travel in motor radians, relative to the switch edge
     has_end_switch: bool = False
@@ -256,9 +259,9 @@ class Cia402Drive:
         if self.state is not Cia402State.SWITCH_ON_DISABLED and self.state is not \
                 Cia402State.NOT_READY_TO_SWITCH_ON:
             status |= Status.VOLTAGE_ENABLED
-        if self.aligned:
+        if self.aligned and self.params.alignment_bits:
             status |= Status.ALIGNED
-        if self.alignment_left_s > 0.0:
+        if self.alignment_left_s > 0.0 and self.params.alignment_bits:
             status |= Status.ALIGNING
         following = (self.state is Cia402State.OPERATION_ENABLED and self.aligned
                      and self.outputs_valid)

@@ -12,6 +12,7 @@ Control protocol, one command per line, one JSON object answered per line:
   clear <axis|all> [kind]       the cause goes away (the drive stays in FAULT until reset)
   mute on|off                   stop/resume answering frames (a cut cable)
   deaf <axis|all> on|off        that slave stops exchanging process data (short counter)
+  esc-restart <axis|all>        the slave controller restarts with its reset values (INIT)
   quit
 
 Coupling to a simulator: pass `listeners`; each is called after every time step with the
@@ -23,6 +24,7 @@ can follow the emulated motors. Axis numbering: axis = 2 * rod_index + (0 transl
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import errno
 import json
 import logging
@@ -70,6 +72,11 @@ class EmulatorConfig:
     alignment_time_s: float = 0.2
     foreign_positions: tuple[int, ...] = ()  # 1-based slave positions with another identity
     complete_access_quirk: bool = False  # behave like the slave stack of the CA pitfall
+    # what another slave stack was met with: the watchdog divider reset to 0, a default
+    # PDO mapping that is not the layout's ("other"), drives without the alignment bits
+    watchdog_divider: int = L.WATCHDOG_DIVIDER
+    default_mapping: str = "layout"
+    plain_cia402: bool = False
 
 
 def make_drive(axis: int, config: EmulatorConfig) -> Cia402Drive:
@@ -77,12 +84,12 @@ def make_drive(axis: int, config: EmulatorConfig) -> Cia402Drive:
     if axis % 2 == 0:
         start = config.start_above_switch[rod % len(config.start_above_switch)]
         travel = config.travel_above_switch[rod % len(config.travel_above_switch)]
-        params = MotorParameters(**{**TRANSLATION_MOTOR.__dict__,
-                                    "travel_above_switch": travel,
-                                    "alignment_time_s": config.alignment_time_s})
+        params = dataclasses.replace(TRANSLATION_MOTOR, travel_above_switch=travel,
+                                     alignment_time_s=config.alignment_time_s,
+                                     alignment_bits=not config.plain_cia402)
         return Cia402Drive(params, start_above_switch=start)
-    params = MotorParameters(**{**ROTATION_MOTOR.__dict__,
-                                "alignment_time_s": config.alignment_time_s})
+    params = dataclasses.replace(ROTATION_MOTOR, alignment_time_s=config.alignment_time_s,
+                                 alignment_bits=not config.plain_cia402)
     return Cia402Drive(params)
 
 
@@ -90,18 +97,28 @@ class DriveEmulator:
     def __init__(self, config: EmulatorConfig, listeners: Sequence[MotionListener] = ()) -> None:
         self.config = config
         self.drives = [make_drive(axis, config) for axis in range(config.drives)]
-        slaves = []
-        for axis, drive in enumerate(self.drives):
-            identity = (FOREIGN_IDENTITY if axis + 1 in config.foreign_positions
-                        else L.EXPECTED_IDENTITY)
-            slaves.append(EscSlave(drive, identity, serial=axis + 1,
-                                   last_in_line=axis == config.drives - 1,
-                                   complete_access_quirk=config.complete_access_quirk))
-        self.chain = EscChain(slaves)
+        self.chain = EscChain([self._slave(axis) for axis in range(config.drives)])
         self.listeners = list(listeners)
         self.muted = False
         self.now_s: float | None = None
         self.longest_stall_s = 0.0
+
+    def _slave(self, axis: int) -> EscSlave:
+        config = self.config
+        identity = (FOREIGN_IDENTITY if axis + 1 in config.foreign_positions
+                    else L.EXPECTED_IDENTITY)
+        return EscSlave(self.drives[axis], identity, serial=axis + 1,
+                        last_in_line=axis == config.drives - 1,
+                        complete_access_quirk=config.complete_access_quirk,
+                        watchdog_divider=config.watchdog_divider,
+                        default_mapping=config.default_mapping)
+
+    def restart_esc(self, axis: int) -> None:
+        """The slave controller restarts (a brown-out): registers, watchdog divider and PDO
+        mapping back to their reset values, in INIT; the motor keeps its state but loses
+        its process data."""
+        self.drives[axis].lose_process_data()
+        self.chain.slaves[axis] = self._slave(axis)
 
     def advance(self, now_s: float) -> None:
         if self.now_s is None:
@@ -155,6 +172,10 @@ class DriveEmulator:
                 kind = FaultKind(args[1]) if len(args) == 2 else None
                 for drive in self._axes(args[0]):
                     drive.clear(kind)
+                return {"ok": True}
+            if verb == "esc-restart" and len(args) == 1:
+                for drive in self._axes(args[0]):
+                    self.restart_esc(self.drives.index(drive))
                 return {"ok": True}
             if verb == "mute" and len(args) == 1 and args[0] in ("on", "off"):
                 self.muted = args[0] == "on"

@@ -13,6 +13,7 @@ distributed clocks, no EoE/FoE, no redundancy).
 
 from __future__ import annotations
 
+import dataclasses
 import struct
 from collections import deque
 from collections.abc import Callable
@@ -49,6 +50,8 @@ SDO_ABORT_NO_OBJECT = 0x0602_0000
 SDO_ABORT_NO_SUBINDEX = 0x0609_0011
 SDO_ABORT_LENGTH = 0x0607_0010
 SDO_ABORT_STATE = 0x0800_0022  # not possible in the present device state
+SDO_ABORT_NOT_MAPPABLE = 0x0604_0041  # object cannot be mapped to the PDO
+SDO_ABORT_VALUE_RANGE = 0x0609_0030  # value range of parameter exceeded
 
 
 # --- SII EEPROM ------------------------------------------------------------------------------
@@ -68,7 +71,8 @@ def _category(kind: int, payload: bytes) -> bytes:
 
 
 def build_sii(identity: L.Identity, name: str = L.DEVICE_NAME, serial: int = 0,
-              coe_details: int = L.COE_DETAILS) -> bytes:
+              coe_details: int = L.COE_DETAILS, outputs_size: int = L.RXPDO_SIZE,
+              inputs_size: int = L.TXPDO_SIZE) -> bytes:
     words = bytearray(0x80)  # words 0x00-0x3F
     struct.pack_into("<HHHHH", words, 0, 0x0005, 0x0000, 0x0000, 0x0000, 0x0000)
     words[14] = _crc8_sii(bytes(words[:14]))
@@ -88,27 +92,133 @@ def build_sii(identity: L.Identity, name: str = L.DEVICE_NAME, serial: int = 0,
                   start, length, control, kind in (
                       (L.MAILBOX_OUT_ADDRESS, L.MAILBOX_SIZE, L.SM_CONTROL_MAILBOX_OUT, 1),
                       (L.MAILBOX_IN_ADDRESS, L.MAILBOX_SIZE, L.SM_CONTROL_MAILBOX_IN, 2),
-                      (L.OUTPUTS_ADDRESS, L.RXPDO_SIZE, L.SM_CONTROL_OUTPUTS, 3),
-                      (L.INPUTS_ADDRESS, L.TXPDO_SIZE, L.SM_CONTROL_INPUTS, 4)))
+                      (L.OUTPUTS_ADDRESS, outputs_size, L.SM_CONTROL_OUTPUTS, 3),
+                      (L.INPUTS_ADDRESS, inputs_size, L.SM_CONTROL_INPUTS, 4)))
     body = (_category(10, strings) + _category(30, bytes(general)) + _category(40, fmmu)
             + _category(41, sm) + b"\xff\xff")
     return bytes(words) + body
 
 
 # --- object dictionary -----------------------------------------------------------------------
+class SdoAbort(Exception):
+    """A download the object refuses; `code` is the SDO abort code sent back."""
+
+    def __init__(self, code: int) -> None:
+        super().__init__(f"SDO abort 0x{code:08x}")
+        self.code = code
+
+
 @dataclass
 class OdEntry:
     fmt: str  # struct code, or "s" for a visible string
     value: int | str
     writable: bool = False
     getter: Callable[[], int] | None = None
-    setter: Callable[[int], None] | None = None
+    setter: Callable[[int], None] | None = None  # may raise SdoAbort
 
     def encode(self) -> bytes:
         if self.fmt == "s":
             return str(self.value).encode("ascii")
         value = self.getter() if self.getter else self.value
         return struct.pack("<" + self.fmt, value)
+
+
+# Objects a PDO may carry besides the layout's: the torque pair another drive's default
+# mapping has (an emulator option), never mapped by our master.
+TARGET_TORQUE = L.PdoEntry(0x6071, 0, 16, "target_torque", "h")
+TORQUE_ACTUAL = L.PdoEntry(0x6077, 0, 16, "torque_actual", "h")
+MAPPABLE_RX = {(e.index, e.subindex): e for e in (*L.RXPDO_ENTRIES, TARGET_TORQUE)}
+MAPPABLE_TX = {(e.index, e.subindex): e for e in (*L.TXPDO_ENTRIES, TORQUE_ACTUAL)}
+MAX_MAPPED_ENTRIES = 8
+
+# Another stack's default PDO mapping (an emulator option): other order, other objects,
+# other sizes. A master that trusts the defaults maps 13 / 15 bytes and garbles the fields.
+_RX = {e.name: e for e in L.RXPDO_ENTRIES}
+_TX = {e.name: e for e in L.TXPDO_ENTRIES}
+OTHER_DEFAULT_RX = (_RX["controlword"], _RX["target_position"], _RX["target_velocity"],
+                    _RX["modes_of_operation"], TARGET_TORQUE)
+OTHER_DEFAULT_TX = (_TX["statusword"], _TX["position_actual"], _TX["velocity_actual"],
+                    TORQUE_ACTUAL, _TX["error_code"], _TX["modes_of_operation_display"])
+DEFAULT_MAPPINGS: dict[str, tuple[tuple[L.PdoEntry, ...], tuple[L.PdoEntry, ...]]] = {
+    "layout": (L.RXPDO_ENTRIES, L.TXPDO_ENTRIES),
+    "other": (OTHER_DEFAULT_RX, OTHER_DEFAULT_TX),
+}
+
+
+class PdoChannel:
+    """One direction's PDO configuration as the slave holds it: the assignment object
+    (0x1C12/0x1C13, one PDO) and the mapping object (0x1600/0x1A00), writable in PRE-OP
+    only, with CiA 301's rules (entries change only while subindex 0 is 0; a count is
+    accepted only when every entry names a mappable object of this direction)."""
+
+    def __init__(self, assign_index: int, pdo_index: int,
+                 mappable: dict[tuple[int, int], L.PdoEntry],
+                 default: tuple[L.PdoEntry, ...], layout: tuple[L.PdoEntry, ...],
+                 in_preop: Callable[[], bool]) -> None:
+        self.assign_index, self.pdo_index = assign_index, pdo_index
+        self.mappable, self.layout, self.in_preop = mappable, layout, in_preop
+        self.raw = [e.mapping_value for e in default] + [0] * (MAX_MAPPED_ENTRIES - len(default))
+        self.count = len(default)
+        self.assigned = 1
+        self.entries: tuple[L.PdoEntry, ...] = tuple(default)
+        self.struct = struct.Struct("<" + "".join(e.fmt for e in self.entries))
+
+    @property
+    def size(self) -> int:
+        return self.struct.size if self.assigned else 0
+
+    @property
+    def is_layout(self) -> bool:
+        return self.assigned == 1 and self.entries == self.layout
+
+    def objects(self) -> dict[tuple[int, int], OdEntry]:
+        od = {(self.assign_index, 0): OdEntry("B", 0, True, lambda: self.assigned,
+                                               self._set_assigned),
+              (self.assign_index, 1): OdEntry("H", 0, True, lambda: self.pdo_index,
+                                               self._set_assigned_pdo),
+              (self.pdo_index, 0): OdEntry("B", 0, True, lambda: self.count, self._set_count)}
+        for sub in range(1, MAX_MAPPED_ENTRIES + 1):
+            od[(self.pdo_index, sub)] = OdEntry(
+                "I", 0, True, lambda sub=sub: self.raw[sub - 1],
+                lambda value, sub=sub: self._set_entry(sub, value))
+        return od
+
+    def _writable(self) -> None:
+        if not self.in_preop():
+            raise SdoAbort(SDO_ABORT_STATE)
+
+    def _set_assigned(self, value: int) -> None:
+        self._writable()
+        if value > 1:
+            raise SdoAbort(SDO_ABORT_VALUE_RANGE)
+        self.assigned = value
+
+    def _set_assigned_pdo(self, value: int) -> None:
+        self._writable()
+        if self.assigned:
+            raise SdoAbort(SDO_ABORT_STATE)  # change the assignment only while it is off
+        if value != self.pdo_index:
+            raise SdoAbort(SDO_ABORT_VALUE_RANGE)  # this slave has one PDO per direction
+
+    def _set_entry(self, sub: int, value: int) -> None:
+        self._writable()
+        if self.count:
+            raise SdoAbort(SDO_ABORT_STATE)
+        self.raw[sub - 1] = value
+
+    def _set_count(self, count: int) -> None:
+        self._writable()
+        if count > MAX_MAPPED_ENTRIES:
+            raise SdoAbort(SDO_ABORT_VALUE_RANGE)
+        entries = []
+        for value in self.raw[:count]:
+            entry = self.mappable.get((value >> 16, (value >> 8) & 0xFF))
+            if entry is None or entry.bits != value & 0xFF:
+                raise SdoAbort(SDO_ABORT_NOT_MAPPABLE)
+            entries.append(entry)
+        self.count = count
+        self.entries = tuple(entries)
+        self.struct = struct.Struct("<" + "".join(e.fmt for e in self.entries))
 
 
 def build_object_dictionary(identity: L.Identity, serial: int,
@@ -122,24 +232,17 @@ def build_object_dictionary(identity: L.Identity, serial: int,
         (0x1018, 3): OdEntry("I", identity.revision),
         (0x1018, 4): OdEntry("I", serial),
         (0x1C00, 0): OdEntry("B", 4),
-        (0x1C12, 0): OdEntry("B", 1),
-        (0x1C12, 1): OdEntry("H", L.RXPDO_INDEX),
-        (0x1C13, 0): OdEntry("B", 1),
-        (0x1C13, 1): OdEntry("H", L.TXPDO_INDEX),
-        (L.RXPDO_INDEX, 0): OdEntry("B", len(L.RXPDO_ENTRIES)),
-        (L.TXPDO_INDEX, 0): OdEntry("B", len(L.TXPDO_ENTRIES)),
         (0x6085, 0): OdEntry("I", round(drive.params.quick_stop_deceleration
                                         * L.VELOCITY_COUNTS_PER_RAD_S)),
         (0x607F, 0): OdEntry("I", round(drive.params.max_speed * L.VELOCITY_COUNTS_PER_RAD_S)),
         (0x60C5, 0): OdEntry("I", round(drive.params.max_acceleration
                                         * L.VELOCITY_COUNTS_PER_RAD_S)),
+        (L.ALIGNMENT_OBJECT, 0): OdEntry("B", 0, getter=lambda: int(drive.aligned)),
+        (TARGET_TORQUE.index, 0): OdEntry("h", 0),
+        (TORQUE_ACTUAL.index, 0): OdEntry("h", 0),
     }
     for sub, kind in enumerate((1, 2, 3, 4), start=1):
         od[(0x1C00, sub)] = OdEntry("B", kind)
-    for sub, entry in enumerate(L.RXPDO_ENTRIES, start=1):
-        od[(L.RXPDO_INDEX, sub)] = OdEntry("I", entry.mapping_value)
-    for sub, entry in enumerate(L.TXPDO_ENTRIES, start=1):
-        od[(L.TXPDO_INDEX, sub)] = OdEntry("I", entry.mapping_value)
     # the process objects are readable by SDO too (the supervisory tools use that)
     for entry in L.TXPDO_ENTRIES:
         od[(entry.index, entry.subindex)] = OdEntry(
@@ -170,18 +273,33 @@ class _Fmmu:
 class EscSlave:
     def __init__(self, drive: Cia402Drive, identity: L.Identity = L.EXPECTED_IDENTITY,
                  serial: int = 0, last_in_line: bool = False,
-                 complete_access_quirk: bool = False) -> None:
+                 complete_access_quirk: bool = False,
+                 watchdog_divider: int = L.WATCHDOG_DIVIDER,
+                 default_mapping: str = "layout") -> None:
         self.drive = drive
         self.identity = identity
         # The quirk reproduces the slave stack of the facts' Complete-Access pitfall: it
         # advertises Complete Access, answers subindex 0 of 0x1C00 without the 16-bit
         # padding, and accepts whatever process-data SyncManager set-up it is given.
         self.complete_access_quirk = complete_access_quirk
-        coe = L.COE_DETAILS | (0x20 if complete_access_quirk else 0)
-        self.sii = build_sii(identity, serial=serial, coe_details=coe)
-        self.od = build_object_dictionary(identity, serial, drive)
-        self.mem = bytearray(MEMORY_SIZE)
+        self.watchdog_divider_reset = watchdog_divider  # another stack resets it to 0
         self.al_state = L.AlState.INIT
+        default_rx, default_tx = DEFAULT_MAPPINGS[default_mapping]
+
+        def in_preop() -> bool:
+            return self.al_state == L.AlState.PREOP
+
+        self.rx_pdo = PdoChannel(L.RXPDO_ASSIGN, L.RXPDO_INDEX, MAPPABLE_RX, default_rx,
+                                 L.RXPDO_ENTRIES, in_preop)
+        self.tx_pdo = PdoChannel(L.TXPDO_ASSIGN, L.TXPDO_INDEX, MAPPABLE_TX, default_tx,
+                                 L.TXPDO_ENTRIES, in_preop)
+        coe = L.COE_DETAILS | (0x20 if complete_access_quirk else 0)
+        self.sii = build_sii(identity, serial=serial, coe_details=coe,
+                             outputs_size=self.rx_pdo.size, inputs_size=self.tx_pdo.size)
+        self.od = build_object_dictionary(identity, serial, drive)
+        self.od.update(self.rx_pdo.objects())
+        self.od.update(self.tx_pdo.objects())
+        self.mem = bytearray(MEMORY_SIZE)
         self.al_error = False
         self.al_code = 0
         self.fmmus: list[_Fmmu] = []
@@ -205,7 +323,7 @@ class EscSlave:
         dl_status = 0x5000 | 0x0200 | 0x0011  # port 0 open + communication, PDI operational
         dl_status |= 0x0400 if last_in_line else 0x0800 | 0x0020  # port 1 closed / open
         struct.pack_into("<H", m, REG_DL_STATUS, dl_status)
-        struct.pack_into("<H", m, REG_WD_DIVIDER, 2498)
+        struct.pack_into("<H", m, REG_WD_DIVIDER, self.watchdog_divider_reset)
         struct.pack_into("<H", m, REG_WD_TIME_PD, 1000)
         struct.pack_into("<H", m, REG_EEPROM_CONTROL, 0x0040)  # 8-byte reads
         self._write_al_status()
@@ -334,10 +452,10 @@ class EscSlave:
         if self.complete_access_quirk:
             return 0
         start, size, _, active = self._sm(2)
-        if start != L.OUTPUTS_ADDRESS or size != L.RXPDO_SIZE or not active & 1:
+        if start != L.OUTPUTS_ADDRESS or size != self.rx_pdo.size or not active & 1:
             return L.AL_CODE_INVALID_OUTPUT_CONFIG
         start, size, _, active = self._sm(3)
-        if start != L.INPUTS_ADDRESS or size != L.TXPDO_SIZE or not active & 1:
+        if start != L.INPUTS_ADDRESS or size != self.tx_pdo.size or not active & 1:
             return L.AL_CODE_INVALID_INPUT_CONFIG
         return 0
 
@@ -455,9 +573,12 @@ class EscSlave:
         if len(data) != size:
             return _abort(index, sub, SDO_ABORT_LENGTH)
         value = struct.unpack("<" + entry.fmt, data)[0]
-        entry.value = value
         if entry.setter:
-            entry.setter(value)
+            try:
+                entry.setter(value)
+            except SdoAbort as refused:
+                return _abort(index, sub, refused.code)
+        entry.value = value
         return struct.pack("<HBHBI", 3 << 12, 0x60, index, sub, 0)
 
     # --- process data ----------------------------------------------------------------------
@@ -465,11 +586,24 @@ class EscSlave:
         self.last_outputs_s = self.now_s
         struct.pack_into("<H", self.mem, REG_WD_STATUS_PD, 1)
         if self.al_state == L.AlState.OP:
-            self.drive.apply(L.RxPdo.unpack(data))
+            if self.rx_pdo.is_layout:
+                self.drive.apply(L.RxPdo.unpack(data))
+            else:  # another mapping: each mapped object to its field, the rest as they were
+                values = dict(zip((_rx_field(e.name) for e in self.rx_pdo.entries),
+                                  self.rx_pdo.struct.unpack_from(data), strict=True))
+                known = {k: v for k, v in values.items() if k in L.RxPdo.__dataclass_fields__}
+                self.drive.apply(dataclasses.replace(self.drive.rx, **known))
 
     def refresh_inputs(self) -> None:
-        if self.al_state in (L.AlState.SAFEOP, L.AlState.OP):
-            self.mem[L.INPUTS_ADDRESS:L.INPUTS_ADDRESS + L.TXPDO_SIZE] = self.drive.tx().pack()
+        if self.al_state not in (L.AlState.SAFEOP, L.AlState.OP):
+            return
+        tx = self.drive.tx()
+        if self.tx_pdo.is_layout:
+            packed = tx.pack()
+        else:
+            packed = self.tx_pdo.struct.pack(*(getattr(tx, _tx_field(e.name), 0)
+                                               for e in self.tx_pdo.entries))
+        self.mem[L.INPUTS_ADDRESS:L.INPUTS_ADDRESS + len(packed)] = packed
 
     def tick(self, now_s: float) -> None:
         """Time passes: the process-data watchdog is checked here."""
@@ -492,6 +626,9 @@ class EscSlave:
             "al_state": int(self.al_state) | (L.AL_ERROR_FLAG if self.al_error else 0),
             "al_status_code": self.al_code,
             "watchdog_trips": self.watchdog_trips,
+            "watchdog_s": self.watchdog_time_s(),
+            "outputs_mapped": [f"0x{e.index:04x}" for e in self.rx_pdo.entries],
+            "inputs_mapped": [f"0x{e.index:04x}" for e in self.tx_pdo.entries],
             "cia402_state": d.state.value,
             "error_code": int(d.error_code),
             "causes": sorted(c.value for c in d.causes),

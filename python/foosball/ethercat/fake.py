@@ -73,6 +73,11 @@ class FakeBus(EtherCatBus):
         return Exchange(self.expected_working_counter - self.missing_working_counter,
                         tuple(drive.tx() for drive in self.drives))
 
+    def read_object(self, position: int, index: int, subindex: int) -> bytes:
+        if (index, subindex) != (L.ALIGNMENT_OBJECT, 0):
+            return super().read_object(position, index, subindex)
+        return bytes([self.drives[position - 1].aligned])
+
     def al_states(self) -> list[tuple[int, int]]:
         return [(int(L.AlState.OP if self.in_op else L.AlState.SAFEOP), 0) for _ in self.drives]
 

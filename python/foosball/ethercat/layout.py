@@ -64,6 +64,8 @@ class PdoEntry:
         return (self.index << 16) | (self.subindex << 8) | self.bits
 
 
+RXPDO_ASSIGN = 0x1C12  # SyncManager 2 (outputs): which RxPDOs it carries
+TXPDO_ASSIGN = 0x1C13  # SyncManager 3 (inputs): which TxPDOs it carries
 RXPDO_INDEX = 0x1600
 TXPDO_INDEX = 0x1A00
 RXPDO_ENTRIES: tuple[PdoEntry, ...] = (
@@ -87,6 +89,12 @@ RXPDO_SIZE = _RX_STRUCT.size  # bytes the master writes per drive
 TXPDO_SIZE = _TX_STRUCT.size  # bytes the master reads per drive
 assert sum(e.bits for e in RXPDO_ENTRIES) == RXPDO_SIZE * 8
 assert sum(e.bits for e in TXPDO_ENTRIES) == TXPDO_SIZE * 8
+
+# The ESC's watchdog base: 0x0400 holds the divider, one tick = (divider + 2) x 40 ns. 2498
+# gives 100 us ticks (the common reset value); the master writes it rather than trusting the
+# reset value, since some slave stacks reset it to 0 (80 ns ticks: at most 5.2 ms).
+WATCHDOG_DIVIDER = 2498
+WATCHDOG_TICK_S = (WATCHDOG_DIVIDER + 2) * 40e-9
 
 # --- scale factors -------------------------------------------------------------------------
 POSITION_COUNTS_PER_RAD = 10_000  # 0.1 mrad resolution, +-214 748 rad range
@@ -173,6 +181,34 @@ class Status(enum.IntFlag):
     FOLLOWS_COMMAND = 1 << 12  # CSP/CSV: drive follows the command value
     ALIGNING = 1 << 14  # manufacturer specific: rotor alignment running
     ALIGNED = 1 << 15  # manufacturer specific: rotor alignment done since power/fault
+
+
+class Alignment(enum.Enum):
+    """How the master learns that a drive's rotor alignment is done: the drive profile's
+    one option. STEVAL-ETH001 reports it in its manufacturer bits; a standard CiA 402 drive
+    that aligns itself at enable says only what the profile defines."""
+
+    MANUFACTURER_BITS = "manufacturer_bits"  # statusword bit 15 (aligned), 14 (aligning)
+    # an object read by SDO while the axis aligns (ALIGNMENT_OBJECT unless configured):
+    # nonzero once aligned
+    SDO = "sdo"
+    # Operation enabled and statusword bit 12 "drive follows the command value" (CSP/CSV),
+    # which such a drive sets once it is aligned and follows the setpoints.
+    NONE = "none"
+
+
+# Manufacturer-specific "rotor aligned" (UNSIGNED8) of drives that say it only by SDO.
+ALIGNMENT_OBJECT = 0x2010
+
+
+def alignment_done(alignment: Alignment, statusword: int, object_value: int = 0) -> bool:
+    """Whether a drive in operation enabled is aligned, as the profile option tells
+    (`object_value`: the alignment object as last read by SDO)."""
+    if alignment is Alignment.MANUFACTURER_BITS:
+        return bool(statusword & Status.ALIGNED)
+    if alignment is Alignment.SDO:
+        return object_value != 0
+    return bool(statusword & Status.FOLLOWS_COMMAND)
 
 
 class DigitalInput(enum.IntFlag):

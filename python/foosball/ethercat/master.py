@@ -5,7 +5,8 @@ from __future__ import annotations
 import logging
 import struct
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from typing import Any
 
 import pysoem
 
@@ -25,6 +26,9 @@ log = logging.getLogger(__name__)
 
 REG_SM2 = 0x0810
 REG_SM3 = 0x0818
+REG_WD_DIVIDER = 0x0400
+REG_WD_TIME_PD = 0x0420
+MAILBOX_ERRORS = (pysoem.SdoError, pysoem.MailboxError, pysoem.PacketError, pysoem.WkcError)
 
 
 class PysoemBus(EtherCatBus):
@@ -56,21 +60,50 @@ class PysoemBus(EtherCatBus):
         if found <= 0:
             self.slaves = []
             return []
-        self.slaves = [
-            SlaveInfo(position=n + 1, name=s.name, identity=L.Identity(s.man, s.id, s.rev),
-                      al_state=s.state, al_status_code=s.al_status)
-            for n, s in enumerate(self.master.slaves)
-        ]
+        self.slaves = self._slave_infos()
         return self.slaves
 
+    def _slave_infos(self) -> list[SlaveInfo]:
+        """The slaves with their AL states read from the bus now (pysoem's are a cache of
+        its last read, which start() made in PRE-OP)."""
+        self.master.read_state()
+        return [SlaveInfo(position=n + 1, name=s.name,
+                          identity=L.Identity(s.man, s.id, s.rev),
+                          al_state=s.state, al_status_code=s.al_status)
+                for n, s in enumerate(self.master.slaves)]
+
     def start(self) -> list[SlaveInfo]:
+        """Find and check the slaves, write their configuration in PRE-OP (watchdog,
+        PDO assignment and mapping from the layout, each read back), map, SAFE-OP, OP.
+        Any failure is a BusConfigurationError naming the slave, the step and the register
+        or object, and leaves every slave in INIT."""
         found = self.scan()
         if not found:
             raise BusConfigurationError(
                 f"no EtherCAT slave answered on {self.config.iface!r} "
                 f"(expected {self.config.drives} x {L.DEVICE_NAME})")
-        check_slaves(found, self.config.drives, self.config.identity)
-        for slave in self.master.slaves:
+        try:
+            check_slaves(found, self.config.drives, self.config.identity)
+            self._configure()
+            self._request_op()
+            self.slaves = self._slave_infos()
+        except BusConfigurationError:
+            self._back_to_init()
+            raise
+        except Exception as exc:  # pysoem's own errors: never a traceback from the service
+            self._back_to_init()
+            raise BusConfigurationError(f"EtherCAT start failed: {_describe(exc)}") from exc
+        return self.slaves
+
+    def _configure(self) -> None:
+        if self.master.state_check(pysoem.PREOP_STATE, 50_000) != pysoem.PREOP_STATE:
+            raise BusConfigurationError(f"slaves did not reach PRE-OP: {self._state_report()}")
+        ticks = self._watchdog_ticks()
+        for position, slave in enumerate(self.master.slaves, start=1):
+            # SOEM calls it in PRE-OP, in config_map and again whenever recovery reconfigures
+            # the slave (a drive whose ESC restarted has its reset values back); an error
+            # raised in it leaves config_map as it is
+            slave.setup_func = SlaveStep(slave, position, ticks).configure
             # Belt and braces against the Complete-Access pitfall (facts): our drives do
             # not advertise it, but a replaced board might.
             disable = getattr(slave, "_disable_complete_access", None)
@@ -83,21 +116,29 @@ class PysoemBus(EtherCatBus):
         if self.master.state_check(pysoem.SAFEOP_STATE, 50_000) != pysoem.SAFEOP_STATE:
             raise BusConfigurationError(f"slaves did not reach SAFEOP: {self._state_report()}")
         check_mapping(self._mapped_sizes())
-        for slave in self.master.slaves:
-            slave.set_watchdog("processdata", self.config.watchdog_ms)
         self.expected_working_counter = self.master.expected_wkc
         wanted_wkc = 3 * self.config.drives
         if self.expected_working_counter != wanted_wkc:
             raise BusConfigurationError(
                 f"expected working counter {self.expected_working_counter}, the layout "
                 f"gives {wanted_wkc} (2 per output + 1 per input slave)")
-        self._request_op()
-        self.slaves = [
-            SlaveInfo(position=n + 1, name=s.name, identity=L.Identity(s.man, s.id, s.rev),
-                      al_state=s.state, al_status_code=s.al_status)
-            for n, s in enumerate(self.master.slaves)
-        ]
-        return self.slaves
+
+    def _watchdog_ticks(self) -> int:
+        ticks = round(self.config.watchdog_ms / 1000.0 / L.WATCHDOG_TICK_S)
+        if not 1 <= ticks <= 0xFFFF:
+            raise BusConfigurationError(
+                f"watchdog_ms = {self.config.watchdog_ms}: the process-data watchdog takes "
+                f"{L.WATCHDOG_TICK_S * 1e3:.1f} .. {0xFFFF * L.WATCHDOG_TICK_S * 1e3:.0f} ms")
+        return ticks
+
+    def _back_to_init(self) -> None:
+        """A failed start leaves no slave in SAFE-OP or OP (a half-configured bus)."""
+        try:
+            self.master.state = pysoem.INIT_STATE
+            self.master.write_state()
+            self.master.state_check(pysoem.INIT_STATE, 50_000)
+        except Exception:  # the bus may be gone: the drives' own watchdog stays
+            log.exception("could not take the slaves back to INIT")
 
     def _mapped_sizes(self) -> list[MappedSizes]:
         sizes = []
@@ -136,6 +177,13 @@ class PysoemBus(EtherCatBus):
             return Exchange(wkc, self._empty_inputs)
         return Exchange(wkc, tuple(L.TxPdo.unpack(s.input) for s in slaves))
 
+    def read_object(self, position: int, index: int, subindex: int) -> bytes:
+        try:
+            return bytes(self.master.slaves[position - 1].sdo_read(index, subindex))
+        except MAILBOX_ERRORS as exc:
+            raise BusConfigurationError(f"slave {position}: object 0x{index:04x}:"
+                                        f"{subindex:02x}: {_describe(exc)}") from exc
+
     def al_states(self) -> list[tuple[int, int]]:
         self.master.read_state()
         return [(s.state, s.al_status) for s in self.master.slaves]
@@ -170,13 +218,82 @@ class PysoemBus(EtherCatBus):
                 self._opened = False
 
 
-def _read_register(slave: pysoem.CdefSlave, address: int, size: int, attempts: int = 5) -> bytes:
-    """FPRD with retries: a frame lost on a loaded machine is not a wrong configuration."""
+class SlaveStep:
+    """One slave's configuration writes in PRE-OP, each read back and compared; errors name
+    the slave, the step and the register or object."""
+
+    def __init__(self, slave: pysoem.CdefSlave, position: int, watchdog_ticks: int = 0) -> None:
+        self.slave = slave
+        self.position = position
+        self.watchdog_ticks = watchdog_ticks
+
+    def configure(self, _slave: object = None) -> None:
+        """Watchdog divider and time, PDO assignment and mapping from the layout."""
+        self.write_register("watchdog divider", REG_WD_DIVIDER, L.WATCHDOG_DIVIDER)
+        self.write_register("process-data watchdog", REG_WD_TIME_PD, self.watchdog_ticks)
+        self.write_pdo(L.RXPDO_ASSIGN, L.RXPDO_INDEX, L.RXPDO_ENTRIES)
+        self.write_pdo(L.TXPDO_ASSIGN, L.TXPDO_INDEX, L.TXPDO_ENTRIES)
+
+    def fail(self, step: str, what: str, problem: str) -> BusConfigurationError:
+        return BusConfigurationError(
+            f"slave {self.position} ({self.slave.name}): {step}: {what}: {problem}")
+
+    def write_register(self, step: str, address: int, value: int) -> None:
+        what = f"register 0x{address:04x}"
+        data = struct.pack("<H", value)
+        try:
+            _retry(lambda: self.slave._fpwr(address, data, 20_000))
+            back = struct.unpack("<H", _read_register(self.slave, address, 2))[0]
+        except (pysoem.WkcError, BusConfigurationError) as exc:
+            raise self.fail(step, what, f"not written ({_describe(exc)})") from exc
+        if back != value:
+            raise self.fail(step, what, f"wrote {value}, read back {back}")
+
+    def write_pdo(self, assign: int, pdo: int, entries: tuple[L.PdoEntry, ...]) -> None:
+        """CiA 301's order: assignment off, mapping count 0, entries, count, assignment on."""
+        step = f"PDO 0x{pdo:04x} from the layout"
+        writes = [(assign, 0, "B", 0), (pdo, 0, "B", 0),
+                  *((pdo, n, "I", e.mapping_value) for n, e in enumerate(entries, start=1)),
+                  (pdo, 0, "B", len(entries)), (assign, 1, "H", pdo), (assign, 0, "B", 1)]
+        for index, sub, fmt, value in writes:
+            self._sdo(step, index, sub, lambda i=index, k=sub, f=fmt, v=value:
+                      self.slave.sdo_write(i, k, struct.pack("<" + f, v)))
+        for index, sub, fmt, value in writes[2:]:
+            back = self._sdo(f"{step} (read back)", index, sub,
+                             lambda i=index, k=sub: self.slave.sdo_read(i, k))
+            size = struct.calcsize("<" + fmt)
+            got = struct.unpack("<" + fmt, bytes(back[:size]).ljust(size, b"\x00"))[0]
+            if got != value:
+                raise self.fail(f"{step} (read back)", f"object 0x{index:04x}:{sub:02x}",
+                                f"wrote 0x{value:x}, read back 0x{got:x}")
+
+    def _sdo(self, step: str, index: int, sub: int, call: Callable[[], Any]) -> Any:
+        try:
+            return call()
+        except MAILBOX_ERRORS as exc:
+            raise self.fail(step, f"object 0x{index:04x}:{sub:02x}", _describe(exc)) from exc
+
+
+def _describe(exc: BaseException) -> str:
+    if isinstance(exc, pysoem.SdoError):
+        return f"SDO abort 0x{exc.abort_code:08x} ({exc.desc})"
+    return f"{type(exc).__name__}: {exc}"
+
+
+def _retry(call: Callable[[], object], attempts: int = 5) -> object:
+    """A frame lost on a loaded machine is not a wrong configuration."""
     for attempt in range(attempts):
         try:
-            return bytes(slave._fprd(address, size, timeout_us=20_000))
+            return call()
         except pysoem.WkcError:
             if attempt == attempts - 1:
-                raise BusConfigurationError(
-                    f"slave {slave.name!r}: register 0x{address:04x} unreadable") from None
+                raise
     raise AssertionError("unreachable")
+
+
+def _read_register(slave: pysoem.CdefSlave, address: int, size: int) -> bytes:
+    try:
+        return bytes(_retry(lambda: slave._fprd(address, size, 20_000)))  # type: ignore[arg-type]
+    except pysoem.WkcError:
+        raise BusConfigurationError(
+            f"slave {slave.name!r}: register 0x{address:04x} unreadable") from None

@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from foosball.agents.runtime import Inputs, Outputs
+from foosball.schema import SettingError, setting
 from foosball.wire.catalogue import (
     Agent,
     DriveState,
@@ -64,12 +65,20 @@ ACCEPTING = frozenset({Phase.IDLE, Phase.UNHEALTHY, Phase.FAILED, Phase.UPDATED,
                        Phase.ROLLED_BACK})
 
 
+def _names(value: Any, where: str) -> tuple[str, ...]:
+    """A TOML list of strings (agent names, a command's words)."""
+    if not isinstance(value, list | tuple) or not all(isinstance(v, str) for v in value):
+        raise SettingError(f"{where}: a list of strings, not {value!r}")
+    return tuple(value)
+
+
 @dataclass(frozen=True)
 class UpdateAgentConfig:
     """[update_agent] in board.toml."""
 
-    board: str  # this board's name in OtaCommand.board: pole, vision, strategy
-    watch: tuple[str, ...] = ()  # agents whose heartbeats prove the board healthy
+    board: str = ""  # this board's name in OtaCommand.board (pole, vision, strategy): needed
+    # agents whose heartbeats prove the board healthy (default: the board's others)
+    watch: tuple[str, ...] = setting((), convert=_names)
     health_deadline_s: float = 120.0  # after boot, to become healthy
     healthy_for_s: float = 10.0  # heard steadily this long is healthy
     heartbeat_gap_s: float = 0.5  # a longer silence (a restart) starts the count again
@@ -77,7 +86,7 @@ class UpdateAgentConfig:
     peer_state_max_age_s: float = 1.0  # GameState / MotorStatus older than this: gone
     reboot_delay_s: float = 0.5  # between the "rebooting" status and the reboot
     state_dir: str = "/data/foosball/ota"  # the pending update, across the reboot
-    reboot_command: tuple[str, ...] = ("systemctl", "reboot")
+    reboot_command: tuple[str, ...] = setting(("systemctl", "reboot"), convert=_names)
     version_file: str = "/etc/os-release"  # VERSION_ID of the running root
     dbus_address: str = "SYSTEM"  # RAUC's bus: the system bus, or an address (tests)
 

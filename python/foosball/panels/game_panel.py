@@ -19,7 +19,6 @@ local storage and sends it with each action.
 
 from __future__ import annotations
 
-import dataclasses
 import logging
 from dataclasses import dataclass
 from pathlib import Path
@@ -35,6 +34,7 @@ from foosball.panels.server import (
     installation_token,
 )
 from foosball.safety.settings import SafetySettings
+from foosball.schema import parse_split, setting
 
 log = logging.getLogger(__name__)
 
@@ -43,33 +43,16 @@ STATIC = Path(__file__).parent / "static" / "game"
 
 @dataclass(frozen=True)
 class GamePanelSettings:
-    port: int = 8080
+    port: int = setting(8080, low=0, high=65535)
     host: str = "0.0.0.0"
     token_file: str = TOKEN_FILE  # "" leaves no file
-    core: GamePanelConfig = dataclasses.field(default_factory=GamePanelConfig)
+    # the core's keys sit in [game_panel] itself, beside the server's
+    core: GamePanelConfig = setting(default_factory=GamePanelConfig, in_file=False)
 
     @classmethod
     def from_section(cls, section: dict[str, Any]) -> GamePanelSettings:
-        values = dict(section)
-        core_keys = {f.name for f in dataclasses.fields(GamePanelConfig)}
-        known = {"port", "host", "token_file"} | core_keys
-        unknown = set(values) - known
-        if unknown:
-            raise ValueError(f"[game_panel]: unknown keys {sorted(unknown)}; "
-                             f"known: {sorted(known)}")
-        port = values.get("port", 8080)
-        if isinstance(port, bool) or not isinstance(port, int) or not 0 <= port <= 65535:
-            raise ValueError(f"[game_panel] port: an integer 0..65535, not {port!r}")
-        for key in ("host", "token_file"):
-            if key in values and not isinstance(values[key], str):
-                raise ValueError(f"[game_panel] {key}: a string, not {values[key]!r}")
-        core = {k: values.pop(k) for k in list(values) if k in core_keys}
-        for key, value in core.items():
-            default = getattr(GamePanelConfig(), key)
-            if isinstance(value, bool) or not isinstance(value, int | float) or value <= 0:
-                raise ValueError(f"[game_panel] {key}: a positive number, not {value!r}")
-            core[key] = type(default)(value)
-        return cls(core=GamePanelConfig(**core), **values)
+        server, core = parse_split(section, "[game_panel]", cls, GamePanelConfig)
+        return cls(core=GamePanelConfig(**core), **server)
 
 
 def open_game_panel(table: Table, settings: GamePanelSettings, endpoint: Any,

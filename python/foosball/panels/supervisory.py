@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 from foosball.agents.runtime import AgentRuntime
 from foosball.agents.supervisory_panel import ACTIONS, OperatorAction, SupervisoryCore
 from foosball.geometry import Table
+from foosball.schema import seconds, setting, validate
 
 if TYPE_CHECKING:
     from foosball.agents.supervisory_panel import SupervisoryView
@@ -39,19 +40,15 @@ DEFAULT_TOKEN_FILE = "/data/foosball/panel.token"
 class SupervisoryPanelConfig:
     """[supervisory_panel] in board.toml."""
 
-    port: int = 8081  # the kiosk on the pole board's display opens http://localhost:8081/
+    # the kiosk on the pole board's display opens http://localhost:8081/
+    port: int = setting(8081, low=0, high=65535)
     host: str = "0.0.0.0"  # and a laptop on the LAN the board's address
     token_file: str = DEFAULT_TOKEN_FILE  # where the operator finds the panel token ("" none)
-    stale_after_s: float = 0.5
-    stats_window_s: float = 60.0
+    stale_after_s: float = seconds(0.5, high=60.0)
+    stats_window_s: float = seconds(60.0, high=3600.0)
 
     def __post_init__(self) -> None:
-        if type(self.port) is not int or not 0 <= self.port <= 65535:
-            raise ValueError(f"[supervisory_panel] port: 0..65535, not {self.port!r}")
-        for name in ("stale_after_s", "stats_window_s"):
-            value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, int | float) or value <= 0:
-                raise ValueError(f"[supervisory_panel] {name}: seconds > 0, not {value!r}")
+        validate(self, "[supervisory_panel]")
 
 
 def operator_action(action: PanelAction) -> OperatorAction:

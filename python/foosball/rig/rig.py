@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from foosball.geometry import default_table_path
+from foosball.processes import die_with_parent
 from foosball.rig.network import LoopbackLan, NamespaceLan, netns_unavailable
 from foosball.wire.codec import new_key
 
@@ -165,7 +166,7 @@ class Rig:
         process = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT,
                                    stdin=subprocess.DEVNULL,
                                    env=self._env(clock_of or board),
-                                   start_new_session=True, preexec_fn=_die_with_parent)
+                                   start_new_session=True, preexec_fn=die_with_parent)
         self.processes[name] = process
         return process
 
@@ -291,15 +292,6 @@ class Rig:
     def describe(self) -> str:
         return (f"rig in {self.run_dir}: {self.lan.describe()}; agents "
                 f"{', '.join(self.options.agents)}; logs in {self.logs}")
-
-
-def _die_with_parent() -> None:
-    """In the child before exec: SIGTERM when the rig's process dies, however it dies, so
-    no agent outlives its rig (the setting survives `ip netns exec`'s exec)."""
-    import ctypes
-
-    PR_SET_PDEATHSIG = 1
-    ctypes.CDLL("libc.so.6").prctl(PR_SET_PDEATHSIG, signal.SIGTERM)
 
 
 def clean_run_dir(path: Path) -> None:

@@ -137,7 +137,12 @@ def _replay(args: argparse.Namespace) -> int:
     if not frames:
         print("foosball sim replay: no states in that time range", file=sys.stderr)
         return 1
-    write_video(frames, args.out, fps=1.0 / (recording.frame_period * args.every), scale=args.scale)
+    try:
+        write_video(frames, args.out, fps=1.0 / (recording.frame_period * args.every),
+                    scale=args.scale)
+    except (ValueError, OSError) as exc:
+        print(f"foosball sim replay: {exc}", file=sys.stderr)
+        return 1
     print(f"{args.out}: {len(frames)} frames")
     return 0
 

@@ -141,7 +141,11 @@ def write_video(frames: list[np.ndarray], path: str | Path, fps: float, scale: f
     if not frames:
         raise ValueError("no frames to write")
     if path.suffix.lower() == ".gif":
-        from PIL import Image
+        try:
+            from PIL import Image
+        except ImportError:
+            raise ValueError("writing a GIF needs Pillow: pip install 'foosball[sim]' "
+                             "(or write .mp4 / .avi / .png)") from None
 
         images = [Image.fromarray(f[:, :, ::-1]) for f in frames]
         images = [im.quantize(colors=64, method=Image.Quantize.MEDIANCUT) for im in images]

@@ -17,10 +17,14 @@ from __future__ import annotations
 import argparse
 import json
 import multiprocessing
+import os
+import signal
 import sys
 import time
 from dataclasses import replace
 from typing import Any
+
+from foosball.processes import die_with_parent
 
 SPEED_BANDS = ((0.0, 5.0), (5.0, 10.0), (10.0, 15.0), (15.0, 99.0))
 
@@ -166,6 +170,19 @@ def progress(done: int, total: int, started: float, width: int = 30) -> None:
     sys.stderr.flush()
 
 
+def _worker_start(tournament_pid: int) -> None:
+    """A worker leaves stopping to the tournament (no traceback per worker on Ctrl-C) and
+    dies with it however it dies."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    die_with_parent()
+    if os.getppid() != tournament_pid:  # it died while this worker was starting
+        os._exit(1)
+
+
+def _interrupted(signum: int, _frame: object) -> None:
+    raise KeyboardInterrupt(signal.Signals(signum).name)
+
+
 def run_tournament(robot: str, opponent: str, matches: int, jobs: int, seed: int,
                    duration: float, randomise: bool, show_progress: bool = True
                    ) -> dict[str, Any]:
@@ -180,7 +197,9 @@ def run_tournament(robot: str, opponent: str, matches: int, jobs: int, seed: int
             if show_progress:
                 progress(len(results), matches, started)
     else:
-        with multiprocessing.get_context("spawn").Pool(jobs) as pool:
+        # leaving the block terminates and joins the workers, however the loop ends
+        with multiprocessing.get_context("spawn").Pool(
+                jobs, initializer=_worker_start, initargs=(os.getpid(),)) as pool:
             for result in pool.imap_unordered(play_one, work):
                 results.append(result)
                 if show_progress:
@@ -255,8 +274,16 @@ def _main(args: argparse.Namespace) -> int:
     except (KeyError, ValueError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
-    report = run_tournament(args.robot, args.opponent, args.matches, args.jobs, args.seed,
-                            args.duration, args.randomise, not args.no_progress)
+    # SIGTERM and SIGHUP (a closed terminal) stop it as Ctrl-C does: by default they would
+    # end this process alone and leave the workers playing their matches out
+    for signum in (signal.SIGTERM, signal.SIGHUP):
+        signal.signal(signum, _interrupted)
+    try:
+        report = run_tournament(args.robot, args.opponent, args.matches, args.jobs, args.seed,
+                                args.duration, args.randomise, not args.no_progress)
+    except KeyboardInterrupt:
+        print("\ntournament stopped; its workers with it", file=sys.stderr)
+        return 130
     if args.json:
         print(json.dumps(report))
     else:

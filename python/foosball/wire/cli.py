@@ -19,7 +19,7 @@ from foosball.files import write_atomically
 from foosball.wire import catalogue
 from foosball.wire.catalogue import Agent, SchemaError
 from foosball.wire.codec import KEY_LENGTH, Drop, WireCodec, load_key, new_key
-from foosball.wire.settings import WireSettings
+from foosball.wire.settings import LOOPBACK, WireSettings
 from foosball.wire.transports import TransportError, open_transport
 
 
@@ -59,20 +59,29 @@ def _add_link_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--transport", choices=["raw", "udp"])
     parser.add_argument("--udp-port", type=int)
     parser.add_argument("--udp-destination", help="multicast group, broadcast or peer address")
+    parser.add_argument("--udp-iface-address",
+                        help="the interface's address for UDP (default without --config: "
+                             f"{LOOPBACK}, this host only)")
     parser.add_argument("--key-file")
     parser.add_argument("--max-age", type=float, help="drop messages older than this (s)")
 
 
 def _settings(args: argparse.Namespace) -> WireSettings:
+    """The board's [wire] section with --config; without it a developer's tool stays on
+    this host: UDP on loopback, unless --iface (raw Ethernet there) or --transport says
+    otherwise."""
     section: dict[str, Any] = {}
     if args.config:
         with open(args.config, "rb") as f:
             section = dict(tomllib.load(f).get("wire", {}))
+    elif args.iface is None and args.transport in (None, "udp"):
+        section = {"transport": "udp", "udp_iface_address": LOOPBACK}
     overrides = {
         "iface": args.iface,
         "transport": args.transport,
         "udp_port": args.udp_port,
         "udp_destination": args.udp_destination,
+        "udp_iface_address": args.udp_iface_address,
         "key_file": args.key_file,
         "max_age_s": args.max_age,
     }
