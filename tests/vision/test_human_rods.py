@@ -82,3 +82,14 @@ def test_human_rods_cross_the_wire_from_the_ball_tracker_only():
     assert (received.message, received.sender) == (message, Agent.BALL_TRACKER)
     forged = panel.decode(codec(Agent.STRATEGY).encode(message))
     assert forged.reason == "sender"
+
+
+def test_a_yuyv_camera_measures_the_same(scene):
+    from foosball.vision.bench import to_yuyv
+
+    calibration, frames = scene
+    frame, state = frames[20]
+    meter = HumanRodMeter(calibration, TABLE, RodsConfig(), pixel_format="yuyv")
+    readings = meter.measure(to_yuyv(frame.image))
+    assert [r.translation for r in readings] == pytest.approx(
+        [state.translations[i] for i in HUMAN], abs=0.003)
