@@ -54,7 +54,7 @@ def test_the_wooden_frame_in_a_wide_band_never_makes_a_false_ball():
     # Before the field mask: 2 false balls here, position p95 610 mm.
     assert report["false_detections"] == 0
     assert report["detection_rate"] >= 0.9  # (the default band: 1.0)
-    assert report["position_error"]["p95_mm"] < 3.0
+    assert report["position_error"]["p95_mm"] < 3.5  # (the default band: 1.9 mm)
 
 
 def test_noise_dots_around_the_field_do_not_hide_the_ball(calibration):

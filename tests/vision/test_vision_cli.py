@@ -67,6 +67,9 @@ def test_bench_times_both_pipelines(capsys):
     assert report["ours_all_frames"]["frames"] == 40
     assert report["seed_style_full_frame"]["frames"] == 40
     assert report["ours_tracking"]["frames"] > 20  # timing figures are reported, not asserted
+    second = report["second_paths"]  # the background detector and the rods, same frames
+    assert second["human_rods_measurement"]["frames"] == 40
+    assert "speedup_background_tracking_median" in second
 
 
 def test_default_settings_round_trip(capsys):

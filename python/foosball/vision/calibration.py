@@ -329,8 +329,11 @@ def calibrate(image: np.ndarray, layout: MarkerLayout, ball_radius: float,
                 "estimated from the markers: configure focal_px")
     camera = np.array([[focal_px, 0, cx], [0, focal_px, cy], [0, 0, 1]], dtype=np.float64)
     object_points = np.column_stack([table, np.full(len(table), layout.height)])
+    # SQPnP finds the global minimum. IPPE (used before) returned the wrong one of its two
+    # planar solutions on the simulator's straight-down camera: the camera centre 28 mm
+    # off in y, which put anything above the field (the ball, the rods) 0.5-2.4 mm off.
     ok, rvec, tvec = cv2.solvePnP(object_points, pixels, camera, None,
-                                  flags=cv2.SOLVEPNP_IPPE)
+                                  flags=cv2.SOLVEPNP_SQPNP)
     if not ok:
         raise CalibrationError("solvePnP failed on the marker corners")
     rotation, _ = cv2.Rodrigues(rvec)
