@@ -22,6 +22,7 @@ COMMAND_GROUPS: dict[str, str] = {
     "strategy": "foosball.strategy.cli",
     "agent": "foosball.agents.cli",
     "rig": "foosball.rig.cli",
+    "bench": "foosball.bench_cli",
 }
 
 
