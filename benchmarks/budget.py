@@ -83,16 +83,15 @@ class Work:
     agent: Agent
     period_s: float
     unit: str
+    codec: WireCodec
+    excluded_s = 0.0  # time inside a call that is not the agent's (the fake bus's drives)
+    decode_s = 0.0  # of which decoding the period's inbound message (the LAN share has it)
 
     def prepare(self) -> list[Any]:
         raise NotImplementedError
 
     def __call__(self, unit: Any) -> None:
         raise NotImplementedError
-
-    excluded_s = 0.0  # time inside a call that is not the agent's (the fake bus's drives)
-    decode_s = 0.0  # of which decoding the period's inbound message (the LAN share has it)
-    codec: WireCodec
 
     def decode(self, frame: bytes) -> Any:
         start = time.process_time()
@@ -301,16 +300,12 @@ class MotorDriverWork(Work):
         return self.bus.exchange_s
 
 
-class _Page:
-    """A panel server that is never started: its publish() still serialises the topics
-    on the caller's thread, as on the board; nothing is sent."""
+def unstarted_page(static_dir: Path, actions: Any) -> Any:
+    """A panel's page on a server that is never started: its publish() still serialises
+    the changed topics on the caller's thread, as on the board; nothing is sent."""
+    from foosball.panels.server import PanelHardware, PanelServer
 
-    @staticmethod
-    def hardware(static_dir: Path, actions: Any) -> Any:
-        from foosball.panels.server import PanelHardware, PanelServer
-
-        return PanelHardware(PanelServer(static_dir, token="budget", actions=actions),
-                             start=False)
+    return PanelHardware(PanelServer(static_dir, token="budget", actions=actions), start=False)
 
 
 class GamePanelWork(Work):
@@ -325,7 +320,7 @@ class GamePanelWork(Work):
         from foosball.panels.game_panel import STATIC
 
         self.core = GamePanelCore(default_table())
-        self.page = _Page.hardware(STATIC, ACTIONS)
+        self.page = unstarted_page(STATIC, ACTIONS)
         self.codec = codec(self.agent)
         self.core.step(Inputs(now_s=0.0, messages=(running_status(),)))
         tracker = codec(Agent.BALL_TRACKER)
@@ -353,7 +348,7 @@ class SupervisoryWork(Work):
         from foosball.panels.supervisory import STATIC_DIR, SupervisoryPage
 
         self.core = SupervisoryCore(default_table())
-        self.page = SupervisoryPage(_Page.hardware(STATIC_DIR, ACTIONS))
+        self.page = SupervisoryPage(unstarted_page(STATIC_DIR, ACTIONS))
         self.codec = codec(self.agent)
         motors = codec(Agent.MOTOR_DRIVER)
         units = []
