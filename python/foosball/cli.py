@@ -23,6 +23,7 @@ COMMAND_GROUPS: dict[str, str] = {
     "agent": "foosball.agents.cli",
     "rig": "foosball.rig.cli",
     "ota": "foosball.ota.cli",
+    "bench": "foosball.bench_cli",
 }
 
 
