@@ -27,6 +27,8 @@ from foosball.wire.catalogue import (
     GameCommand,
     GameControl,
     GameState,
+    HumanRod,
+    HumanRods,
     MotorStatus,
     RodId,
     RodPosition,
@@ -380,3 +382,14 @@ def test_alarms_are_listed_and_a_refused_restart_is_a_notice():
                  text="restart refused: overcurrent", latched=False, axis=-1))
     assert p.game["alarms"] == ["motor_driver RESTART_REFUSED: restart refused: overcurrent"]
     assert p.game["notice"] == "motor_driver: restart refused: overcurrent"
+
+
+def test_rods_view_places_the_human_rods_where_the_camera_measured_them():
+    p = Panel()
+    p.step(HumanRods(capture_time=1, frame=1, rods=(HumanRod(
+        rod=RodId.ATTACK, translation=-0.04, rotation=0.0, men_seen=3, rotation_seen=False),)))
+    rods = p.out.actuation["rods"]
+    names = [r.name for r in TABLE.rods]
+    assert rods[names.index("human_attack")] == {"translation": -0.04, "rotation": 0.0,
+                                                  "measured": True}
+    assert rods[names.index("robot_attack")]["measured"] is False

@@ -62,6 +62,7 @@ from foosball.wire.catalogue import (
     GameCommand,
     GameControl,
     GameState,
+    HumanRods,
     MotorStatus,
     OtaStatus,
     RodStatus,
@@ -152,7 +153,7 @@ def _iso(wall_time: float) -> str:
 class GamePanelCore:
     agent = Agent.GAME_PANEL
     reads = (BallState, RodStatus, MotorStatus, VisionPreview, VisionConfig,
-             CalibrationStatus, OtaStatus)  # and the runtime's RUNTIME_READS
+             CalibrationStatus, OtaStatus, HumanRods)  # and the runtime's RUNTIME_READS
 
     def __init__(self, table: Table, config: GamePanelConfig | None = None,
                  detector: DetectorConfig | None = None) -> None:
@@ -165,6 +166,7 @@ class GamePanelCore:
         self.clock_s = 0.0
         self.motors: MotorStatus | None = None
         self.rods: RodStatus | None = None
+        self.human_rods: HumanRods | None = None  # the human's, measured by the camera
         self.ball: BallState | None = None
         self.trail: deque[tuple[int, float, float]] = deque(maxlen=config.trail_points)
         self.vision = vision_from_detector(detector or DetectorConfig())
@@ -275,6 +277,8 @@ class GamePanelCore:
             self._apply(message.command)
         elif isinstance(message, RodStatus):
             self.rods = message
+        elif isinstance(message, HumanRods):
+            self.human_rods = message
         elif isinstance(message, MotorStatus):
             self.motors = message
         elif isinstance(message, VisionPreview):
@@ -385,7 +389,7 @@ class GamePanelCore:
         # changed, and a ball state comes every 5 ms).
         views = self._views
         for name, source, build in (("ball", self.ball, self.ball_view),
-                                    ("rods", self.rods, self.rods_view),
+                                    ("rods", (self.rods, self.human_rods), self.rods_view),
                                     ("vision", (self.vision, self.vision_sent), self.vision_view),
                                     ("calibration", self.calibration_heard(),
                                      self.calibration_view)):
@@ -461,14 +465,15 @@ class GamePanelCore:
         return view
 
     def rods_view(self) -> list[dict[str, Any]]:
-        """Every rod of the table in file order: the robot's as measured (RodStatus), the
-        human's at the centre (nothing on the wire measures them)."""
-        measured = {}
-        if self.rods is not None:
-            robot = self.table.robot_rods
-            for p in self.rods.rods:
-                if int(p.rod) < len(robot):
-                    measured[robot[int(p.rod)].name] = p
+        """Every rod of the table in file order: the robot's as its drives measure them
+        (RodStatus), the human's as the camera does (HumanRods, when the tracker measures
+        them), else at the centre."""
+        measured: dict[str, Any] = {}
+        for team, status in ((self.table.robot_rods, self.rods),
+                             (self.table.human_rods, self.human_rods)):
+            for p in status.rods if status is not None else ():
+                if int(p.rod) < len(team):
+                    measured[team[int(p.rod)].name] = p
         out = []
         for rod in self.table.rods:
             p = measured.get(rod.name)
