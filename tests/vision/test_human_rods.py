@@ -55,9 +55,13 @@ def test_the_tracker_sends_them_beside_the_ball(scene):
     core = BallTrackerCore(BallTracker(settings.detector, settings.filter, calibration, TABLE),
                            settings, rod_meter=HumanRodMeter(calibration, TABLE, settings.rods))
     frame, state = frames[5]
-    out = core.step(Inputs(0.0, (), CapturedFrame(frame.image, frame.capture_time_ns, 5)))
+    every = settings.rods.every_frames
+    out = core.step(Inputs(0.0, (), CapturedFrame(frame.image, frame.capture_time_ns, every)))
     rods = [m for m in out.messages if isinstance(m, HumanRods)]
     assert len(rods) == 1 and rods[0].capture_time == frame.capture_time_ns
+    between = core.step(Inputs(0.01, (), CapturedFrame(frame.image, frame.capture_time_ns,
+                                                       every + 1)))
+    assert not [m for m in between.messages if isinstance(m, HumanRods)]  # every n-th only
     assert [r.translation for r in rods[0].rods] == pytest.approx(
         [state.translations[i] for i in HUMAN], abs=0.012)
 
