@@ -342,11 +342,11 @@ def _value_check(spec: Spec, v: str, ns: dict[str, Any], tag: str, outgoing: boo
     ns[f"FAST_{tag}"] = _compiled(spec.record, outgoing)
     each = (f"FAST_{tag}(r) if type(r) is REC_{tag} else None" if outgoing
             else f"FAST_{tag}(r) if type(r) is dict else None")
-    return [f"if not isinstance({v}, (list, tuple)) or not 1 <= len({v}) <= {spec.max_len}: "
-            "return None",
-            f"{v} = [{each} for r in {v}]",
-            f"if None in {v}: return None",
-            f"{v} = {v} if {'True' if outgoing else 'False'} else tuple({v})"]
+    lines = [f"if not isinstance({v}, (list, tuple)) or not 1 <= len({v}) <= {spec.max_len}: "
+             "return None",
+             f"{v} = [{each} for r in {v}]",
+             f"if None in {v}: return None"]
+    return lines if outgoing else [*lines, f"{v} = tuple({v})"]  # the wire's list, ours tuple
 
 
 def _compiled(cls: type, outgoing: bool) -> Any:
