@@ -103,12 +103,7 @@ def _game_panel(section: dict[str, Any], table: Table) -> Any:
 def _update_agent(section: dict[str, Any], table: Table) -> Any:
     from foosball.ota.core import UpdateAgentConfig
 
-    try:
-        return parse(UpdateAgentConfig, section, "[update_agent]")
-    except SettingError:
-        raise
-    except ValueError as exc:  # its own checks, already named
-        raise SettingError(str(exc)) from exc
+    return parse(UpdateAgentConfig, section, "[update_agent]")
 
 
 # Agent name (as in board.toml and the systemd unit) -> its section's parser.

@@ -90,7 +90,9 @@ class Outputs:
 class AgentCore(Protocol):
     """`agent`: who it is. A core may also name, as `reads`, the catalogue messages its step
     looks at: the runtime then never authenticates the others (it adds RUNTIME_READS), which
-    is most of the LAN's traffic for most agents. Without `reads` it hears everything."""
+    is most of the LAN's traffic for most agents. Without `reads` it hears everything but
+    heartbeats, which are the runtime's business unless `reads` names Heartbeat (the update
+    agent judges its peers' health by them)."""
 
     agent: Agent
 
@@ -226,9 +228,7 @@ class AgentRuntime:
         # stop that comes before run() starts is not lost.
         self._stopping = False
         self._io_thread: threading.Thread | None = None
-        # Heartbeats are the runtime's business; a core that judges its peers' health (the
-        # update agent) asks for them with `hears_heartbeats = True`.
-        self._hears_heartbeats = bool(getattr(core, "hears_heartbeats", False))
+        self._hears_heartbeats = reads is not None and Heartbeat in reads
 
     # -- what the agent looks like from outside -------------------------------------------
     @property

@@ -92,18 +92,18 @@ class UpdateAgentConfig:
 
     def __post_init__(self) -> None:
         if not isinstance(self.board, str) or not 0 < len(self.board) <= 32:
-            raise ValueError(f"[update_agent] board: a name of 1..32 characters, not "
+            raise ValueError(f"board: a name of 1..32 characters, not "
                              f"{self.board!r}")
         for name in self.watch:
             if name.upper() not in Agent.__members__:
-                raise ValueError(f"[update_agent] watch: no agent {name!r}")
+                raise ValueError(f"watch: no agent {name!r}")
         for key in ("health_deadline_s", "healthy_for_s", "heartbeat_gap_s",
                     "status_period_s", "peer_state_max_age_s", "reboot_delay_s"):
             value = getattr(self, key)
             if isinstance(value, bool) or not isinstance(value, int | float) or value <= 0:
-                raise ValueError(f"[update_agent] {key}: seconds > 0, not {value!r}")
+                raise ValueError(f"{key}: seconds > 0, not {value!r}")
         if self.healthy_for_s >= self.health_deadline_s:
-            raise ValueError("[update_agent] healthy_for_s must be below health_deadline_s")
+            raise ValueError("healthy_for_s must be below health_deadline_s")
         object.__setattr__(self, "watch", tuple(self.watch))
         object.__setattr__(self, "reboot_command", tuple(self.reboot_command))
 
@@ -198,8 +198,8 @@ class HealthWatch:
 
 class UpdateCore:
     agent = Agent.OTA
-    hears_heartbeats = True  # the runtime hands this core every Heartbeat (health check)
-    reads = (GameState, MotorStatus, OtaCommand)  # and the runtime's RUNTIME_READS
+    # and the runtime's RUNTIME_READS; Heartbeat too: this core judges the board's health
+    reads = (Heartbeat, GameState, MotorStatus, OtaCommand)
 
     def __init__(self, config: UpdateAgentConfig, start_s: float) -> None:
         self.config = config
