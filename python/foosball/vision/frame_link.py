@@ -67,7 +67,11 @@ class FrameRing:
         elif os.fstat(self.fd).st_size < size:
             os.close(self.fd)
             raise SourceError("the camera's ring is smaller than its hello says")
-        self._map = mmap.mmap(self.fd, size)
+        try:
+            self._map = mmap.mmap(self.fd, size)
+        except OSError:
+            os.close(self.fd)  # the descriptor is this ring's from here on
+            raise
         self.shape = (height, width, channels) if channels > 1 else (height, width)
 
     def hello(self) -> bytes:
