@@ -151,11 +151,9 @@ class PysoemBus(EtherCatBus):
     def _request_op(self) -> None:
         safe = tuple(L.RxPdo(controlword=L.Control.DISABLE_VOLTAGE) for _ in self.master.slaves)
         self.exchange(safe)
+        self.master.state = pysoem.OP_STATE
+        self.master.write_state()
         for _ in range(200):
-            # The request again each time: a request whose frame was lost leaves the slaves
-            # in SAFE-OP with no error to show for it (seen once in ten runs here).
-            self.master.state = pysoem.OP_STATE
-            self.master.write_state()
             self.exchange(safe)
             if self.master.state_check(pysoem.OP_STATE, 5_000) == pysoem.OP_STATE:
                 return
@@ -270,10 +268,8 @@ class SlaveStep:
                                 f"wrote 0x{value:x}, read back 0x{got:x}")
 
     def _sdo(self, step: str, index: int, sub: int, call: Callable[[], Any]) -> Any:
-        # A mailbox frame lost (no working counter) is tried again, as a register write is:
-        # writing the same value twice is harmless. An abort is the slave's answer: not.
         try:
-            return _retry(call)
+            return call()
         except MAILBOX_ERRORS as exc:
             raise self.fail(step, f"object 0x{index:04x}:{sub:02x}", _describe(exc)) from exc
 
