@@ -20,6 +20,7 @@ strategy fed by the simulator's perception model, no agents, no wire).
 from __future__ import annotations
 
 import argparse
+import contextlib
 import gc
 import itertools
 import json
@@ -87,11 +88,13 @@ def main() -> int:
             return 1
         observer.send(GameControl(command=GameCommand.START))
         start = time.monotonic()
+        cpu_before = process_cpu(rig)
         if args.screenshot is not None:
             time.sleep(args.seconds / 2)
             screenshot_game_panel(rig, args.screenshot)
         time.sleep(max(0.0, start + args.seconds - time.monotonic()))
         end = time.monotonic()
+        report["cpu_percent_of_one_core"] = cpu_share(cpu_before, process_cpu(rig), end - start)
         observer.send(GameControl(command=GameCommand.STOP))
         heard = [h for h in observer.since(start) if h.at_s <= end]
         report["rig"] = summarise(heard, args.seconds, args.fps)
@@ -111,6 +114,27 @@ def main() -> int:
                                      for team in ("robot", "human")}}
     print(json.dumps(report, indent=1))
     return 0
+
+
+def process_cpu(rig: Rig) -> dict[str, float]:
+    """CPU seconds (user + system) each of the rig's processes has used so far."""
+    import psutil
+
+    used = {}
+    for name, process in rig.processes.items():
+        with contextlib.suppress(psutil.Error):
+            times = psutil.Process(process.pid).cpu_times()
+            used[name] = times.user + times.system
+    return used
+
+
+def cpu_share(before: dict[str, float], after: dict[str, float],
+              seconds: float) -> dict[str, float]:
+    """Each process's share of one core between the two readings, and the whole rig's."""
+    shares = {name: round(100 * (after[name] - before[name]) / seconds, 1)
+              for name in after if name in before}
+    shares["whole rig"] = round(sum(shares.values()), 1)
+    return shares
 
 
 def screenshot_game_panel(rig: Rig, path: Path) -> None:
