@@ -40,6 +40,7 @@ from foosball.rig.rig import AGENT_BOARD, Rig, RigOptions
 from foosball.wire.catalogue import (
     Alarm,
     BallState,
+    EtherCatStatus,
     GameCommand,
     GameControl,
     GameState,
@@ -81,7 +82,8 @@ def main() -> int:
     try:
         rig.up()
         observer = Observer(rig, realtime=True, kinds=(
-            BallState, RodCommand, MotorCommand, GameState, Heartbeat, Alarm, MotorStatus))
+            BallState, RodCommand, MotorCommand, GameState, Heartbeat, Alarm, MotorStatus,
+            EtherCatStatus))
         gc.freeze()
         if FaultMatrix(rig, observer).recover(90.0) is None:
             print(f"the rig did not come up; logs in {rig.logs}", file=sys.stderr)
@@ -185,6 +187,12 @@ def summarise(heard: list, seconds: float, fps: float) -> dict[str, object]:
             pole_ms.append((h.at_s - last_rod) * 1e3)
             last_rod = None
     states = [h.message for h in heard if isinstance(h.message, GameState)]
+    # The motor driver's own measure, frame capture -> the setpoints answering it leaving
+    # in an EtherCAT frame (the wall clock at both ends), per window of 200 cycles.
+    windows = [(h.message.capture_to_setpoint_p50_s * 1e3,
+                h.message.capture_to_setpoint_p99_s * 1e3) for h in heard
+               if isinstance(h.message, EtherCatStatus) and h.message.capture_to_setpoint_p50_s]
+    windows = list(dict.fromkeys(windows))  # each window is repeated until the next
     return {
         "ball_states_per_s": len(balls) / seconds, "camera_fps": fps,
         "frames_missing": missing, "frames_seen": len(frames),
@@ -192,6 +200,11 @@ def summarise(heard: list, seconds: float, fps: float) -> dict[str, object]:
         "capture_to_rod_command_ms": percentiles(rod_ms),
         "ball_state_to_rod_command_ms": percentiles(strategy_ms),
         "rod_command_to_motor_command_ms": percentiles(pole_ms),
+        "capture_to_setpoint_ms_per_window": {
+            "windows": len(windows),
+            "p50_median": percentiles([w[0] for w in windows]).get("p50"),
+            "p99_median": percentiles([w[1] for w in windows]).get("p50"),
+            "p99_worst": max((w[1] for w in windows), default=None)},
         "latched_alarms": sum(1 for h in heard if isinstance(h.message, Alarm)
                               and h.message.latched),
         "score": ({"robot": states[-1].score_robot, "human": states[-1].score_human}
