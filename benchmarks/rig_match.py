@@ -30,6 +30,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections import Counter
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the repository root: tests/
@@ -207,6 +208,10 @@ def summarise(heard: list, seconds: float, fps: float) -> dict[str, object]:
             "p99_worst": max((w[1] for w in windows), default=None)},
         "latched_alarms": sum(1 for h in heard if isinstance(h.message, Alarm)
                               and h.message.latched),
+        "latched_alarm_causes": Counter(
+            f"{h.sender.name.lower()}: {h.message.code.name} {h.message.text[:60]}"
+            for h in heard if isinstance(h.message, Alarm) and h.message.latched
+        ).most_common(5),
         "score": ({"robot": states[-1].score_robot, "human": states[-1].score_human}
                   if states else None),
     }

@@ -727,6 +727,7 @@ class EtherCatHardware:
         self.last = self.bus.exchange(self.outputs)
         if self.stats.count % 200 == 1:
             self._p99 = self.recent_p99()
+            self._latency = (0.0, 0.0)  # none measured in this window
             if self.capture_to_setpoint:
                 p50, p99 = np.percentile(self.capture_to_setpoint, (50, 99))
                 self._latency = (float(p50), float(p99))
