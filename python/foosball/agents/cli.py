@@ -124,7 +124,7 @@ def build_match_recorder(board: BoardConfig, config: Any) -> AgentRuntime:
                              sync_period_s=config.sync_period_s)
     hardware = RecordingHardware(writer)
     runtime = AgentRuntime(MatchRecorderCore(board.table),
-                           _endpoint(board, Agent.RECORDER), board.safety,
+                           _endpoint(board, Agent.MATCH_RECORDER), board.safety,
                            hardware=hardware, notifier=SystemdNotifier())
     hardware.wake_with(runtime._wake)  # a message is written when it comes
     return runtime

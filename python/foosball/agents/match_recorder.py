@@ -90,7 +90,7 @@ def match_id(wall_ns: int) -> str:
 
 
 class MatchRecorderCore:
-    agent = Agent.RECORDER
+    agent = Agent.MATCH_RECORDER
     reads = RECORDED  # and the runtime's RUNTIME_READS (Alarm, GameControl among them)
 
     def __init__(self, table: Table, source: str = SOURCE) -> None:
