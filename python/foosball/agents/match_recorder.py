@@ -43,6 +43,7 @@ from foosball.wire.catalogue import (
     RodCommand,
     RodStatus,
     SafetyState,
+    SchemaError,
 )
 
 MIB = 1024 * 1024
@@ -98,6 +99,7 @@ class MatchRecorderCore:
         self.source = source
         self.recording = False
         self.matches = 0
+        self.unrecordable = 0  # messages the catalogue would not encode again (none expected)
 
     def step(self, inputs: Inputs) -> Outputs:
         ops: list[FileOp] = []
@@ -119,15 +121,23 @@ class MatchRecorderCore:
                         self.table, source=self.source, match=match_id(inputs.wall_ns),
                         started_ns=inputs.wall_ns)))
                 elif self.recording and message.state in ENDS_MATCH:
-                    parts.append(encode_record(inputs.wall_ns, message))
+                    self._encode(parts, inputs.wall_ns, message)
                     flush()
                     ops.append(FileOp("end"))
                     self.recording = False
                     continue
             if self.recording:
-                parts.append(encode_record(inputs.wall_ns, message))
+                self._encode(parts, inputs.wall_ns, message)
         flush()
         return Outputs(actuation=tuple(ops))
+
+    def _encode(self, parts: list[bytes], wall_ns: int, message: Any) -> None:
+        # Whatever a message holds, the recorder's step must not fail: a failed step is an
+        # INTERNAL_ERROR alarm, and an alarm stops the game on every board.
+        try:
+            parts.append(encode_record(wall_ns, message))
+        except (SchemaError, ValueError, TypeError):
+            self.unrecordable += 1
 
 
 class RecordingHardware:

@@ -26,8 +26,9 @@ def _report(args: argparse.Namespace) -> int:
     from foosball.recording.format import read_recordings
 
     try:
-        from foosball.analysis.report import write_report
         import matplotlib  # noqa: F401  (said here, before any work, when it is missing)
+
+        from foosball.analysis.report import write_report
     except ModuleNotFoundError as exc:
         print(f"foosball report: needs {exc.name!r}: pip install 'foosball[report]'",
               file=sys.stderr)

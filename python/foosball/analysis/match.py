@@ -30,6 +30,7 @@ used. Times are seconds from the recording's first record.
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections import Counter
 from dataclasses import dataclass, field
@@ -409,7 +410,7 @@ def _possession(ball: dict[str, np.ndarray], in_play: np.ndarray,
     out["none"] = 0.0
     tracked = np.nonzero((ball["status"] != BallStatus.LOST) & in_play)[0]
     t = ball["t"]
-    for a, b in zip(tracked[:-1], tracked[1:], strict=True):
+    for a, b in itertools.pairwise(tracked):
         dt = min(float(t[b] - t[a]), 0.1)  # a gap in the states counts no longer than this
         rod = _holder(table, float(ball["x"][a]))
         out[rod.name if rod is not None else "none"] += dt

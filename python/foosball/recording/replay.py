@@ -82,7 +82,7 @@ class Replay:
                  wall: Callable[[], float] = time.monotonic) -> None:
         self.recording = recording
         self.table = recording.table or default_table()
-        shown = GamePanelCore.reads + (GameState,)
+        shown = (*GamePanelCore.reads, GameState)
         self.messages = [(t, m) for t, m in recording.messages if isinstance(m, shown)]
         self.times = [t for t, _ in self.messages]
         self.t0 = self.times[0] if self.times else 0

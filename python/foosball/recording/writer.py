@@ -21,6 +21,7 @@ bound or hold the caller up.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import queue
@@ -187,10 +188,8 @@ class RecordingWriter:
         for path in files:
             if total <= budget:
                 break
-            try:
+            with contextlib.suppress(FileNotFoundError):
                 path.unlink()
-            except FileNotFoundError:
-                pass
             total -= sizes[path]
             self.counters.deleted += 1
             log.info("recording: deleted %s (over %d bytes in all)", path.name,
