@@ -60,6 +60,7 @@ SHIFT_M = 0.01
 FAULT_REPEAT_S = 1.0
 FULL_TURN = 2 * math.pi
 REVERSAL_RAD = 0.05  # as sim.rules: a turn back smaller than this is jitter
+STRIKE_SPAN_S = 0.03
 
 
 @dataclass(frozen=True)
@@ -128,7 +129,10 @@ def analyse(recording: Recording) -> MatchAnalysis:
     touches = _touches(ball, table)
     events += _shots_and_saves(touches, ball, table, events)
     events += _possession_fouls(ball, in_play, table)
-    events += _spinning_fouls(recording, t0, table, touches, ball["t"])
+    # when a touch happened, on the recording's clock: its frame's capture, less the window
+    # in which the velocity changed (the rod's angle then, not when the tracker had seen it)
+    touch_t = ball["capture_s"] - t0 * 1e-9 - TOUCH_WINDOW_S
+    events += _spinning_fouls(recording, t0, table, touches, touch_t)
     events += _faults(recording, t0)
     events.sort(key=lambda e: e.t)
     lost = ball["status"] == BallStatus.LOST
@@ -316,18 +320,31 @@ def _possession_fouls(ball: dict[str, np.ndarray], in_play: np.ndarray,
 
 
 def _spinning_fouls(recording: Recording, t0: int, table: Table,
-                    touches: list[tuple[int, Any]], ball_t: np.ndarray) -> list[Event]:
+                    touches: list[tuple[int, Any]], touch_t: np.ndarray) -> list[Event]:
     """The simulator referee's rule on the robot's rods, from RodStatus and the touches: a
     run is a rotation one way (a turn back under REVERSAL_RAD is jitter); a foul is a strike
-    (a touch by that rod, at the rod's angle of the first status after it) more than a full
-    turn after the run began, or the run going on more than a full turn past the strike."""
-    out = []
+    more than a full turn after the run began, or the run going on more than a full turn
+    past the strike. The strike's angle: a foot meets the ball hanging down, so of the rod's
+    angles within STRIKE_SPAN_S of the touch, the one nearest feet-down (0 mod a turn)."""
     rods = table.robot_rods
-    pending = {i: [float(ball_t[k]) for k, r in touches if r is rod]
-               for i, rod in enumerate(rods)}
+    statuses = [((t - t0) * 1e-9, m) for t, m in recording.of_type(RodStatus)]
+    times = np.array([s for s, _ in statuses])
+    angles = {i: np.array([_rotation(m, i) for _, m in statuses]) for i in range(len(rods))}
+    strikes: dict[int, list[tuple[float, float]]] = {i: [] for i in range(len(rods))}
+    for k, rod in touches:
+        if rod is None or rod not in rods or not times.size:
+            continue
+        i = rods.index(rod)
+        lo, hi = np.searchsorted(times, [touch_t[k] - STRIKE_SPAN_S, touch_t[k] + STRIKE_SPAN_S])
+        near = angles[i][lo:hi]
+        near = near[~np.isnan(near)]
+        if near.size:
+            angle = float(near[np.argmin(np.abs(np.remainder(near + math.pi, FULL_TURN)
+                                                - math.pi))])
+            strikes[i].append((float(touch_t[k]) + STRIKE_SPAN_S, angle))
+    out = []
     runs: dict[int, list[Any]] = {}  # rod -> [start, extreme, direction, struck_at]
-    for t, m in recording.of_type(RodStatus):
-        s = (t - t0) * 1e-9
+    for s, m in statuses:
         for p in m.rods:
             i = int(p.rod)
             if i >= len(rods):
@@ -340,19 +357,25 @@ def _spinning_fouls(recording: Recording, t0: int, table: Table,
                 run[1] = p.rotation
             elif run[2] and -moved * run[2] > REVERSAL_RAD:  # turned back: a new run
                 run[:] = [run[1], p.rotation, -run[2], None]
-            struck = False
-            while pending[i] and pending[i][0] <= s:
-                pending[i].pop(0)
-                struck = True
-            if struck and run[3] is None:
-                run[3] = p.rotation
-                if abs(run[3] - run[0]) > FULL_TURN:
-                    out.append(_spin(s, rods[i], "struck more than a full turn into a run"))
-            elif run[3] is not None and abs(run[1] - run[3]) > FULL_TURN:
+            while strikes[i] and strikes[i][0][0] <= s:
+                _, angle = strikes[i].pop(0)
+                if run[3] is None:
+                    run[3] = angle
+                    if abs(angle - run[0]) > FULL_TURN:
+                        out.append(_spin(s, rods[i], "struck more than a full turn into a "
+                                                     "run"))
+            if run[3] is not None and abs(run[1] - run[3]) > FULL_TURN:
                 out.append(_spin(s, rods[i], "turned on more than a full turn past a strike"))
                 run[3] = None  # one foul per strike
                 run[0] = run[1]
     return out
+
+
+def _rotation(status: RodStatus, rod: int) -> float:
+    for p in status.rods:
+        if int(p.rod) == rod:
+            return p.rotation
+    return math.nan
 
 
 def _spin(t: float, rod: Any, what: str) -> Event:

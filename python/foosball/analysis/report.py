@@ -164,6 +164,11 @@ def lost_rate(plt: Any, a: MatchAnalysis, table: Table) -> Any:
     fig, ax = plt.subplots(figsize=(8, 3.4))
     seconds, share = a.lost_per_s
     ax.plot(seconds, share * 100, color=ROBOT, linewidth=1)
+    for n, goal in enumerate(a.of("goal")):  # a ball in the goal is LOST until the serve
+        ax.axvline(goal.t, color=NEUTRAL, linestyle=":", linewidth=1,
+                   label="a goal" if n == 0 else None)
+    if a.of("goal"):
+        ax.legend(loc="upper right")
     ax.set_ylim(0, 100)
     ax.set_xlabel("match time (s)")
     ax.set_ylabel("% of ball states LOST")
