@@ -23,7 +23,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 def _report(args: argparse.Namespace) -> int:
     from foosball.analysis.match import analyse
-    from foosball.recording.format import read_recordings
+    from foosball.recording.cli import read_or_say
 
     try:
         import matplotlib  # noqa: F401  (said here, before any work, when it is missing)
@@ -33,13 +33,9 @@ def _report(args: argparse.Namespace) -> int:
         print(f"foosball report: needs {exc.name!r}: pip install 'foosball[report]'",
               file=sys.stderr)
         return 2
-    try:
-        recording = read_recordings(args.files)
-    except OSError as exc:
-        print(f"foosball report: {exc}", file=sys.stderr)
+    recording = read_or_say("report", [str(f) for f in args.files])
+    if recording is None:
         return 1
-    for warning in recording.warnings:
-        print(f"foosball report: warning: {warning}", file=sys.stderr)
     analysis = analyse(recording)
     plots_dir = args.plots_dir or args.output.with_name(args.output.stem + "-plots")
     write_report(analysis, recording.table, [str(f) for f in args.files], args.output,

@@ -6,6 +6,10 @@ from __future__ import annotations
 import argparse
 import signal
 import sys
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from foosball.recording.format import Recording
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -24,20 +28,29 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.set_defaults(func=_replay)
 
 
-def _replay(args: argparse.Namespace) -> int:
+def read_or_say(command: str, files: list[str]) -> Recording | None:
+    """The recordings as one, each warning printed; None (said) when a file cannot be read."""
     from foosball.recording.format import read_recordings
+
+    try:
+        recording = read_recordings(files)
+    except OSError as exc:
+        print(f"foosball {command}: {exc}", file=sys.stderr)
+        return None
+    for warning in recording.warnings:
+        print(f"foosball {command}: warning: {warning}", file=sys.stderr)
+    return recording
+
+
+def _replay(args: argparse.Namespace) -> int:
     from foosball.recording.replay import SPEEDS, Replay, serve
 
     if args.speed not in SPEEDS:
         print(f"foosball replay: --speed one of {', '.join(map(str, SPEEDS))}", file=sys.stderr)
         return 2
-    try:
-        recording = read_recordings(args.files)
-    except OSError as exc:
-        print(f"foosball replay: {exc}", file=sys.stderr)
+    recording = read_or_say("replay", args.files)
+    if recording is None:
         return 1
-    for warning in recording.warnings:
-        print(f"foosball replay: warning: {warning}", file=sys.stderr)
     if not recording.messages:
         print("foosball replay: no recorded messages to replay", file=sys.stderr)
         return 1
