@@ -106,3 +106,42 @@ def test_the_file_holds_the_match_as_the_core_saw_it(tmp_path: Path) -> None:
         [game(SafetyState.PLAYING)] + [ball(i) for i in range(10)]
         + [game(SafetyState.READY, robot=1)])
     assert recording.messages[1][0] == WALL + 2
+
+
+def test_the_agent_records_what_the_lan_carries(tmp_path: Path) -> None:
+    """The core in the shared runtime, frames from peers' codecs on an in-process LAN."""
+    from foosball.agents.runtime import AgentRuntime
+    from foosball.safety.settings import SafetySettings
+    from foosball.wire.catalogue import Agent
+    from foosball.wire.codec import WireCodec
+    from foosball.wire.endpoint import Endpoint
+    from foosball.wire.transports.memory import MemoryHub, MemoryTransport
+
+    key = bytes(range(32))
+    clock = [0.0]
+
+    def wall_ns() -> int:
+        return WALL + round(clock[0] * 1e9)
+
+    hub = MemoryHub()
+    lan, own = MemoryTransport(hub), MemoryTransport(hub)
+    writer = RecordingWriter(tmp_path, max_file_bytes=1 << 20, max_total_bytes=1 << 22,
+                             sync_period_s=1.0, thread=False)
+    runtime = AgentRuntime(MatchRecorderCore(TABLE),
+                           Endpoint(own, WireCodec(key, Agent.MATCH_RECORDER, clock=wall_ns)),
+                           SafetySettings(), hardware=RecordingHardware(writer),
+                           monotonic=lambda: clock[0], wall_ns=wall_ns, health=None)
+    panel = WireCodec(key, Agent.GAME_PANEL, clock=wall_ns)
+    tracker = WireCodec(key, Agent.BALL_TRACKER, clock=wall_ns)
+    sent = [(panel, game(SafetyState.PLAYING))] + [(tracker, ball(i)) for i in range(5)] + [
+        (panel, game(SafetyState.READY, robot=2))]
+    for n, (codec, message) in enumerate(sent):
+        clock[0] = 0.01 * n
+        lan.send(codec.encode(message))
+        runtime.io_turn(0.0)
+        runtime.work_turn(0.0)
+    writer.drain()
+    [path] = tmp_path.iterdir()
+    recording = read_recording(path)
+    assert [m for _, m in recording.messages] == [m for _, m in sent]
+    assert [t for t, _ in recording.messages] == [WALL + round(0.01e9 * n) for n in range(7)]
