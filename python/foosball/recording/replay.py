@@ -167,28 +167,44 @@ class Replay:
         return topics
 
 
+class ReplayPage:
+    """The game panel's page served for a Replay: `turn()` answers the page's actions and
+    sends it what changed (the CLI calls it in a loop; a test from its own thread)."""
+
+    def __init__(self, replay: Replay, *, host: str, port: int, token: str | None = None
+                 ) -> None:
+        from foosball.panels.game_panel import STATIC
+        from foosball.panels.server import PanelHardware, PanelServer
+
+        self.replay = replay
+        self.token = token or secrets.token_urlsafe(12)
+        self.server = PanelServer(STATIC, token=self.token, actions=("replay",), host=host,
+                                  port=port, name="replay")
+        self.hardware = PanelHardware(self.server)
+        shown = "localhost" if host in ("0.0.0.0", "") else host
+        self.url = f"http://{shown}:{self.server.port}/#token={self.token}"
+
+    def turn(self, wait_s: float = PAGE_PERIOD_S) -> None:
+        actions = self.hardware.sense(wait_s) or ()
+        self.hardware.wake.clear()  # set by an action; the next turn waits again
+        for action in actions:
+            reason = self.replay.command(action.args)
+            if reason:
+                log.warning("replay: %s", reason)
+        self.hardware.act(self.replay.topics())
+
+    def close(self) -> None:
+        self.hardware.close()
+
+
 def serve(replay: Replay, *, host: str, port: int, token: str | None = None,
           should_stop: Callable[[], bool] = lambda: False) -> None:
     """Run the page until `should_stop()` (Ctrl-C in the CLI)."""
-    from foosball.panels.game_panel import STATIC
-    from foosball.panels.server import PanelHardware, PanelServer
-
-    token = token or secrets.token_urlsafe(12)
-    server = PanelServer(STATIC, token=token, actions=("replay",), host=host, port=port,
-                         name="replay")
-    hardware = PanelHardware(server)
+    page = ReplayPage(replay, host=host, port=port, token=token)
     try:
-        shown_host = "localhost" if host in ("0.0.0.0", "") else host
         print(f"replay of {replay.recording.path} ({replay.clock.duration_s:.1f} s, "
-              f"{replay.recording.source}): http://{shown_host}:{server.port}/#token={token}",
-              flush=True)
+              f"{replay.recording.source}): {page.url}", flush=True)
         while not should_stop():
-            actions = hardware.sense(PAGE_PERIOD_S) or ()
-            hardware.wake.clear()  # set by an action; the next turn waits again
-            for action in actions:
-                reason = replay.command(action.args)
-                if reason:
-                    log.warning("replay: %s", reason)
-            hardware.act(replay.topics())
+            page.turn()
     finally:
-        hardware.close()
+        page.close()
