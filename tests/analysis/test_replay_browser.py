@@ -19,7 +19,7 @@ from foosball.sim.record import record_match
 from tests.panels.game_rig import CHROMEDRIVER, CHROMIUM, open_chromium, wait_for
 
 pytest.importorskip("selenium.webdriver", reason="needs selenium (the test extra)")
-from selenium.webdriver.common.by import By  # noqa: E402
+from selenium.webdriver.common.by import By
 
 pytestmark = pytest.mark.skipif(CHROMIUM is None or CHROMEDRIVER is None,
                                 reason="needs Debian's chromium and chromium-driver "
