@@ -95,10 +95,6 @@ class Recording:
     def of_type(self, cls: type) -> list[tuple[int, Any]]:
         return [(t, m) for t, m in self.messages if type(m) is cls]
 
-    def span_ns(self) -> tuple[int, int]:
-        times = [t for t, _ in self.messages] + [s.time_ns for s in self.states]
-        return (min(times), max(times)) if times else (0, 0)
-
 
 def read_recording(path: str | Path, data: bytes | None = None) -> Recording:
     """Every whole record of the file; never raises on what is inside it (only on a file
