@@ -48,6 +48,10 @@ def step(core: MatchRecorderCore, *messages: object, at: int = 0) -> tuple[FileO
     return core.step(Inputs(now_s=at, messages=messages, wall_ns=WALL + at)).actuation
 
 
+def test_matches_a_millisecond_apart_have_names_of_their_own() -> None:
+    assert match_id(WALL + 1_000_000) == "20261130T005320.001Z" != match_id(WALL)
+
+
 def test_nothing_is_recorded_outside_a_match() -> None:
     core = MatchRecorderCore(TABLE)
     assert step(core, ball(1), game(SafetyState.READY)) == ()
@@ -58,7 +62,7 @@ def test_a_match_is_begun_by_playing_and_ended_by_ready() -> None:
     core = MatchRecorderCore(TABLE)
     ops = step(core, ball(1), game(SafetyState.PLAYING), ball(2))
     assert [op.kind for op in ops] == ["begin", "append"]
-    assert ops[0].header["match"] == match_id(WALL) == "20261130T005320Z"
+    assert ops[0].header["match"] == match_id(WALL) == "20261130T005320.000Z"
     # the GameState and ball 2 (ball 1 came before the match)
     assert ops[0].header["source"] == "strategy board" and ops[1].count == 2
     ops = step(core, game(SafetyState.FAULT), COMMAND,

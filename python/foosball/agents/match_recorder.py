@@ -87,7 +87,11 @@ ENDS_MATCH = (SafetyState.READY, SafetyState.BOOT)
 
 
 def match_id(wall_ns: int) -> str:
-    return datetime.fromtimestamp(wall_ns * 1e-9, UTC).strftime("%Y%m%dT%H%M%SZ")
+    """The start time to the millisecond (UTC): a match's files never share a name with
+    another's (a file of that name would be written over)."""
+    seconds, ns = divmod(wall_ns, 1_000_000_000)
+    when = datetime.fromtimestamp(seconds, UTC).strftime("%Y%m%dT%H%M%S")
+    return f"{when}.{ns // 1_000_000:03d}Z"
 
 
 class MatchRecorderCore:
