@@ -56,8 +56,8 @@ class MatchRecorderConfig:
 
     # on the data partition (the agents' unit may write /data/foosball only)
     directory: str = "/data/foosball/matches"
-    # A 5-minute match on the simulated rig is about 30 MiB (issue 18's note): a file holds
-    # a match, the partition (512 MiB) keeps the last eight or so.
+    # The rig's traffic at 200 fps is about 20 MiB per 5 minutes (benchmarks/recorder_cost.py,
+    # issue 18's note): a file holds a match, the default bound the last ten or so.
     max_file_bytes: int = setting(64 * MIB, low=MIB, high=4096 * MIB, unit="B")
     max_total_bytes: int = setting(256 * MIB, low=2 * MIB, high=65536 * MIB, unit="B")
     # what a power cut may lose at most (an fdatasync this often, on the writer's thread)
