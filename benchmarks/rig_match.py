@@ -20,6 +20,7 @@ strategy fed by the simulator's perception model, no agents, no wire).
 from __future__ import annotations
 
 import argparse
+import contextlib
 import gc
 import itertools
 import json
@@ -39,6 +40,7 @@ from foosball.rig.rig import AGENT_BOARD, Rig, RigOptions
 from foosball.wire.catalogue import (
     Alarm,
     BallState,
+    EtherCatStatus,
     GameCommand,
     GameControl,
     GameState,
@@ -80,18 +82,21 @@ def main() -> int:
     try:
         rig.up()
         observer = Observer(rig, realtime=True, kinds=(
-            BallState, RodCommand, MotorCommand, GameState, Heartbeat, Alarm, MotorStatus))
+            BallState, RodCommand, MotorCommand, GameState, Heartbeat, Alarm, MotorStatus,
+            EtherCatStatus))
         gc.freeze()
         if FaultMatrix(rig, observer).recover(90.0) is None:
             print(f"the rig did not come up; logs in {rig.logs}", file=sys.stderr)
             return 1
         observer.send(GameControl(command=GameCommand.START))
         start = time.monotonic()
+        cpu_before = process_cpu(rig)
         if args.screenshot is not None:
             time.sleep(args.seconds / 2)
             screenshot_game_panel(rig, args.screenshot)
         time.sleep(max(0.0, start + args.seconds - time.monotonic()))
         end = time.monotonic()
+        report["cpu_percent_of_one_core"] = cpu_share(cpu_before, process_cpu(rig), end - start)
         observer.send(GameControl(command=GameCommand.STOP))
         heard = [h for h in observer.since(start) if h.at_s <= end]
         report["rig"] = summarise(heard, args.seconds, args.fps)
@@ -111,6 +116,27 @@ def main() -> int:
                                      for team in ("robot", "human")}}
     print(json.dumps(report, indent=1))
     return 0
+
+
+def process_cpu(rig: Rig) -> dict[str, float]:
+    """CPU seconds (user + system) each of the rig's processes has used so far."""
+    import psutil
+
+    used = {}
+    for name, process in rig.processes.items():
+        with contextlib.suppress(psutil.Error):
+            times = psutil.Process(process.pid).cpu_times()
+            used[name] = times.user + times.system
+    return used
+
+
+def cpu_share(before: dict[str, float], after: dict[str, float],
+              seconds: float) -> dict[str, float]:
+    """Each process's share of one core between the two readings, and the whole rig's."""
+    shares = {name: round(100 * (after[name] - before[name]) / seconds, 1)
+              for name in after if name in before}
+    shares["whole rig"] = round(sum(shares.values()), 1)
+    return shares
 
 
 def screenshot_game_panel(rig: Rig, path: Path) -> None:
@@ -161,6 +187,12 @@ def summarise(heard: list, seconds: float, fps: float) -> dict[str, object]:
             pole_ms.append((h.at_s - last_rod) * 1e3)
             last_rod = None
     states = [h.message for h in heard if isinstance(h.message, GameState)]
+    # The motor driver's own measure, frame capture -> the setpoints answering it leaving
+    # in an EtherCAT frame (the wall clock at both ends), per window of 200 cycles.
+    windows = [(h.message.capture_to_setpoint_p50_s * 1e3,
+                h.message.capture_to_setpoint_p99_s * 1e3) for h in heard
+               if isinstance(h.message, EtherCatStatus) and h.message.capture_to_setpoint_p50_s]
+    windows = list(dict.fromkeys(windows))  # each window is repeated until the next
     return {
         "ball_states_per_s": len(balls) / seconds, "camera_fps": fps,
         "frames_missing": missing, "frames_seen": len(frames),
@@ -168,6 +200,11 @@ def summarise(heard: list, seconds: float, fps: float) -> dict[str, object]:
         "capture_to_rod_command_ms": percentiles(rod_ms),
         "ball_state_to_rod_command_ms": percentiles(strategy_ms),
         "rod_command_to_motor_command_ms": percentiles(pole_ms),
+        "capture_to_setpoint_ms_per_window": {
+            "windows": len(windows),
+            "p50_median": percentiles([w[0] for w in windows]).get("p50"),
+            "p99_median": percentiles([w[1] for w in windows]).get("p50"),
+            "p99_worst": max((w[1] for w in windows), default=None)},
         "latched_alarms": sum(1 for h in heard if isinstance(h.message, Alarm)
                               and h.message.latched),
         "score": ({"robot": states[-1].score_robot, "human": states[-1].score_human}

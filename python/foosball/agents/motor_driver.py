@@ -174,6 +174,8 @@ OBSERVABLE_CAUSES = (AlarmCode.ETHERCAT_LINK, AlarmCode.WORKING_COUNTER,
 class CycleTiming:
     period_s: float = 0.0
     wakeup_jitter_p99_s: float = 0.0
+    capture_to_setpoint_p50_s: float = 0.0  # over the commands of the last window
+    capture_to_setpoint_p99_s: float = 0.0
 
 
 @dataclass(frozen=True)
@@ -192,6 +194,7 @@ class MdaOutputs:
     messages: tuple[Any, ...] = ()
     recover_bus: bool = False
     read_alignment: tuple[int, ...] = ()  # axes whose alignment object to read by SDO
+    ball_capture_time: int = 0  # of the newest command these drives' setpoints answer
 
 
 @dataclass
@@ -243,6 +246,7 @@ class MotorDriverCore:
         self._last_status_s = -math.inf
         self.fault_log = RateLimitedLog(log, config.repeat_log_s)
         self._alignment_objects: tuple[int, ...] = ()
+        self._answering = 0  # capture time of the newest command taken this cycle
 
     # -- public view ---------------------------------------------------------------------
     def drive_states(self) -> list[DriveState]:
@@ -319,7 +323,8 @@ class MotorDriverCore:
             self.consecutive_bad_wkc > 0 or inputs.al_state != L.AlState.OP)
         read = tuple(n for n, a in enumerate(self.axes) if a.phase is Phase.ALIGNING) \
             if self.config.alignment is L.Alignment.SDO and self.latched is None else ()
-        return MdaOutputs(drives, tuple(out), recover, read)
+        answering, self._answering = self._answering, 0
+        return MdaOutputs(drives, tuple(out), recover, read, answering)
 
     # -- bus health ------------------------------------------------------------------------
     def _bus_health(self, exchange: Exchange, now: float, out: list[Any]) -> bool:
@@ -353,6 +358,7 @@ class MotorDriverCore:
             for target in message.axes:
                 if 0 <= target.axis < len(self.axes):
                     self._set_goal(self.axes[target.axis], target.position, target.velocity)
+            self._answering = max(self._answering, message.ball_capture_time)
         elif isinstance(message, GameControl):
             command = message.command
             if command == GameCommand.RESTART:
@@ -638,7 +644,11 @@ class MotorDriverCore:
             expected_working_counter=self.expected_wkc,
             bad_working_counters=self.bad_working_counters,
             cycle_period_s=_bounded(inputs.timing.period_s, 1.0, low=0.0),
-            wakeup_jitter_p99_s=_bounded(inputs.timing.wakeup_jitter_p99_s, 10.0, low=0.0))
+            wakeup_jitter_p99_s=_bounded(inputs.timing.wakeup_jitter_p99_s, 10.0, low=0.0),
+            capture_to_setpoint_p50_s=_bounded(inputs.timing.capture_to_setpoint_p50_s, 10.0,
+                                               low=0.0),
+            capture_to_setpoint_p99_s=_bounded(inputs.timing.capture_to_setpoint_p99_s, 10.0,
+                                               low=0.0))
 
 
 def _bounded(value: float, limit: float, low: float | None = None) -> float:
@@ -670,11 +680,16 @@ class EtherCatHardware:
     def __init__(self, bus: EtherCatBus, cycle_s: float,
                  clock: Callable[[], float] = time.monotonic,
                  sleep: Callable[[float], None] = time.sleep,
-                 stats_capacity: int = 120_000) -> None:
+                 stats_capacity: int = 120_000,
+                 wall_ns: Callable[[], int] = time.time_ns) -> None:
         self.bus = bus
         self.cycle_s = cycle_s
         self.clock = clock
         self.sleep = sleep
+        self.wall_ns = wall_ns  # the PTP clock the camera stamps frames with
+        self._answering = 0  # capture time the next frame's setpoints answer (0: none)
+        self.capture_to_setpoint: list[float] = []  # s, this window's commands
+        self._latency = (0.0, 0.0)  # p50, p99 of the last window
         self.stats = CycleStats(stats_capacity)
         self.outputs: tuple[L.RxPdo, ...] = tuple(
             L.RxPdo(controlword=0) for _ in range(bus.config.drives))
@@ -706,11 +721,18 @@ class EtherCatHardware:
         if late > period:  # overran: do not try to catch up with a burst of frames
             self._deadline = woke
         self._deadline += period
+        if self._answering:  # these setpoints answer a ball state: they leave now
+            self.capture_to_setpoint.append((self.wall_ns() - self._answering) * 1e-9)
+            self._answering = 0
         self.last = self.bus.exchange(self.outputs)
         if self.stats.count % 200 == 1:
             self._p99 = self.recent_p99()
-        return BusSample(self.last, CycleTiming(period, self._p99), self.al_state,
-                         tuple(self.alignment_objects))
+            if self.capture_to_setpoint:
+                p50, p99 = np.percentile(self.capture_to_setpoint, (50, 99))
+                self._latency = (float(p50), float(p99))
+                self.capture_to_setpoint.clear()
+        return BusSample(self.last, CycleTiming(period, self._p99, *self._latency),
+                         self.al_state, tuple(self.alignment_objects))
 
     def recent_p99(self) -> float:
         """Wake-up lateness p99 over the latest `P99_CYCLES` cycles (0.1 ms on a PC). Over
@@ -727,6 +749,7 @@ class EtherCatHardware:
             self.outputs = self.quick_stop_outputs()
             return
         self.outputs = actuation.drives
+        self._answering = actuation.ball_capture_time or self._answering
         self._read_alignment(actuation.read_alignment)
         now = self.clock()
         if actuation.recover_bus and now - self._last_recover_s > 0.1:

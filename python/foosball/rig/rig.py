@@ -183,10 +183,11 @@ class Rig:
                 str(self.options.fps), "--opponent", self.options.opponent]
         if "motor_driver" in self.options.agents and self.namespaced:
             args += ["--rod-poses", str(ROD_POSE_PORT)]
-        if self.namespaced:
-            # Root: the simulated world keeps real time, below every agent (at nice -10
-            # instead, outside the real-time budget, it starved whenever anything else ran:
-            # 211 of 600 frames in 29 s; see docs/notes/issue-12.md).
+        if os.geteuid() == 0:
+            # Root (namespaced or not: the agents are real-time either way): the simulated
+            # world keeps real time, below every agent (at nice -10 instead, outside the
+            # real-time budget, it starved whenever anything else ran: 211 of 600 frames in
+            # 29 s; see docs/notes/issue-12.md).
             args += ["--rt-priority", "10"]
         if self.options.opponent == "browser":
             args += ["--player-port", str(self.options.player_port)]
