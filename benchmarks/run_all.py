@@ -154,10 +154,16 @@ def _recorder(r: dict[str, Any]) -> Figures:
 def _rig(r: dict[str, Any]) -> Figures:
     rig = r["rig"]
     c2r = rig["capture_to_rod_command_ms"]
+    setpoint = rig.get("capture_to_setpoint_ms_per_window", {})
+    on_ethercat = ""
+    if setpoint.get("p50_median") is not None:
+        on_ethercat = (f"; capture -> setpoint in the EtherCAT frame p50 "
+                       f"{setpoint['p50_median']:.1f} ms, p99 {setpoint['p99_median']:.1f} ms "
+                       f"(medians of {setpoint['windows']} motor driver windows)")
     return [(f"the whole rig, {r['seconds']:g} s match at {r['fps']:g} fps asked",
              f"capture -> RodCommand p50 {c2r.get('p50', float('nan')):.1f} ms, p99 "
-             f"{c2r.get('p99', float('nan')):.1f} ms; {rig['ball_states_per_s']:.0f} ball "
-             f"states/s", "", "issue 12")]
+             f"{c2r.get('p99', float('nan')):.1f} ms{on_ethercat}; "
+             f"{rig['ball_states_per_s']:.0f} ball states/s", "", "issue 12")]
 
 
 BENCHES: tuple[Bench, ...] = (

@@ -107,3 +107,26 @@ def test_the_clock_pauses_seeks_and_changes_speed() -> None:
     assert clock.position(100.0) == 10.0 and clock.finished(100.0)
     clock.play(100.0)  # at the end: again from the start
     assert clock.position(100.5) == 2.0
+
+
+def test_the_motor_drivers_frame_to_setpoint_windows_are_taken_once_each() -> None:
+    from foosball.recording.format import Recording
+    from foosball.wire.catalogue import EtherCatStatus
+
+    def status(p50_ms: float, p99_ms: float) -> EtherCatStatus:
+        return EtherCatStatus(link_up=True, slaves=8, expected_slaves=8, al_state=8,
+                              working_counter=24, expected_working_counter=24,
+                              bad_working_counters=0, cycle_period_s=0.005,
+                              wakeup_jitter_p99_s=0.0001,
+                              capture_to_setpoint_p50_s=p50_ms * 1e-3,
+                              capture_to_setpoint_p99_s=p99_ms * 1e-3)
+
+    seconds = 1_000_000_000
+    recording = Recording("mem", messages=[
+        (0, status(0.0, 0.0)),  # none measured yet
+        (seconds, status(12.0, 20.0)), (2 * seconds, status(12.0, 20.0)),  # one window
+        (3 * seconds, status(14.0, 30.0))])
+    a = analyse(recording)
+    assert a.setpoint_ms.tolist() == [[1.0, 12.0, 20.0], [3.0, 14.0, 30.0]]
+    assert a.summary()["setpoint_ms"] == {"windows": 2, "p50_median": 13.0,
+                                          "p99_median": 25.0, "p99_worst": 30.0}

@@ -2,7 +2,8 @@
 
 Pure core: `MatchRecorderCore.step(Inputs) -> Outputs` (foosball.agents.runtime). It listens
 to what the LAN carries about a match: BallState, RodCommand, RodStatus, HumanRods,
-MotorStatus, GameState, Alarm and GameControl, and turns each into a record of the
+MotorStatus, EtherCatStatus (the motor driver's frame -> setpoint), GameState, Alarm and
+GameControl, and turns each into a record of the
 recording format (foosball.recording.format), stamped with the board's wall clock of the
 step. Its hardware is the file (`RecordingHardware` around a `RecordingWriter`, whose own
 thread does the writing, so a slow card never holds up a step).
@@ -36,6 +37,7 @@ from foosball.wire.catalogue import (
     Agent,
     Alarm,
     BallState,
+    EtherCatStatus,
     GameControl,
     GameState,
     HumanRods,
@@ -81,8 +83,8 @@ class FileOp:
     count: int = 0
 
 
-RECORDED = (BallState, RodCommand, RodStatus, HumanRods, MotorStatus, GameState, Alarm,
-            GameControl)
+RECORDED = (BallState, RodCommand, RodStatus, HumanRods, MotorStatus, EtherCatStatus,
+            GameState, Alarm, GameControl)
 ENDS_MATCH = (SafetyState.READY, SafetyState.BOOT)
 
 

@@ -23,7 +23,9 @@ used. Times are seconds from the recording's first record.
   rod's reach band.
 - Latency: RodCommand's time of recording minus the capture time of the frame it answers:
   on the board, camera -> strategy -> recorder (the LAN twice and the recorder's wake-up
-  included); in the simulator, its modelled perception delay.
+  included); in the simulator, its modelled perception delay. And where the motor driver
+  measures it (EtherCatStatus, per window of 200 cycles), frame capture -> the setpoint
+  answering it leaving in an EtherCAT frame: its p50 and p99 per window.
 - Tracker: the share of ball states that are LOST while PLAYING, per second, and frame
   numbers missing (frames the tracker never reported).
 """
@@ -45,6 +47,7 @@ from foosball.wire.catalogue import (
     Alarm,
     BallState,
     BallStatus,
+    EtherCatStatus,
     GameState,
     RodCommand,
     RodStatus,
@@ -83,6 +86,7 @@ class MatchAnalysis:
     rod_actions: dict[str, dict[str, int]]  # robot rod name -> kicks, lifts, shifts
     possession_s: dict[str, float]  # rod name (both teams) -> seconds, "none" too
     latency_ms: np.ndarray
+    setpoint_ms: np.ndarray  # per motor-driver window: t (s), p50, p99 (ms); may be empty
     lost_per_s: tuple[np.ndarray, np.ndarray]  # second, share LOST
     lost_share: float
     missing_frames: int
@@ -106,6 +110,11 @@ class MatchAnalysis:
             "latency_ms": ({"p50": _pct(lat, 50), "p95": _pct(lat, 95), "p99": _pct(lat, 99),
                             "max": round(float(lat.max()), 2), "n": int(lat.size)}
                            if lat.size else {}),
+            "setpoint_ms": ({"windows": len(self.setpoint_ms),
+                             "p50_median": round(float(np.median(self.setpoint_ms[:, 1])), 2),
+                             "p99_median": round(float(np.median(self.setpoint_ms[:, 2])), 2),
+                             "p99_worst": round(float(self.setpoint_ms[:, 2].max()), 2)}
+                            if len(self.setpoint_ms) else {}),
             "tracker": {"lost_share_playing": round(self.lost_share, 4),
                         "missing_frames": self.missing_frames},
             "warnings": len(self.warnings),
@@ -153,6 +162,7 @@ def analyse(recording: Recording) -> MatchAnalysis:
         source=recording.source, duration_s=end, counts=dict(sorted(counts.items())),
         ball=ball, events=events, rod_actions=_rod_actions(recording, table),
         possession_s=_possession(ball, in_play, table), latency_ms=_latency(recording),
+        setpoint_ms=_setpoint(recording, t0),
         lost_per_s=per_s, lost_share=float(lost[in_play].mean()) if in_play.any() else 0.0,
         missing_frames=int(np.sum(gaps[gaps > 1] - 1)) if gaps.size else 0, score=score,
         warnings=list(recording.warnings))
@@ -444,3 +454,15 @@ def _latency(recording: Recording) -> np.ndarray:
     values = [(t - m.ball_capture_time) * 1e-6 for t, m in recording.of_type(RodCommand)
               if m.ball_capture_time > 0]
     return np.asarray(values, dtype=float)
+
+
+def _setpoint(recording: Recording, t0: int) -> np.ndarray:
+    """The motor driver's windows (each repeated in every status until the next)."""
+    rows: list[tuple[float, float, float]] = []
+    last = None
+    for t, m in recording.of_type(EtherCatStatus):
+        window = (m.capture_to_setpoint_p50_s, m.capture_to_setpoint_p99_s)
+        if window[0] > 0 and window != last:
+            rows.append(((t - t0) * 1e-9, window[0] * 1e3, window[1] * 1e3))
+        last = window
+    return np.asarray(rows, dtype=float).reshape(-1, 3)

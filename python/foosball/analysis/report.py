@@ -143,7 +143,10 @@ def possession(plt: Any, a: MatchAnalysis, table: Table) -> Any:
 
 
 def latency(plt: Any, a: MatchAnalysis, table: Table) -> Any:
-    fig, ax = plt.subplots(figsize=(7, 4))
+    windows = a.setpoint_ms
+    fig, axes = plt.subplots(1, 2 if len(windows) else 1, figsize=(11 if len(windows) else 7, 4),
+                             squeeze=False)
+    ax = axes[0][0]
     lat = a.latency_ms
     if lat.size:
         top = float(np.percentile(lat, 99.5))
@@ -153,10 +156,21 @@ def latency(plt: Any, a: MatchAnalysis, table: Table) -> Any:
             ax.axvline(value, color="black", linestyle=style, label=f"p{q} {value:.1f} ms")
         ax.legend()
     where = ("the simulator's modelled perception delay" if a.source == "simulator"
-             else "camera capture -> RodCommand recorded on the strategy board")
-    ax.set_title(f"Frame -> setpoint latency ({where})", fontsize=10)
+             else "capture -> RodCommand recorded on the strategy board")
+    ax.set_title(f"Frame -> setpoint ({where})", fontsize=10)
     ax.set_xlabel("ms")
     ax.set_ylabel("RodCommands")
+    if len(windows):
+        right = axes[0][1]
+        right.plot(windows[:, 0], windows[:, 1], color=ROBOT, label="p50")
+        right.plot(windows[:, 0], windows[:, 2], color=HUMAN, label="p99")
+        right.set_title("capture -> setpoint in the EtherCAT frame (the motor driver, per "
+                        "200 cycles)", fontsize=10)
+        right.set_xlabel("match time (s)")
+        right.set_ylabel("ms")
+        right.set_ylim(bottom=0)
+        right.legend()
+    fig.tight_layout()
     return fig
 
 
@@ -231,9 +245,14 @@ def page(a: MatchAnalysis, files: list[str], plots: dict[str, bytes],
     rows.append(("faults", str(summary["faults"])))
     lat = summary["latency_ms"]
     if lat:
-        rows.append(("frame -> setpoint", f"p50 {lat['p50']} ms, p95 {lat['p95']} ms, "
-                                          f"p99 {lat['p99']} ms, max {lat['max']} ms "
-                                          f"({lat['n']} commands)"))
+        rows.append(("frame -> RodCommand", f"p50 {lat['p50']} ms, p95 {lat['p95']} ms, "
+                                            f"p99 {lat['p99']} ms, max {lat['max']} ms "
+                                            f"({lat['n']} commands, as recorded)"))
+    setpoint = summary["setpoint_ms"]
+    if setpoint:
+        rows.append(("frame -> setpoint on EtherCAT", f"p50 {setpoint['p50_median']} ms, p99 "
+                     f"{setpoint['p99_median']} ms (medians of {setpoint['windows']} motor "
+                     f"driver windows), worst window p99 {setpoint['p99_worst']} ms"))
     rows.append(("tracker", f"{a.lost_share:.2%} of ball states LOST while playing; "
                             f"{a.missing_frames} frame numbers never reported"))
     rows.append(("messages", ", ".join(f"{k} {v}" for k, v in a.counts.items())))
