@@ -31,6 +31,7 @@ class Agent(IntEnum):
     OTA = 7
     TOOL = 8  # a person's command-line tool on the LAN
     SIMULATOR = 9
+    MATCH_RECORDER = 10  # strategy board: listens, sends only heartbeats (and alarms)
 
 
 class SafetyState(IntEnum):
