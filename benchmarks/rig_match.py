@@ -79,7 +79,8 @@ def main() -> int:
                          fps=args.fps, opponent=args.opponent))
     observer = None
     report: dict[str, object] = {"fps": args.fps, "seconds": args.seconds,
-                                 "opponent": args.opponent}
+                                 "opponent": args.opponent,
+                                 "recordings": str(rig.run_dir / "matches")}
     try:
         rig.up()
         observer = Observer(rig, realtime=True, kinds=(
