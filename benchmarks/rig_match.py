@@ -9,9 +9,14 @@ the game on the wire (as the game panel's Start does), listens to everything, an
 - the camera rate that held: BallStates per second and frames missing from their indices;
 - per frame, on one clock (every board is on this host): capture -> BallState on the wire,
   -> RodCommand (the strategy's, which names the capture time), -> MotorCommand (the pole
-  driver's answer to it, the next one on the wire); the motor driver puts it in the next
-  EtherCAT frame (at most one 5 ms cycle later, not measured here);
-- the score from the game panel's GameState, the shots and saves from the table itself.
+  driver's answer to it, the next one on the wire); and the motor driver's own measure,
+  capture -> the setpoints answering it leaving in an EtherCAT frame (EtherCatStatus, per
+  window of 200 cycles);
+- each process's share of one core;
+- the score from the game panel's GameState, the shots and saves from the table itself;
+- a FAULT (a stall of this shared machine can be one) is restarted as the person at the
+  table would, once its cause is gone, and counted with the time the game did not play.
+The recordings of the match recorder (`foosball report`) are in the run directory named.
 
 Then `foosball sim match` plays the same opponent for the same time headless (the
 strategy fed by the simulator's perception model, no agents, no wire).
@@ -24,6 +29,7 @@ import contextlib
 import gc
 import itertools
 import json
+import math
 import re
 import socket
 import subprocess
@@ -49,6 +55,7 @@ from foosball.wire.catalogue import (
     MotorCommand,
     MotorStatus,
     RodCommand,
+    SafetyState,
 )
 
 # Debian's chromium at nice 19, through the acceptance suites' wrapper
@@ -87,17 +94,30 @@ def main() -> int:
             BallState, RodCommand, MotorCommand, GameState, Heartbeat, Alarm, MotorStatus,
             EtherCatStatus))
         gc.freeze()
-        if FaultMatrix(rig, observer).recover(90.0) is None:
+        faults = FaultMatrix(rig, observer)
+        if faults.recover(90.0) is None:
             print(f"the rig did not come up; logs in {rig.logs}", file=sys.stderr)
             return 1
         observer.send(GameControl(command=GameCommand.START))
         start = time.monotonic()
         cpu_before = process_cpu(rig)
-        if args.screenshot is not None:
-            time.sleep(args.seconds / 2)
-            screenshot_game_panel(rig, args.screenshot)
-        time.sleep(max(0.0, start + args.seconds - time.monotonic()))
+        screenshot_at = start + args.seconds / 2 if args.screenshot is not None else math.inf
+        restarts: list[float] = []  # how long each FAULT held the game
+        while (now := time.monotonic()) < start + args.seconds:
+            if now >= screenshot_at:
+                screenshot_at = math.inf
+                screenshot_game_panel(rig, args.screenshot)
+            games = observer.since(now - 0.3, GameState)
+            if games and games[-1].message.state == SafetyState.FAULT:
+                # As the person at the table: Restart once the cause is gone, then Start.
+                faulted = games[-1].at_s
+                if faults.recover(30.0) is not None:
+                    observer.send(GameControl(command=GameCommand.START))
+                restarts.append(time.monotonic() - faulted)
+            time.sleep(0.2)
         end = time.monotonic()
+        report["faults_restarted"] = {"count": len(restarts),
+                                      "seconds_not_playing": round(sum(restarts), 1)}
         report["cpu_percent_of_one_core"] = cpu_share(cpu_before, process_cpu(rig), end - start)
         observer.send(GameControl(command=GameCommand.STOP))
         heard = [h for h in observer.since(start) if h.at_s <= end]
