@@ -5,7 +5,8 @@ API (stable; the ball tracker consumes it)::
     camera = CameraConfig()                    # intrinsics, pose, resolution, exposure, fps
     camera = CameraConfig.for_match(params)    # fps, exposure, height as a match's SimParams
     renderer = Renderer(table, camera, seed=0) # static background drawn once here
-    frame = renderer.render(world_state)       # Frame
+    frame = renderer.render(world_state)       # Frame, its image a new array
+    frame = renderer.render(world_state, out=buffer)  # drawn into the caller's buffer
     frame.image            # BGR uint8, (height, width, 3)
     frame.capture_time_ns  # the world state's time = middle of the exposure
     frame.ball_xy          # ground truth (x, y) in the table frame, m; None if no ball
@@ -25,7 +26,15 @@ markers (DICT_4X4_50, ids 0..3, on the field plane z = 0 at `marker_centres`), t
 ball shaded as a sphere, then the rods (grey, at their real height) and the men in team
 colours over it (the camera sees the ball only between them), motion blur along the ball's
 path during the exposure, a fixed illumination gradient plus a per-frame lighting gain, and
-sensor noise. The static part is drawn once; a frame copies it and draws only moving parts.
+sensor noise.
+
+Per frame only what moves is drawn: the field, lines, markers, goals, gradient and the rods
+(they never move) are drawn once, and kept lit at each of the `GAIN_LEVELS` levels of the
+lamp's flicker; a frame copies the scene at its level, draws the ball (under the rods: its
+small patch is composed again with them), the men's boxes (projected all at once in numpy),
+and adds the noise bank at a random offset. Output, noise and ground truth are those of the
+renderer that drew every occluder each frame, but for the flicker's levels (measured side by
+side in `benchmarks/render_speed.py` and issue 12's note).
 """
 
 from __future__ import annotations
@@ -44,6 +53,7 @@ from foosball.sim.physics import WorldState
 BALL_BGR = np.array([20.0, 110.0, 250.0])  # orange
 TEAM_BGR = {"robot": (200, 90, 30), "human": (40, 40, 200)}  # blue, red
 ROD_BGR = (175, 175, 180)
+ROD_BGR_ARRAY = np.array(ROD_BGR, np.float64)
 FIELD_BGR = (60, 140, 50)
 LINE_BGR = (235, 235, 235)
 FRAME_BGR = (40, 70, 100)  # the table's wooden frame
@@ -53,6 +63,8 @@ ROD_RADIUS = 0.008
 # (x half thickness, z bottom, z top, y half width)
 TORSO = (0.012, -0.02, 0.052, 0.017)
 LEG = (0.006, None, 0.0, 0.0113)  # z bottom = -foot reach
+SUBPIXEL = 16  # the ball's sample positions are rounded to 1/16 pixel (and its radius)
+GAIN_LEVELS = 17  # the lamp's flicker takes one of these levels; the scene is kept lit at each
 
 
 @dataclass(frozen=True, slots=True)
@@ -167,17 +179,28 @@ class Renderer:
         cam = self.camera
         self._rotation = cam.rotation()
         self._origin = np.array(cam.position)
-        self.background = self._draw_background()
+        self._height = table.man.rod_height
+        self._radius = table.ball.radius
+        self.background = self._draw_background()  # the field, lit by the fixed gradient
+        self._scene, self._rod_alpha, self._rod_mask = self._draw_rods(self.background)
+        self._lit: dict[int, np.ndarray] = {}  # the scene at each lighting level, when used
+        self._men = _MenShapes(table, cam, self._rotation, self._origin)
+        self._ball_bgr = np.array(self.palette.ball, np.float64)
+        self._ball_sprites = _BallSprites()
         # sensor noise: a bank of frames, used at random offsets (cheap per frame)
         sigma = cam.noise_sigma
         shape = (cam.height + 32, cam.width + 32, 3)
         noise = self.rng.normal(0.0, sigma, (2, *shape)) if sigma > 0 else np.zeros((2, *shape))
         self._noise_up = np.clip(noise, 0, 255).astype(np.uint8)
         self._noise_down = np.clip(-noise, 0, 255).astype(np.uint8)
-        man = table.man
-        self._reach = man.foot_reach
-        self._height = man.rod_height
-        self._radius = table.ball.radius
+
+    def _project(self, points: np.ndarray) -> np.ndarray:
+        """(N, 3) table-frame points -> (N, 3): pixel u, v and the depth; `camera.project`
+        with the rotation computed once."""
+        cam = (points - self._origin) @ self._rotation.T
+        u = self.camera.fx * cam[:, 0] / cam[:, 2] + self.camera.cx
+        v = self.camera.fy * cam[:, 1] / cam[:, 2] + self.camera.cy
+        return np.stack([u, v, cam[:, 2]], axis=1)
 
     # --- static background -----------------------------------------------------------------
 
@@ -293,30 +316,48 @@ class Renderer:
             alpha = (mask.astype(np.float32) / 255.0)[..., None]
             image[:] = (image * (1 - alpha) + warped[..., None] * alpha).astype(np.uint8)
 
+    def _draw_rods(self, background: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The rods never move: drawn once over the field (they were drawn after the lighting
+        gradient, so it does not shade them). Returns the scene, the rods' anti-aliased
+        coverage (0..1, to draw them back over the ball) and their solid mask (what hides
+        the ball)."""
+        cam = self.camera
+        h = self._height
+        hw = self.table.field.half_width + 0.03
+        scene = background.copy()
+        coverage = np.zeros((cam.height, cam.width), np.uint8)
+        solid = np.zeros((cam.height, cam.width), np.uint8)
+        for rod in self.table.rods:
+            corners = [(rod.x - ROD_RADIUS, -hw, h), (rod.x + ROD_RADIUS, -hw, h),
+                       (rod.x + ROD_RADIUS, hw, h), (rod.x - ROD_RADIUS, hw, h)]
+            polygon = cv2.convexHull(np.round(self._px(corners) * 16).astype(np.int32))
+            cv2.fillConvexPoly(scene, polygon, ROD_BGR, cv2.LINE_AA, shift=4)
+            cv2.fillConvexPoly(coverage, polygon, 255, cv2.LINE_AA, shift=4)
+            cv2.fillConvexPoly(solid, polygon, 255, cv2.LINE_8, shift=4)
+        return scene, coverage.astype(np.float32) / 255.0, solid > 0
+
     # --- per frame ---------------------------------------------------------------------------
 
-    def render(self, state: WorldState) -> Frame:
+    def render(self, state: WorldState, out: np.ndarray | None = None) -> Frame:
+        """The camera's frame of `state`, drawn into `out` (uint8, (height, width, 3)) when
+        given, so a camera that hands frames on draws every frame into one buffer."""
         cam = self.camera
         self._frames += 1
-        image = self.background.copy()
+        gain, scene = self._lighting()
+        image = np.empty_like(scene) if out is None else out
+        np.copyto(image, scene)
         ball_xy = ball_pixel = None
         fraction = 0.0
         roi = None
         if state.ball_in_play:
             ball_xy = (state.ball_x, state.ball_y)
-            centre = self._px([(state.ball_x, state.ball_y, self._radius)])[0]
-            ball_pixel = (float(centre[0]), float(centre[1]))
-            roi = self._draw_ball(image, state, centre)
-        occluders = self._occluder_polygons(state)
-        for polygon, colour in occluders:
-            cv2.fillConvexPoly(image, polygon, colour, cv2.LINE_AA, shift=4)
+            roi, ball_pixel = self._draw_ball(image, state, gain)
+        men = self._men.polygons(state)
+        colours = {team: tuple(c * gain for c in bgr) for team, bgr in TEAM_BGR.items()}
+        for polygon, team in zip(men.hulls, self._men.teams, strict=True):
+            cv2.fillConvexPoly(image, polygon, colours[team], cv2.LINE_AA, shift=4)
         if roi is not None:
-            fraction = self._visible_fraction(roi, occluders)
-        gain = self.palette.brightness
-        if cam.lighting_variation > 0:
-            gain *= 1.0 + cam.lighting_variation * 0.5 * float(self.rng.uniform(-1.0, 1.0))
-        if gain != 1.0:
-            image = cv2.convertScaleAbs(image, alpha=gain)
+            fraction = self._visible_fraction(roi, men)
         if cam.noise_sigma > 0:
             bank = int(self.rng.integers(0, 2))
             dy, dx = (int(v) for v in self.rng.integers(0, 32, 2))
@@ -333,22 +374,39 @@ class Renderer:
             extra={"lighting_gain": gain},
         )
 
-    def _draw_ball(
-        self, image: np.ndarray, state: WorldState, centre: np.ndarray
-    ) -> tuple[int, int, np.ndarray]:
-        """Draw the shaded, motion-blurred ball; returns (x0, y0, coverage) of its patch."""
+    def _lighting(self) -> tuple[float, np.ndarray]:
+        """This frame's light (the lamp's brightness and its flicker, one of `GAIN_LEVELS`
+        levels) and the static scene lit by it, kept for the next frame at that level."""
+        variation = self.camera.lighting_variation
+        level = 0
+        if variation > 0:
+            draw = float(self.rng.uniform(-1.0, 1.0))
+            level = round((draw + 1.0) / 2.0 * (GAIN_LEVELS - 1))
+        gain = self.palette.brightness
+        if variation > 0:
+            gain *= 1.0 + variation * 0.5 * (2.0 * level / (GAIN_LEVELS - 1) - 1.0)
+        lit = self._lit.get(level)
+        if lit is None:
+            lit = self._scene if gain == 1.0 else cv2.convertScaleAbs(self._scene, alpha=gain)
+            self._lit[level] = lit
+        return gain, lit
+
+    def _draw_ball(self, image: np.ndarray, state: WorldState, gain: float
+                   ) -> tuple[tuple[int, int, np.ndarray], tuple[float, float]]:
+        """Draw the shaded, motion-blurred ball under the rods; returns (x0, y0, coverage) of
+        its patch and the ball centre's pixel."""
         cam = self.camera
         r = self._radius
-        radius_px = cam.fx * r / cam.depth((state.ball_x, state.ball_y, r))
         # the path during the exposure, centred on the capture time
         half = cam.exposure / 2 if cam.blur else 0.0
-        ends = self._px(
-            [
-                (state.ball_x - state.ball_vx * half, state.ball_y - state.ball_vy * half, r),
-                (state.ball_x + state.ball_vx * half, state.ball_y + state.ball_vy * half, r),
-            ]
-        )
-        travel = float(np.hypot(*(ends[1] - ends[0])))
+        x, y, vx, vy = state.ball_x, state.ball_y, state.ball_vx, state.ball_vy
+        centre, start, end = self._project(np.array(
+            [(x, y, r), (x - vx * half, y - vy * half, r), (x + vx * half, y + vy * half, r)]))
+        ball_pixel = (float(centre[0]), float(centre[1]))
+        radius_px = cam.fx * r / float(centre[2])
+        u0, v0 = float(start[0]), float(start[1])
+        du, dv = float(end[0]) - u0, float(end[1]) - v0
+        travel = math.hypot(du, dv)
         samples = max(1, math.ceil(travel * 2))
         pad = radius_px + 2 + travel / 2
         x0 = max(0, math.floor(centre[0] - pad))
@@ -356,95 +414,151 @@ class Renderer:
         x1 = min(cam.width, math.ceil(centre[0] + pad) + 1)
         y1 = min(cam.height, math.ceil(centre[1] + pad) + 1)
         if x1 <= x0 or y1 <= y0:
-            return x0, y0, np.zeros((0, 0), np.float32)
-        ys, xs = np.mgrid[y0:y1, x0:x1].astype(np.float32)
-        coverage = np.zeros(xs.shape, np.float32)
-        shade = np.zeros(xs.shape, np.float32)
+            return (x0, y0, np.zeros((0, 0), np.float32)), ball_pixel
+        # the sharp ball at each sample of the path, summed: the blurred ball's coverage and
+        # its light times its coverage
+        coverage = np.zeros((y1 - y0, x1 - x0))
+        shade = np.zeros_like(coverage)
         for k in range(samples):
-            t = (k + 0.5) / samples if samples > 1 else 0.5
-            c = ends[0] + (ends[1] - ends[0]) * t
-            dx, dy = xs - c[0], ys - c[1]
-            dist = np.sqrt(dx * dx + dy * dy)
-            cover = np.clip(radius_px + 0.5 - dist, 0.0, 1.0)
-            rho = np.minimum(dist / radius_px, 1.0)
-            nz = np.sqrt(1.0 - rho * rho)
-            # light from above, a little towards -x, +y (image up-left)
-            light = 0.35 + 0.65 * np.clip(
-                0.85 * nz - 0.35 * dx / radius_px * 0.5 - 0.35 * dy / radius_px * 0.5, 0.0, 1.0
-            )
-            coverage += cover
-            shade += cover * light
+            t = (k + 0.5) / samples
+            column, phase_u = divmod(round((u0 + du * t) * SUBPIXEL), SUBPIXEL)
+            row, phase_v = divmod(round((v0 + dv * t) * SUBPIXEL), SUBPIXEL)
+            sprite = self._ball_sprites.get(radius_px, phase_u, phase_v)
+            left, top = column - sprite.half - x0, row - sprite.half - y0
+            a0, a1 = max(0, -left), min(sprite.size, x1 - x0 - left)
+            b0, b1 = max(0, -top), min(sprite.size, y1 - y0 - top)
+            if a1 > a0 and b1 > b0:
+                coverage[top + b0 : top + b1, left + a0 : left + a1] += sprite.cover[b0:b1, a0:a1]
+                shade[top + b0 : top + b1, left + a0 : left + a1] += sprite.shade[b0:b1, a0:a1]
         coverage /= samples
-        with np.errstate(invalid="ignore", divide="ignore"):
-            light = np.where(coverage > 0, shade / samples / np.maximum(coverage, 1e-6), 0.0)
-        patch = image[y0:y1, x0:x1].astype(np.float32)
-        colour = light[..., None] * np.array(self.palette.ball)
+        shade /= samples
+        # over the field, then the rods over it, then the lamp's light
         alpha = coverage[..., None]
-        image[y0:y1, x0:x1] = np.clip(patch * (1 - alpha) + colour * alpha, 0, 255).astype(np.uint8)
-        return x0, y0, coverage
+        patch = self.background[y0:y1, x0:x1] * (1 - alpha) + shade[..., None] * self._ball_bgr
+        np.clip(patch, 0, 255, out=patch)
+        np.trunc(patch, out=patch)
+        rods = self._rod_alpha[y0:y1, x0:x1, None]
+        patch += (ROD_BGR_ARRAY - patch) * rods
+        patch *= gain
+        image[y0:y1, x0:x1] = np.clip(np.rint(patch, out=patch), 0, 255, out=patch)
+        return (x0, y0, coverage.astype(np.float32)), ball_pixel
 
-    def _occluder_polygons(self, state: WorldState) -> list[tuple[np.ndarray, tuple]]:
-        """Rods and men as convex pixel polygons (fixed point, 4 fractional bits)."""
-        table = self.table
-        h = self._height
-        hw = table.field.half_width + 0.03
-        boxes: list[np.ndarray] = []
-        colours: list[tuple] = []
-        for i, rod in enumerate(table.rods):
-            boxes.append(
-                np.array(
-                    [
-                        [rod.x - ROD_RADIUS, -hw, h],
-                        [rod.x + ROD_RADIUS, -hw, h],
-                        [rod.x + ROD_RADIUS, hw, h],
-                        [rod.x - ROD_RADIUS, hw, h],
-                    ]
-                )
-            )
-            colours.append(ROD_BGR)
-            rotation = state.rotations[i]
-            c, s = math.cos(rotation), math.sin(rotation)
-            for y_man in rod.men_y(state.translations[i]):
-                for half_t, z_low, z_high, half_w in (LEG, TORSO):
-                    z_low = -self._reach if z_low is None else z_low
-                    corners = []
-                    for x in (-half_t, half_t):
-                        for z in (z_low, z_high):
-                            wx, wz = x * c - z * s, x * s + z * c
-                            for y in (y_man - half_w, y_man + half_w):
-                                corners.append((rod.x + wx, y, h + wz))
-                    boxes.append(np.array(corners))
-                    colours.append(TEAM_BGR[rod.team])
-        sizes = [len(b) for b in boxes]
-        pixels = self.camera.project(np.concatenate(boxes))
-        polygons = []
-        start = 0
-        for size, colour in zip(sizes, colours, strict=True):
-            pts = pixels[start : start + size]
-            start += size
-            hull = cv2.convexHull(np.round(pts * 16).astype(np.int32))
-            polygons.append((hull, colour))
-        return polygons
-
-    def _visible_fraction(
-        self, roi: tuple[int, int, np.ndarray], occluders: list[tuple[np.ndarray, tuple]]
-    ) -> float:
+    def _visible_fraction(self, roi: tuple[int, int, np.ndarray], men: _MenPolygons) -> float:
         x0, y0, coverage = roi
         total = float(coverage.sum())
         if total <= 0:
             return 0.0
-        mask = np.zeros(coverage.shape, np.uint8)
-        offset = np.array([[x0 * 16, y0 * 16]], np.int32)
         h, w = coverage.shape
-        for polygon, _ in occluders:
-            pts = polygon.reshape(-1, 2) - offset
-            if (
-                pts[:, 0].max() < 0
-                or pts[:, 1].max() < 0
-                or pts[:, 0].min() > w * 16
-                or pts[:, 1].min() > h * 16
-            ):
-                continue
-            cv2.fillConvexPoly(mask, pts, 255, cv2.LINE_8, shift=4)
-        visible = coverage * (mask == 0)
-        return float(visible.sum() / total)
+        hidden = self._rod_mask[y0 : y0 + h, x0 : x0 + w].astype(np.uint8)
+        offset = np.array([[x0 * 16, y0 * 16]], np.int32)
+        for polygon in men.near(x0, y0, x0 + w, y0 + h):
+            cv2.fillConvexPoly(hidden, polygon.reshape(-1, 2) - offset, 1, cv2.LINE_8, shift=4)
+        return float(coverage[hidden == 0].sum() / total)
+
+
+@dataclass(frozen=True, slots=True)
+class _BallSprite:
+    """The sharp ball with its centre `phase` / SUBPIXEL pixels right of and below the middle
+    of a `size` x `size` patch: its coverage, and its light times its coverage."""
+
+    half: int  # size = 2 * half + 1
+    size: int
+    cover: np.ndarray
+    shade: np.ndarray
+
+    @classmethod
+    def draw(cls, radius: float, phase_u: int, phase_v: int) -> _BallSprite:
+        half = math.ceil(radius + 1.5)
+        grid = np.arange(-half, half + 1, dtype=np.float64)
+        dx = (grid - phase_u / SUBPIXEL)[None, :]
+        dy = (grid - phase_v / SUBPIXEL)[:, None]
+        dist = np.sqrt(dx * dx + dy * dy)
+        cover = np.clip(radius + 0.5 - dist, 0.0, 1.0)
+        rho = np.minimum(dist / radius, 1.0)
+        nz = np.sqrt(1.0 - rho * rho)
+        # light from above, a little towards -x, +y (image up-left)
+        light = 0.35 + 0.65 * np.clip(
+            0.85 * nz - 0.35 * dx / radius * 0.5 - 0.35 * dy / radius * 0.5, 0.0, 1.0
+        )
+        return cls(half, 2 * half + 1, cover, cover * light)
+
+
+class _BallSprites:
+    """Ball sprites by radius and phase (both in 1/SUBPIXEL pixel steps), drawn when first
+    asked for: a straight-down camera sees one radius, so 256 sprites of ~3 kB."""
+
+    def __init__(self) -> None:
+        self._sprites: dict[tuple[int, int, int], _BallSprite] = {}
+
+    def get(self, radius: float, phase_u: int, phase_v: int) -> _BallSprite:
+        key = (round(radius * SUBPIXEL), phase_u, phase_v)
+        sprite = self._sprites.get(key)
+        if sprite is None:
+            sprite = self._sprites[key] = _BallSprite.draw(key[0] / SUBPIXEL, phase_u, phase_v)
+        return sprite
+
+
+class _MenPolygons:
+    """One frame's men: each box's convex outline in pixels (fixed point, 4 fractional bits),
+    in drawing order."""
+
+    def __init__(self, hulls: list[np.ndarray], boxes: np.ndarray) -> None:
+        self.hulls = hulls
+        self._boxes = boxes  # (box, corner, 2)
+
+    def near(self, x0: int, y0: int, x1: int, y1: int) -> list[np.ndarray]:
+        """The outlines whose bounds meet the pixel rectangle [x0, x1) x [y0, y1)."""
+        low, high = self._boxes.min(axis=1), self._boxes.max(axis=1)
+        meets = ((high[:, 0] >= x0 * 16) & (low[:, 0] <= x1 * 16)
+                 & (high[:, 1] >= y0 * 16) & (low[:, 1] <= y1 * 16))
+        return [self.hulls[i] for i in np.flatnonzero(meets)]
+
+
+class _MenShapes:
+    """Every man's leg and torso boxes (`LEG`, `TORSO`) for all rods at once: their corners'
+    pixels in a dozen numpy operations per frame, then a convex hull per box.
+
+    A corner of a box is the man's rod axis (x, h), plus the profile point (px, pz) turned by
+    the rod's rotation (c, s), plus its end along the rod (y). Through the camera's matrix M
+    (intrinsics times rotation, in 1/16 pixels) it lands at
+    M (axis - origin) + c M (px, 0, pz) + s M (-pz, 0, px) + y M (0, 1, 0),
+    whose first two rows over the third are the pixel."""
+
+    def __init__(self, table: Table, camera: CameraConfig, rotation: np.ndarray,
+                 origin: np.ndarray) -> None:
+        rods = table.rods
+        self._rod = np.array([i for i, rod in enumerate(rods) for _ in range(rod.men)])
+        intrinsics = np.array([[16 * camera.fx, 0.0, 16 * camera.cx],
+                               [0.0, 16 * camera.fy, 16 * camera.cy], [0.0, 0.0, 1.0]])
+        matrix = intrinsics @ rotation  # table direction -> homogeneous 1/16 pixel
+        reach = table.man.foot_reach
+        # per box kind (leg, torso): the profile's 4 corners in the rod's x-z plane, and the
+        # box's two ends along the rod
+        kinds = [(half_t, -reach if low is None else low, high, half_w)
+                 for half_t, low, high, half_w in (LEG, TORSO)]
+        px = np.array([[-t, -t, t, t] for t, _, _, _ in kinds])[..., None]  # (kind, corner, 1)
+        pz = np.array([[low, high, low, high] for _, low, high, _ in kinds])[..., None]
+        self._cosine_term = px * matrix[:, 0] + pz * matrix[:, 2]  # (kind, corner, 3)
+        self._sine_term = px * matrix[:, 2] - pz * matrix[:, 0]
+        axes = np.array([(rod.x, 0.0, table.man.rod_height) for rod in rods for _ in
+                         range(rod.men)])
+        self._axis_term = ((axes - origin) @ matrix.T)[:, None, None, :]  # (man, 1, 1, 3)
+        self._along = matrix[:, 1]
+        offsets = np.array([y for rod in rods for y in rod.men_y(0.0)])
+        self._ends = (offsets[:, None, None]
+                      + np.array([[-w, w] for _, _, _, w in kinds]))  # (man, kind, end)
+        # each man's leg, then his torso: the order the boxes are drawn in
+        self.teams = [rod.team for rod in rods for _ in range(rod.men) for _ in (LEG, TORSO)]
+
+    def polygons(self, state: WorldState) -> _MenPolygons:
+        rotations = np.asarray(state.rotations)
+        cosine = np.cos(rotations)[self._rod, None, None, None]  # (man, 1, 1, 1)
+        sine = np.sin(rotations)[self._rod, None, None, None]
+        across = self._axis_term + cosine * self._cosine_term + sine * self._sine_term
+        y = np.asarray(state.translations)[self._rod, None, None] + self._ends
+        along = y[..., None] * self._along  # (man, kind, end, 3)
+        homogeneous = across[:, :, :, None, :] + along[:, :, None, :, :]
+        pixels = homogeneous[..., :2] / homogeneous[..., 2:]  # (man, kind, corner, end, 2)
+        men, kinds = pixels.shape[:2]
+        boxes = np.rint(pixels).astype(np.int32).reshape(men * kinds, -1, 2)
+        return _MenPolygons([cv2.convexHull(box) for box in boxes], boxes)
