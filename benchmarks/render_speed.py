@@ -15,8 +15,9 @@ module beside this checkout's, both fed the same world states and seeds.
   flicker draws are the same and what differs is the drawing: mean absolute difference per
   channel value, its largest frame, the share of values more than 8 apart, and the largest
   difference of the visible fraction and of the ground-truth pixel.
-- accuracy (`--accuracy`): `vision_tables.py`'s detector table (both detectors, ball colours,
-  light levels) and its human-rod table, once with each renderer.
+- accuracy (`--accuracy`): the tracker's detection rate and errors (`evaluate`, issue 4's
+  figures) on the "match" and "shots" scenes, then `vision_tables.py`'s detector table (both
+  detectors, ball colours, light levels) and its human-rod table, once with each renderer.
 """
 
 from __future__ import annotations
@@ -39,6 +40,7 @@ import numpy as np
 
 from foosball.geometry import default_table
 from foosball.sim import render
+from foosball.vision.evaluate import run_evaluation
 from foosball.vision.sim_source import match_states, shot_states
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -116,7 +118,17 @@ def renderer_swapped(module: ModuleType, tables: ModuleType) -> Iterator[None]:
         render.Renderer, tables.Renderer = saved
 
 
+def tracker_figures(report: dict[str, Any]) -> dict[str, Any]:
+    return {"detection_rate": report["detection_rate"],
+            "false_detections": report["false_detections"],
+            "position_p50_mm": report["position_error"].get("p50_mm"),
+            "position_p95_mm": report["position_error"].get("p95_mm"),
+            "velocity_p95_mps": report["velocity_error_settled"].get("p95_mps")}
+
+
 def accuracy(base: ModuleType, frames: int, seed: int, only: str) -> dict[str, Any]:
+    """The tracker (`evaluate.run_evaluation`, issue 4's figures) on both scenes, and
+    `vision_tables.py`'s tables, with each renderer."""
     spec = importlib.util.spec_from_file_location("vision_tables",
                                                   ROOT / "benchmarks" / "vision_tables.py")
     assert spec is not None and spec.loader is not None
@@ -125,8 +137,13 @@ def accuracy(base: ModuleType, frames: int, seed: int, only: str) -> dict[str, A
     report: dict[str, Any] = {}
     for name, module in (("base", base), ("new", render)):
         with renderer_swapped(module, tables):
-            report[name] = {"detectors": tables.detector_table(frames, seed, only),
-                            "human_rods": tables.rods_table(frames, seed)}
+            report[name] = {
+                "tracker": {scene: tracker_figures(run_evaluation(frames, seed, scene))
+                            for scene in ("match", "shots")},
+                "detectors": tables.detector_table(frames, seed, only),
+                "human_rods": tables.rods_table(frames, seed)}
+        print(json.dumps({name: {"tracker": report[name]["tracker"],
+                                 "human_rods": report[name]["human_rods"]}}), flush=True)
     return report
 
 

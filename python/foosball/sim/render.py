@@ -29,12 +29,13 @@ path during the exposure, a fixed illumination gradient plus a per-frame lightin
 sensor noise.
 
 Per frame only what moves is drawn: the field, lines, markers, goals, gradient and the rods
-(they never move) are drawn once, and kept lit at each of the `GAIN_LEVELS` levels of the
-lamp's flicker; a frame copies the scene at its level, draws the ball (under the rods: its
-small patch is composed again with them), the men's boxes (projected all at once in numpy),
-and adds the noise bank at a random offset. Output, noise and ground truth are those of the
-renderer that drew every occluder each frame, but for the flicker's levels (measured side by
-side in `benchmarks/render_speed.py` and issue 12's note).
+(they never move) are drawn once and kept lit at each of the `GAIN_LEVELS` levels of the
+lamp's flicker; a frame copies the scene at its level, draws the ball (sharp sprites at
+1/16-pixel steps summed along its path, under the rods: its small patch is composed again
+with them), the men's boxes (projected all at once in numpy), and adds the noise bank at a
+random offset. Frames, noise and ground truth are those of the renderer that drew everything
+each frame (main before issue 12), but for the flicker's levels and the sprites' steps;
+`benchmarks/render_speed.py` measures both side by side (issue 12's note).
 """
 
 from __future__ import annotations
@@ -186,6 +187,9 @@ class Renderer:
         self._lit: dict[int, np.ndarray] = {}  # the scene at each lighting level, when used
         self._men = _MenShapes(table, cam, self._rotation, self._origin)
         self._ball_bgr = np.array(self.palette.ball, np.float64)
+        self._ball_brightest = float(self._ball_bgr.max())
+        self._brightest_under_men = max(self._brightest_in_reach(),
+                                        max(max(bgr) for bgr in TEAM_BGR.values()))
         self._ball_sprites = _BallSprites()
         # sensor noise: a bank of frames, used at random offsets (cheap per frame)
         sigma = cam.noise_sigma
@@ -336,6 +340,20 @@ class Renderer:
             cv2.fillConvexPoly(solid, polygon, 255, cv2.LINE_8, shift=4)
         return scene, coverage.astype(np.float32) / 255.0, solid > 0
 
+    def _brightest_in_reach(self) -> float:
+        """The brightest value of the static scene in the rectangle the men can reach (the
+        rods' band across the field, from the field to the men's heads)."""
+        reach = self.table.man.foot_reach + 0.02
+        xs = [rod.x for rod in self.table.rods]
+        hw = self.table.field.half_width + 0.02
+        top = self._height + reach
+        corners = [(x, y, z) for x in (min(xs) - reach, max(xs) + reach) for y in (-hw, hw)
+                   for z in (0.0, top)]
+        pixels = self._px(corners)
+        x0, y0 = np.floor(pixels.min(axis=0)).astype(int).clip(0)
+        x1, y1 = np.ceil(pixels.max(axis=0)).astype(int) + 1
+        return float(self._scene[y0:y1, x0:x1].max())
+
     # --- per frame ---------------------------------------------------------------------------
 
     def render(self, state: WorldState, out: np.ndarray | None = None) -> Frame:
@@ -343,21 +361,25 @@ class Renderer:
         given, so a camera that hands frames on draws every frame into one buffer."""
         cam = self.camera
         self._frames += 1
-        gain, scene = self._lighting()
-        image = np.empty_like(scene) if out is None else out
-        np.copyto(image, scene)
-        ball_xy = ball_pixel = None
-        fraction = 0.0
-        roi = None
-        if state.ball_in_play:
-            ball_xy = (state.ball_x, state.ball_y)
-            roi, ball_pixel = self._draw_ball(image, state, gain)
+        gain, lit = self._lighting()
         men = self._men.polygons(state)
-        colours = {team: tuple(c * gain for c in bgr) for team, bgr in TEAM_BGR.items()}
+        ball = self._ball(state) if state.ball_in_play else None
+        over_ball = men.near(*ball.rectangle) if ball is not None else []
+        # The men's anti-aliased edges are blended in the scene's colours. Blended already
+        # lit, they are what the light would make of them unless the light saturates there
+        # (a bright room): then the frame is drawn unlit and lit whole, as before.
+        brightest = max(self._brightest_under_men, self._ball_brightest if over_ball else 0)
+        light_after = gain * brightest > 255
+        drawn_gain = 1.0 if light_after else gain
+        image = np.empty_like(lit) if out is None else out
+        np.copyto(image, self._scene if light_after else lit)
+        if ball is not None:
+            self._compose_ball(image, ball, drawn_gain)
+        colours = {team: tuple(c * drawn_gain for c in bgr) for team, bgr in TEAM_BGR.items()}
         for polygon, team in zip(men.hulls, self._men.teams, strict=True):
             cv2.fillConvexPoly(image, polygon, colours[team], cv2.LINE_AA, shift=4)
-        if roi is not None:
-            fraction = self._visible_fraction(roi, men)
+        if light_after:
+            cv2.convertScaleAbs(image, image, alpha=gain)
         if cam.noise_sigma > 0:
             bank = int(self.rng.integers(0, 2))
             dy, dx = (int(v) for v in self.rng.integers(0, 32, 2))
@@ -367,9 +389,9 @@ class Renderer:
         return Frame(
             image=image,
             capture_time_ns=state.time_ns,
-            ball_xy=ball_xy,
-            ball_pixel=ball_pixel,
-            visible_fraction=fraction,
+            ball_xy=(state.ball_x, state.ball_y) if ball is not None else None,
+            ball_pixel=ball.pixel if ball is not None else None,
+            visible_fraction=self._visible_fraction(ball, over_ball) if ball is not None else 0.0,
             index=self._frames,
             extra={"lighting_gain": gain},
         )
@@ -391,10 +413,8 @@ class Renderer:
             self._lit[level] = lit
         return gain, lit
 
-    def _draw_ball(self, image: np.ndarray, state: WorldState, gain: float
-                   ) -> tuple[tuple[int, int, np.ndarray], tuple[float, float]]:
-        """Draw the shaded, motion-blurred ball under the rods; returns (x0, y0, coverage) of
-        its patch and the ball centre's pixel."""
+    def _ball(self, state: WorldState) -> _BallPatch:
+        """The shaded, motion-blurred ball: its coverage and light over its patch."""
         cam = self.camera
         r = self._radius
         # the path during the exposure, centred on the capture time
@@ -402,7 +422,7 @@ class Renderer:
         x, y, vx, vy = state.ball_x, state.ball_y, state.ball_vx, state.ball_vy
         centre, start, end = self._project(np.array(
             [(x, y, r), (x - vx * half, y - vy * half, r), (x + vx * half, y + vy * half, r)]))
-        ball_pixel = (float(centre[0]), float(centre[1]))
+        pixel = (float(centre[0]), float(centre[1]))
         radius_px = cam.fx * r / float(centre[2])
         u0, v0 = float(start[0]), float(start[1])
         du, dv = float(end[0]) - u0, float(end[1]) - v0
@@ -411,10 +431,8 @@ class Renderer:
         pad = radius_px + 2 + travel / 2
         x0 = max(0, math.floor(centre[0] - pad))
         y0 = max(0, math.floor(centre[1] - pad))
-        x1 = min(cam.width, math.ceil(centre[0] + pad) + 1)
-        y1 = min(cam.height, math.ceil(centre[1] + pad) + 1)
-        if x1 <= x0 or y1 <= y0:
-            return (x0, y0, np.zeros((0, 0), np.float32)), ball_pixel
+        x1 = max(x0, min(cam.width, math.ceil(centre[0] + pad) + 1))
+        y1 = max(y0, min(cam.height, math.ceil(centre[1] + pad) + 1))
         # the sharp ball at each sample of the path, summed: the blurred ball's coverage and
         # its light times its coverage
         coverage = np.zeros((y1 - y0, x1 - x0))
@@ -432,28 +450,39 @@ class Renderer:
                 shade[top + b0 : top + b1, left + a0 : left + a1] += sprite.shade[b0:b1, a0:a1]
         coverage /= samples
         shade /= samples
-        # over the field, then the rods over it, then the lamp's light
-        alpha = coverage[..., None]
-        patch = self.background[y0:y1, x0:x1] * (1 - alpha) + shade[..., None] * self._ball_bgr
+        return _BallPatch((x0, y0, x1, y1), coverage, shade, pixel)
+
+    def _compose_ball(self, image: np.ndarray, ball: _BallPatch, gain: float) -> None:
+        """The ball over the field, the rods over it, then the lamp's light."""
+        x0, y0, x1, y1 = ball.rectangle
+        alpha = ball.coverage[..., None]
+        patch = self.background[y0:y1, x0:x1] * (1 - alpha) + ball.shade[..., None] * self._ball_bgr
         np.clip(patch, 0, 255, out=patch)
         np.trunc(patch, out=patch)
         rods = self._rod_alpha[y0:y1, x0:x1, None]
         patch += (ROD_BGR_ARRAY - patch) * rods
         patch *= gain
         image[y0:y1, x0:x1] = np.clip(np.rint(patch, out=patch), 0, 255, out=patch)
-        return (x0, y0, coverage.astype(np.float32)), ball_pixel
 
-    def _visible_fraction(self, roi: tuple[int, int, np.ndarray], men: _MenPolygons) -> float:
-        x0, y0, coverage = roi
-        total = float(coverage.sum())
+    def _visible_fraction(self, ball: _BallPatch, over_ball: list[np.ndarray]) -> float:
+        """The share of the ball's coverage that no rod and no man (`over_ball`) hides."""
+        total = float(ball.coverage.sum())
         if total <= 0:
             return 0.0
-        h, w = coverage.shape
-        hidden = self._rod_mask[y0 : y0 + h, x0 : x0 + w].astype(np.uint8)
+        x0, y0, x1, y1 = ball.rectangle
+        hidden = self._rod_mask[y0:y1, x0:x1].astype(np.uint8)
         offset = np.array([[x0 * 16, y0 * 16]], np.int32)
-        for polygon in men.near(x0, y0, x0 + w, y0 + h):
+        for polygon in over_ball:
             cv2.fillConvexPoly(hidden, polygon.reshape(-1, 2) - offset, 1, cv2.LINE_8, shift=4)
-        return float(coverage[hidden == 0].sum() / total)
+        return float(ball.coverage[hidden == 0].sum() / total)
+
+
+@dataclass(frozen=True, slots=True)
+class _BallPatch:
+    rectangle: tuple[int, int, int, int]  # x0, y0, x1, y1 in pixels
+    coverage: np.ndarray  # the blurred ball's coverage of each pixel (0..1)
+    shade: np.ndarray  # its light times its coverage
+    pixel: tuple[float, float]  # the ball centre's projection
 
 
 @dataclass(frozen=True, slots=True)
