@@ -29,13 +29,12 @@ path during the exposure, a fixed illumination gradient plus a per-frame lightin
 sensor noise.
 
 Per frame only what moves is drawn: the field, lines, markers, goals, gradient and the rods
-(they never move) are drawn once and kept lit at each of the `GAIN_LEVELS` levels of the
-lamp's flicker; a frame copies the scene at its level, draws the ball (sharp sprites at
-1/16-pixel steps summed along its path, under the rods: its small patch is composed again
-with them), the men's boxes (projected all at once in numpy), and adds the noise bank at a
-random offset. Frames, noise and ground truth are those of the renderer that drew everything
-each frame (main before issue 12), but for the flicker's levels and the sprites' steps;
-`benchmarks/render_speed.py` measures both side by side (issue 12's note).
+(they never move) are drawn once; a frame is that scene under the frame's light, the ball
+(under the rods: its small patch is composed again with them), the men's boxes (projected
+all at once in numpy), and the noise bank at a random offset. Where the light would saturate
+under the men's anti-aliased edges (a bright room), the frame is drawn unlit and lit whole.
+Frames, noise and ground truth are those of the renderer that drew everything each frame
+(main before issue 12), to rounding: `benchmarks/render_speed.py` compares them side by side.
 """
 
 from __future__ import annotations
@@ -64,8 +63,6 @@ ROD_RADIUS = 0.008
 # (x half thickness, z bottom, z top, y half width)
 TORSO = (0.012, -0.02, 0.052, 0.017)
 LEG = (0.006, None, 0.0, 0.0113)  # z bottom = -foot reach
-SUBPIXEL = 16  # the ball's sample positions are rounded to 1/16 pixel (and its radius)
-GAIN_LEVELS = 17  # the lamp's flicker takes one of these levels; the scene is kept lit at each
 
 
 @dataclass(frozen=True, slots=True)
@@ -184,13 +181,13 @@ class Renderer:
         self._radius = table.ball.radius
         self.background = self._draw_background()  # the field, lit by the fixed gradient
         self._scene, self._rod_alpha, self._rod_mask = self._draw_rods(self.background)
-        self._lit: dict[int, np.ndarray] = {}  # the scene at each lighting level, when used
         self._men = _MenShapes(table, cam, self._rotation, self._origin)
         self._ball_bgr = np.array(self.palette.ball, np.float64)
         self._ball_brightest = float(self._ball_bgr.max())
         self._brightest_under_men = max(self._brightest_in_reach(),
                                         max(max(bgr) for bgr in TEAM_BGR.values()))
-        self._ball_sprites = _BallSprites()
+        self._columns = np.arange(cam.width, dtype=np.float64)
+        self._rows = np.arange(cam.height, dtype=np.float64)
         # sensor noise: a bank of frames, used at random offsets (cheap per frame)
         sigma = cam.noise_sigma
         shape = (cam.height + 32, cam.width + 32, 3)
@@ -361,7 +358,7 @@ class Renderer:
         given, so a camera that hands frames on draws every frame into one buffer."""
         cam = self.camera
         self._frames += 1
-        gain, lit = self._lighting()
+        gain = self._lighting()
         men = self._men.polygons(state)
         ball = self._ball(state) if state.ball_in_play else None
         over_ball = men.near(*ball.rectangle) if ball is not None else []
@@ -371,8 +368,11 @@ class Renderer:
         brightest = max(self._brightest_under_men, self._ball_brightest if over_ball else 0)
         light_after = gain * brightest > 255
         drawn_gain = 1.0 if light_after else gain
-        image = np.empty_like(lit) if out is None else out
-        np.copyto(image, self._scene if light_after else lit)
+        image = np.empty_like(self._scene) if out is None else out
+        if drawn_gain == 1.0:
+            np.copyto(image, self._scene)
+        else:
+            cv2.convertScaleAbs(self._scene, image, alpha=drawn_gain)
         if ball is not None:
             self._compose_ball(image, ball, drawn_gain)
         colours = {team: tuple(c * drawn_gain for c in bgr) for team, bgr in TEAM_BGR.items()}
@@ -396,22 +396,13 @@ class Renderer:
             extra={"lighting_gain": gain},
         )
 
-    def _lighting(self) -> tuple[float, np.ndarray]:
-        """This frame's light (the lamp's brightness and its flicker, one of `GAIN_LEVELS`
-        levels) and the static scene lit by it, kept for the next frame at that level."""
-        variation = self.camera.lighting_variation
-        level = 0
-        if variation > 0:
-            draw = float(self.rng.uniform(-1.0, 1.0))
-            level = round((draw + 1.0) / 2.0 * (GAIN_LEVELS - 1))
+    def _lighting(self) -> float:
+        """This frame's light: the lamp's brightness and its flicker."""
         gain = self.palette.brightness
-        if variation > 0:
-            gain *= 1.0 + variation * 0.5 * (2.0 * level / (GAIN_LEVELS - 1) - 1.0)
-        lit = self._lit.get(level)
-        if lit is None:
-            lit = self._scene if gain == 1.0 else cv2.convertScaleAbs(self._scene, alpha=gain)
-            self._lit[level] = lit
-        return gain, lit
+        if self.camera.lighting_variation > 0:
+            flicker = float(self.rng.uniform(-1.0, 1.0))
+            gain *= 1.0 + self.camera.lighting_variation * 0.5 * flicker
+        return gain
 
     def _ball(self, state: WorldState) -> _BallPatch:
         """The shaded, motion-blurred ball: its coverage and light over its patch."""
@@ -424,32 +415,37 @@ class Renderer:
             [(x, y, r), (x - vx * half, y - vy * half, r), (x + vx * half, y + vy * half, r)]))
         pixel = (float(centre[0]), float(centre[1]))
         radius_px = cam.fx * r / float(centre[2])
-        u0, v0 = float(start[0]), float(start[1])
-        du, dv = float(end[0]) - u0, float(end[1]) - v0
-        travel = math.hypot(du, dv)
+        travel = math.hypot(end[0] - start[0], end[1] - start[1])
         samples = max(1, math.ceil(travel * 2))
         pad = radius_px + 2 + travel / 2
         x0 = max(0, math.floor(centre[0] - pad))
         y0 = max(0, math.floor(centre[1] - pad))
         x1 = max(x0, min(cam.width, math.ceil(centre[0] + pad) + 1))
         y1 = max(y0, min(cam.height, math.ceil(centre[1] + pad) + 1))
-        # the sharp ball at each sample of the path, summed: the blurred ball's coverage and
-        # its light times its coverage
-        coverage = np.zeros((y1 - y0, x1 - x0))
-        shade = np.zeros_like(coverage)
-        for k in range(samples):
-            t = (k + 0.5) / samples
-            column, phase_u = divmod(round((u0 + du * t) * SUBPIXEL), SUBPIXEL)
-            row, phase_v = divmod(round((v0 + dv * t) * SUBPIXEL), SUBPIXEL)
-            sprite = self._ball_sprites.get(radius_px, phase_u, phase_v)
-            left, top = column - sprite.half - x0, row - sprite.half - y0
-            a0, a1 = max(0, -left), min(sprite.size, x1 - x0 - left)
-            b0, b1 = max(0, -top), min(sprite.size, y1 - y0 - top)
-            if a1 > a0 and b1 > b0:
-                coverage[top + b0 : top + b1, left + a0 : left + a1] += sprite.cover[b0:b1, a0:a1]
-                shade[top + b0 : top + b1, left + a0 : left + a1] += sprite.shade[b0:b1, a0:a1]
-        coverage /= samples
-        shade /= samples
+        # every sample of the path at once: (sample, row, column), in place where it can be
+        t = (np.arange(samples) + 0.5) / samples
+        along = start[:2] + (end[:2] - start[:2]) * t[:, None]
+        dx = self._columns[x0:x1] - along[:, 0, None]  # (sample, column)
+        dy = self._rows[y0:y1] - along[:, 1, None]  # (sample, row)
+        square = dy[:, :, None] ** 2 + dx[:, None, :] ** 2
+        cover = np.sqrt(square)
+        np.subtract(radius_px + 0.5, cover, out=cover)
+        np.clip(cover, 0.0, 1.0, out=cover)
+        # the sphere's normal towards the camera, nz = sqrt(1 - rho^2), rho = dist / radius
+        light = np.multiply(square, -1.0 / radius_px**2, out=square)
+        light += 1.0
+        np.maximum(light, 0.0, out=light)
+        np.sqrt(light, out=light)
+        # light from above, a little towards -x, +y (image up-left)
+        light *= 0.85
+        light -= (0.175 / radius_px * dy)[:, :, None]
+        light -= (0.175 / radius_px * dx)[:, None, :]
+        np.clip(light, 0.0, 1.0, out=light)
+        light *= 0.65
+        light += 0.35
+        light *= cover
+        coverage = cover.sum(axis=0) / samples
+        shade = light.sum(axis=0) / samples  # the ball's light times its coverage
         return _BallPatch((x0, y0, x1, y1), coverage, shade, pixel)
 
     def _compose_ball(self, image: np.ndarray, ball: _BallPatch, gain: float) -> None:
@@ -483,48 +479,6 @@ class _BallPatch:
     coverage: np.ndarray  # the blurred ball's coverage of each pixel (0..1)
     shade: np.ndarray  # its light times its coverage
     pixel: tuple[float, float]  # the ball centre's projection
-
-
-@dataclass(frozen=True, slots=True)
-class _BallSprite:
-    """The sharp ball with its centre `phase` / SUBPIXEL pixels right of and below the middle
-    of a `size` x `size` patch: its coverage, and its light times its coverage."""
-
-    half: int  # size = 2 * half + 1
-    size: int
-    cover: np.ndarray
-    shade: np.ndarray
-
-    @classmethod
-    def draw(cls, radius: float, phase_u: int, phase_v: int) -> _BallSprite:
-        half = math.ceil(radius + 1.5)
-        grid = np.arange(-half, half + 1, dtype=np.float64)
-        dx = (grid - phase_u / SUBPIXEL)[None, :]
-        dy = (grid - phase_v / SUBPIXEL)[:, None]
-        dist = np.sqrt(dx * dx + dy * dy)
-        cover = np.clip(radius + 0.5 - dist, 0.0, 1.0)
-        rho = np.minimum(dist / radius, 1.0)
-        nz = np.sqrt(1.0 - rho * rho)
-        # light from above, a little towards -x, +y (image up-left)
-        light = 0.35 + 0.65 * np.clip(
-            0.85 * nz - 0.35 * dx / radius * 0.5 - 0.35 * dy / radius * 0.5, 0.0, 1.0
-        )
-        return cls(half, 2 * half + 1, cover, cover * light)
-
-
-class _BallSprites:
-    """Ball sprites by radius and phase (both in 1/SUBPIXEL pixel steps), drawn when first
-    asked for: a straight-down camera sees one radius, so 256 sprites of ~3 kB."""
-
-    def __init__(self) -> None:
-        self._sprites: dict[tuple[int, int, int], _BallSprite] = {}
-
-    def get(self, radius: float, phase_u: int, phase_v: int) -> _BallSprite:
-        key = (round(radius * SUBPIXEL), phase_u, phase_v)
-        sprite = self._sprites.get(key)
-        if sprite is None:
-            sprite = self._sprites[key] = _BallSprite.draw(key[0] / SUBPIXEL, phase_u, phase_v)
-        return sprite
 
 
 class _MenPolygons:
