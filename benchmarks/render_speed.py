@@ -2,6 +2,7 @@
 the frames' difference, and the tracker's accuracy on both renderers' frames.
 
     .venv/bin/python benchmarks/render_speed.py [--base main] [--frames 600] [--scene shots]
+    .venv/bin/python benchmarks/render_speed.py --live  # also the live table, both renderers
     .venv/bin/python benchmarks/render_speed.py --accuracy [--accuracy-frames 600] [--only orange]
 
 The earlier renderer is `git show BASE:python/foosball/sim/render.py`, loaded as its own
@@ -15,6 +16,8 @@ module beside this checkout's, both fed the same world states and seeds.
   flicker draws are the same and what differs is the drawing: mean absolute difference per
   channel value, its largest frame, the share of values more than 8 apart, and the largest
   difference of the visible fraction and of the ground-truth pixel.
+- live table (`--live`): `LiveTable.next_frame`, the simulated camera process's work per
+  frame (physics up to the frame's time, then the frame), 100 fps of a clock handed in.
 - accuracy (`--accuracy`): the tracker's detection rate and errors (`evaluate`, issue 4's
   figures) on the "match" and "shots" scenes, then `vision_tables.py`'s detector table (both
   detectors, ball colours, light levels) and its human-rod table, once with each renderer.
@@ -118,6 +121,38 @@ def renderer_swapped(module: ModuleType, tables: ModuleType) -> Iterator[None]:
         render.Renderer, tables.Renderer = saved
 
 
+def live_table(base: ModuleType, frames: int) -> dict[str, Any]:
+    """`LiveTable.next_frame` (the simulated table played up to the frame's time, then
+    rendered), 100 fps of a clock handed in, with each renderer; the two tables take turns
+    frame by frame and play the same match."""
+    from foosball.sim import live
+
+    clock = [0.0]
+
+    def table(renderer: type) -> Any:
+        saved = live.Renderer
+        live.Renderer = renderer  # type: ignore[misc]
+        try:
+            return live.LiveTable(opponent="club", seed=1, monotonic=lambda: clock[0],
+                                  wall_ns=lambda: round(clock[0] * 1e9))
+        finally:
+            live.Renderer = saved  # type: ignore[misc]
+
+    tables = {"base": table(base.Renderer), "new": table(render.Renderer)}
+    spent = dict.fromkeys(tables, 0.0)
+    for index in range(frames):
+        clock[0] += 0.01
+        for name, played in tables.items():
+            cpu = time.process_time()
+            played.next_frame(index)
+            spent[name] += time.process_time() - cpu
+    for played in tables.values():
+        played.close()
+    return {"frames": frames,
+            "cpu_ms_per_frame": {name: round(s / frames * 1e3, 3) for name, s in spent.items()},
+            "ratio_base_over_new": round(spent["base"] / spent["new"], 2)}
+
+
 def tracker_figures(report: dict[str, Any]) -> dict[str, Any]:
     return {"detection_rate": report["detection_rate"],
             "false_detections": report["false_detections"],
@@ -153,6 +188,8 @@ def main() -> None:
     parser.add_argument("--frames", type=int, default=600)
     parser.add_argument("--scene", choices=("shots", "match"), default="shots")
     parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--live", action="store_true",
+                        help="also the live table's frames (physics and renderer)")
     parser.add_argument("--accuracy", action="store_true", help="also the tracker's tables")
     parser.add_argument("--accuracy-frames", type=int, default=600)
     parser.add_argument("--only", default="", help="accuracy: only balls whose name holds this")
@@ -168,6 +205,9 @@ def main() -> None:
     print(json.dumps(report["speed"]), flush=True)
     report["difference"] = difference(states, base, args.seed)
     print(json.dumps(report["difference"]), flush=True)
+    if args.live:
+        report["live_table"] = live_table(base, args.frames)
+        print(json.dumps({"live_table": report["live_table"]}), flush=True)
     if args.accuracy:
         report["accuracy"] = accuracy(base, args.accuracy_frames, args.seed, args.only)
     if args.json:
