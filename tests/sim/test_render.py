@@ -10,7 +10,13 @@ import pytest
 
 from foosball.geometry import default_table
 from foosball.sim.physics import WorldState
-from foosball.sim.render import CameraConfig, Renderer, marker_table_positions
+from foosball.sim.render import (
+    ROD_BGR,
+    CameraConfig,
+    Palette,
+    Renderer,
+    marker_table_positions,
+)
 
 TABLE = default_table()
 CLEAN = CameraConfig(noise_sigma=0.0, lighting_variation=0.0, blur=False)
@@ -163,3 +169,77 @@ def test_no_ball_no_ground_truth() -> None:
     assert frame.ball_xy is None and frame.ball_pixel is None and frame.visible_fraction == 0.0
     assert frame.capture_time_ns == s.time_ns
     assert frame.image.shape == (480, 640, 3) and frame.image.dtype == np.uint8
+
+
+def test_a_frame_drawn_into_a_reused_buffer_is_the_frame_drawn_anew() -> None:
+    s = state(0.2, -0.1, vx=3.0, rotation=0.7)
+    fresh = Renderer(TABLE, CameraConfig(), seed=5).render(s)
+    buffer = np.zeros((480, 640, 3), np.uint8)
+    reused = Renderer(TABLE, CameraConfig(), seed=5).render(s, out=buffer)
+    assert reused.image is buffer
+    assert np.array_equal(reused.image, fresh.image)
+    assert reused.visible_fraction == fresh.visible_fraction
+
+
+def test_a_frame_leaves_nothing_behind_in_the_next() -> None:
+    busy = state(-0.1, 0.2, vx=8.0, vy=-4.0, rotation=1.2, translations=(0.05,) * 8)
+    quiet = WorldState(7, 0.0, 0.0, 0.0, 0.0, False, (0.0,) * 8, (0.0,) * 8)
+    after_busy = Renderer(TABLE, CameraConfig(), seed=2)
+    after_quiet = Renderer(TABLE, CameraConfig(), seed=2)
+    for _ in range(40):  # every flicker level drawn once at least, most of them
+        after_busy.render(busy)
+        after_quiet.render(quiet)
+    assert np.array_equal(after_busy.render(quiet).image, after_quiet.render(quiet).image)
+
+
+def test_the_rods_are_drawn_over_the_ball() -> None:
+    renderer = Renderer(TABLE, CLEAN)
+    rod = next(r for r in TABLE.rods if r.name == "robot_midfield")
+    s = state(rod.x + 0.012, 0.06, rotation=0.0)  # between two men, half under the rod
+    frame = renderer.render(s)
+    assert frame.ball_pixel is not None
+    u_rod = CLEAN.project(np.array([[rod.x, 0.06, TABLE.man.rod_height]]))[0, 0]
+    v = round(frame.ball_pixel[1])
+    assert tuple(frame.image[v, round(u_rod)]) == ROD_BGR
+    b, _, r = frame.image[v, round(frame.ball_pixel[0]) + 4].astype(int)  # the ball beside it
+    assert r > 150 and b < 60
+
+
+@pytest.mark.parametrize("brightness", [0.7, 1.4])  # drawn lit; drawn, then lit (saturates)
+def test_a_frame_is_the_same_scene_under_its_light(brightness: float) -> None:
+    s = state(0.2, 0.05, vx=2.0, rotation=0.8, translations=(0.02,) * 8)
+    plain = Renderer(TABLE, CLEAN).render(s)
+    lit = Renderer(TABLE, CLEAN, palette=Palette(brightness=brightness)).render(s)
+    difference = np.abs(lit.image.astype(int) - cv2.convertScaleAbs(plain.image, alpha=brightness))
+    # the men's anti-aliased edges, blended in lit colours, round differently
+    assert difference.max() <= 3 and (difference > 1).mean() < 0.001
+    assert lit.extra["lighting_gain"] == brightness
+
+
+@pytest.mark.parametrize(
+    "camera",
+    [CameraConfig(), CameraConfig(position=(0.0, -0.15, 1.12), pitch=-0.12, roll=0.02)],
+)
+def test_each_man_is_outlined_where_the_camera_projects_his_corners(
+    camera: CameraConfig,
+) -> None:
+    renderer = Renderer(TABLE, camera)
+    translations = tuple(0.03 * (i - 3) for i in range(8))
+    rotations = tuple(0.5 * i - 1.7 for i in range(8))
+    s = WorldState(0, 0.0, 0.0, 0.0, 0.0, False, translations, rotations)
+    hulls = iter(renderer._men.polygons(s).hulls)
+    h, reach = TABLE.man.rod_height, TABLE.man.foot_reach
+    for i, rod in enumerate(TABLE.rods):
+        c, s_ = math.cos(rotations[i]), math.sin(rotations[i])
+        for y_man in rod.men_y(translations[i]):
+            for half_t, z_low, z_high, half_w in ((0.006, -reach, 0.0, 0.0113),
+                                                  (0.012, -0.02, 0.052, 0.017)):
+                corners = [(rod.x + x * c - z * s_, y, h + x * s_ + z * c)
+                           for x in (-half_t, half_t) for z in (z_low, z_high)
+                           for y in (y_man - half_w, y_man + half_w)]
+                expected = cv2.convexHull(np.round(camera.project(np.array(corners)) * 16)
+                                          .astype(np.int32))
+                hull = next(hulls)
+                assert hull.shape == expected.shape
+                assert np.abs(hull.astype(int) - expected).max() <= 1  # 1/16 pixel
+    assert next(hulls, None) is None
