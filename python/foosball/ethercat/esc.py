@@ -13,7 +13,6 @@ distributed clocks, no EoE/FoE, no redundancy).
 
 from __future__ import annotations
 
-import dataclasses
 import struct
 from collections import deque
 from collections.abc import Callable
@@ -591,8 +590,8 @@ class EscSlave:
             else:  # another mapping: each mapped object to its field, the rest as they were
                 values = dict(zip((_rx_field(e.name) for e in self.rx_pdo.entries),
                                   self.rx_pdo.struct.unpack_from(data), strict=True))
-                known = {k: v for k, v in values.items() if k in L.RxPdo.__dataclass_fields__}
-                self.drive.apply(dataclasses.replace(self.drive.rx, **known))
+                known = {k: v for k, v in values.items() if k in L.RxPdo._fields}
+                self.drive.apply(self.drive.rx._replace(**known))
 
     def refresh_inputs(self) -> None:
         if self.al_state not in (L.AlState.SAFEOP, L.AlState.OP):
