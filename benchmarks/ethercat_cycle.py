@@ -37,7 +37,7 @@ import sys
 import tempfile
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -300,23 +300,30 @@ class Sampler:
         return data
 
 
+LATE_LOG_S = 0.001
+
+
 class ExchangeLog:
     """Wraps the bus's exchange (on the cycle thread): each bad working counter with its
-    time, how long the master waited for the frame and how late the cycle woke."""
+    time, how long the master waited for the frame and how late the cycle woke; and each
+    cycle that woke more than LATE_LOG_S late."""
 
     def __init__(self, hardware: EtherCatHardware) -> None:
         self.hardware = hardware
         self.bus = hardware.bus
         self._exchange = hardware.bus.exchange
         self.bad: list[tuple[float, float, int, float]] = []
+        self.late: list[tuple[float, float]] = []
         hardware.bus.exchange = self  # type: ignore[method-assign]
 
     def __call__(self, outputs: Any) -> Any:
         start = time.monotonic()
+        stats = self.hardware.stats
+        late = float(stats.lateness[(stats.count - 1) % len(stats.lateness)])
+        if late > LATE_LOG_S:
+            self.late.append((start, late))
         result = self._exchange(outputs)
         if result.working_counter != self.bus.expected_working_counter:
-            stats = self.hardware.stats
-            late = float(stats.lateness[(stats.count - 1) % len(stats.lateness)])
             self.bad.append((start, time.monotonic() - start, result.working_counter, late))
         return result
 
@@ -335,24 +342,24 @@ def _delta(times: list[float], series: list[Any], start: float, end: float,
 
 
 def explain_losses(bad: list[tuple[float, float, int, float]], samples: dict[str, Any],
-                   emulator: dict[str, Any], start: float, end: float) -> dict[str, Any]:
-    """Each lost frame in [start, end] beside the steal time, the threads' run-queue waits
-    and the emulator's stalls and slow answers around it; and the window's totals."""
+                   emulator: dict[str, Any], start: float, end: float,
+                   late: Sequence[tuple[float, float]] = ()) -> dict[str, Any]:
+    """Each lost frame (and each cycle that woke over 1 ms late) in [start, end] beside the
+    steal time, the threads' run-queue waits and the emulator's stalls and slow answers
+    around it; and the window's totals."""
     times = samples.get("t", [])
     steal = samples.get("steal", [])
     threads = samples.get("threads", {})
     stalls = [tuple(x) for x in emulator.get("stalls", [])]
     slow = [tuple(x) for x in emulator.get("answers", {}).get("slow", [])]
-    losses = []
-    for at, waited, wkc, late in bad:
-        if not start <= at <= end:
-            continue
+
+    def around(at: float) -> dict[str, Any]:
         lo, hi = at - AROUND_S, at + AROUND_S
         row: dict[str, Any] = {
-            "at_s": round(at - start, 3), "wkc": wkc, "waited_us": round(waited * 1e6),
-            "cycle_woke_late_us": round(late * 1e6),
+            "at_s": round(at - start, 3),
             "steal_ms": round(_delta(times, steal, lo, hi) * 1e3, 1) if times else None,
-            "emulator_stall_ms": round(max((s for t, s in stalls if lo <= t <= hi),
+            # a stall is logged when it ends: [t - s, t] overlapping [lo, hi]
+            "emulator_stall_ms": round(max((s for t, s in stalls if t - s <= hi and t >= lo),
                                            default=0.0) * 1e3, 2),
             "emulator_slowest_answer_us": round(max((s for t, s in slow if lo <= t <= hi),
                                                     default=0.0) * 1e6)}
@@ -360,7 +367,13 @@ def explain_losses(bad: list[tuple[float, float, int, float]], samples: dict[str
             row[f"{name}_runqueue_wait_ms"] = round(_delta(times, series, lo, hi, 1) * 1e3, 2)
             near = [cpu for t, (_, _, cpu) in zip(times, series, strict=False) if lo <= t <= hi]
             row[f"{name}_cpus"] = sorted(set(near))
-        losses.append(row)
+        return row
+
+    losses = [{**around(at), "wkc": wkc, "waited_us": round(waited * 1e6),
+               "cycle_woke_late_us": round(woke * 1e6)}
+              for at, waited, wkc, woke in bad if start <= at <= end]
+    late_wakeups = [{**around(at), "woke_late_us": round(woke * 1e6)}
+                    for at, woke in late if start <= at <= end]
     seconds = max(1e-9, end - start)
     totals: dict[str, Any] = {}
     if times:
@@ -380,7 +393,7 @@ def explain_losses(bad: list[tuple[float, float, int, float]], samples: dict[str
             same = sum(1 for i in inside
                        if threads["master"][i][2] == threads["emulator"][i][2] >= 0)
             totals["same_cpu_samples_pct"] = round(100 * same / max(1, len(inside)), 1)
-    return {"lost_frames": losses, "window": totals,
+    return {"lost_frames": losses, "late_wakeups_over_1ms": late_wakeups, "window": totals,
             "emulator_answer": {k: v for k, v in emulator.get("answers", {}).items()
                                 if k != "slow"},
             "emulator_stalls_over_1ms": sum(1 for t, _ in stalls if start <= t <= end)}
@@ -465,7 +478,7 @@ def measure(cycle_ms: float, seconds: float, fifo: bool, wire: bool,
         if "started" in w:
             figures["losses"] = explain_losses(
                 exchanges.bad, sampler.finish(), conducted.get("emulator_timing", {}),
-                w["started"], w["started"] + w.get("elapsed", 0.0))
+                w["started"], w["started"] + w.get("elapsed", 0.0), exchanges.late)
         return figures
     finally:
         sampler.finish()
