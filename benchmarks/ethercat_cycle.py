@@ -240,8 +240,10 @@ SAMPLE_S = 0.005
 AROUND_S = 0.012  # what happened this long either side of a lost frame counts for it
 
 
-def sampler_main(out_path: str, *pids: str) -> int:
-    """The sampler process: see the module's doc. Writes JSON to `out_path` on SIGINT."""
+def sampler_main(out_path: str, *pids_and_parent: str) -> int:
+    """The sampler process: see the module's doc. Writes JSON to `out_path` on SIGINT, or
+    when its parent (the last argument) is gone."""
+    *pids, parent = pids_and_parent
     tick_s = 1.0 / os.sysconf("SC_CLK_TCK")
     times: list[float] = []
     steal: list[list[float]] = []
@@ -263,6 +265,8 @@ def sampler_main(out_path: str, *pids: str) -> int:
                     threads[pid].append([int(run_ns) * 1e-9, int(wait_ns) * 1e-9, int(cpu)])
                 except (OSError, ValueError, IndexError):
                     threads[pid].append([math.nan, math.nan, -1])
+            if not Path(f"/proc/{parent}").exists():
+                break
             stop.wait(SAMPLE_S)
     Path(out_path).write_text(json.dumps({"t": times, "steal": steal, "threads": threads}))
     return 0
@@ -277,7 +281,8 @@ class Sampler:
         fd, self.path = tempfile.mkstemp(prefix="ethercat-samples-", suffix=".json")
         os.close(fd)
         self.process = subprocess.Popen([sys.executable, __file__, "--sampler", self.path,
-                                         *self.names], start_new_session=True)
+                                         *self.names, str(os.getpid())],
+                                        start_new_session=True)
         self.data: dict[str, Any] | None = None
 
     def finish(self) -> dict[str, Any]:
@@ -481,7 +486,6 @@ def measure(cycle_ms: float, seconds: float, fifo: bool, wire: bool,
                 w["started"], w["started"] + w.get("elapsed", 0.0), exchanges.late)
         return figures
     finally:
-        sampler.finish()
         if traffic is not None:
             if traffic.process is not None and traffic.process.poll() is None:
                 traffic.process.kill()
@@ -489,6 +493,7 @@ def measure(cycle_ms: float, seconds: float, fifo: bool, wire: bool,
             traffic.panel.close()
         emulator.stop()
         ns.delete()
+        sampler.finish()  # last: nothing of the run is left behind if it fails
         # open_motor_driver made this thread SCHED_FIFO 99: the next run's emulator and
         # peer processes must not inherit that from the fork
         with contextlib.suppress(OSError):
