@@ -9,9 +9,14 @@ the game on the wire (as the game panel's Start does), listens to everything, an
 - the camera rate that held: BallStates per second and frames missing from their indices;
 - per frame, on one clock (every board is on this host): capture -> BallState on the wire,
   -> RodCommand (the strategy's, which names the capture time), -> MotorCommand (the pole
-  driver's answer to it, the next one on the wire); the motor driver puts it in the next
-  EtherCAT frame (at most one 5 ms cycle later, not measured here);
-- the score from the game panel's GameState, the shots and saves from the table itself.
+  driver's answer to it, the next one on the wire); and the motor driver's own measure,
+  capture -> the setpoints answering it leaving in an EtherCAT frame (EtherCatStatus, per
+  window of 200 cycles);
+- each process's share of one core;
+- the score from the game panel's GameState, the shots and saves from the table itself;
+- a FAULT (a stall of this shared machine can be one) is restarted as the person at the
+  table would, once its cause is gone, and counted with the time the game did not play.
+The recordings of the match recorder (`foosball report`) are in the run directory named.
 
 Then `foosball sim match` plays the same opponent for the same time headless (the
 strategy fed by the simulator's perception model, no agents, no wire).
@@ -20,15 +25,18 @@ strategy fed by the simulator's perception model, no agents, no wire).
 from __future__ import annotations
 
 import argparse
+import contextlib
 import gc
 import itertools
 import json
+import math
 import re
 import socket
 import subprocess
 import sys
 import tempfile
 import time
+from collections import Counter
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the repository root: tests/
@@ -39,6 +47,7 @@ from foosball.rig.rig import AGENT_BOARD, Rig, RigOptions
 from foosball.wire.catalogue import (
     Alarm,
     BallState,
+    EtherCatStatus,
     GameCommand,
     GameControl,
     GameState,
@@ -46,6 +55,7 @@ from foosball.wire.catalogue import (
     MotorCommand,
     MotorStatus,
     RodCommand,
+    SafetyState,
 )
 
 # Debian's chromium at nice 19, through the acceptance suites' wrapper
@@ -76,22 +86,39 @@ def main() -> int:
                          fps=args.fps, opponent=args.opponent))
     observer = None
     report: dict[str, object] = {"fps": args.fps, "seconds": args.seconds,
-                                 "opponent": args.opponent}
+                                 "opponent": args.opponent,
+                                 "recordings": str(rig.run_dir / "matches")}
     try:
         rig.up()
         observer = Observer(rig, realtime=True, kinds=(
-            BallState, RodCommand, MotorCommand, GameState, Heartbeat, Alarm, MotorStatus))
+            BallState, RodCommand, MotorCommand, GameState, Heartbeat, Alarm, MotorStatus,
+            EtherCatStatus))
         gc.freeze()
-        if FaultMatrix(rig, observer).recover(90.0) is None:
+        faults = FaultMatrix(rig, observer)
+        if faults.recover(90.0) is None:
             print(f"the rig did not come up; logs in {rig.logs}", file=sys.stderr)
             return 1
         observer.send(GameControl(command=GameCommand.START))
         start = time.monotonic()
-        if args.screenshot is not None:
-            time.sleep(args.seconds / 2)
-            screenshot_game_panel(rig, args.screenshot)
-        time.sleep(max(0.0, start + args.seconds - time.monotonic()))
+        cpu_before = process_cpu(rig)
+        screenshot_at = start + args.seconds / 2 if args.screenshot is not None else math.inf
+        restarts: list[float] = []  # how long each FAULT held the game
+        while (now := time.monotonic()) < start + args.seconds:
+            if now >= screenshot_at:
+                screenshot_at = math.inf
+                screenshot_game_panel(rig, args.screenshot)
+            games = observer.since(now - 0.3, GameState)
+            if games and games[-1].message.state == SafetyState.FAULT:
+                # As the person at the table: Restart once the cause is gone, then Start.
+                faulted = games[-1].at_s
+                if faults.recover(30.0) is not None:
+                    observer.send(GameControl(command=GameCommand.START))
+                restarts.append(time.monotonic() - faulted)
+            time.sleep(0.2)
         end = time.monotonic()
+        report["faults_restarted"] = {"count": len(restarts),
+                                      "seconds_not_playing": round(sum(restarts), 1)}
+        report["cpu_percent_of_one_core"] = cpu_share(cpu_before, process_cpu(rig), end - start)
         observer.send(GameControl(command=GameCommand.STOP))
         heard = [h for h in observer.since(start) if h.at_s <= end]
         report["rig"] = summarise(heard, args.seconds, args.fps)
@@ -111,6 +138,27 @@ def main() -> int:
                                      for team in ("robot", "human")}}
     print(json.dumps(report, indent=1))
     return 0
+
+
+def process_cpu(rig: Rig) -> dict[str, float]:
+    """CPU seconds (user + system) each of the rig's processes has used so far."""
+    import psutil
+
+    used = {}
+    for name, process in rig.processes.items():
+        with contextlib.suppress(psutil.Error):
+            times = psutil.Process(process.pid).cpu_times()
+            used[name] = times.user + times.system
+    return used
+
+
+def cpu_share(before: dict[str, float], after: dict[str, float],
+              seconds: float) -> dict[str, float]:
+    """Each process's share of one core between the two readings, and the whole rig's."""
+    shares = {name: round(100 * (after[name] - before[name]) / seconds, 1)
+              for name in after if name in before}
+    shares["whole rig"] = round(sum(shares.values()), 1)
+    return shares
 
 
 def screenshot_game_panel(rig: Rig, path: Path) -> None:
@@ -161,6 +209,12 @@ def summarise(heard: list, seconds: float, fps: float) -> dict[str, object]:
             pole_ms.append((h.at_s - last_rod) * 1e3)
             last_rod = None
     states = [h.message for h in heard if isinstance(h.message, GameState)]
+    # The motor driver's own measure, frame capture -> the setpoints answering it leaving
+    # in an EtherCAT frame (the wall clock at both ends), per window of 200 cycles.
+    windows = [(h.message.capture_to_setpoint_p50_s * 1e3,
+                h.message.capture_to_setpoint_p99_s * 1e3) for h in heard
+               if isinstance(h.message, EtherCatStatus) and h.message.capture_to_setpoint_p50_s]
+    windows = list(dict.fromkeys(windows))  # each window is repeated until the next
     return {
         "ball_states_per_s": len(balls) / seconds, "camera_fps": fps,
         "frames_missing": missing, "frames_seen": len(frames),
@@ -168,8 +222,17 @@ def summarise(heard: list, seconds: float, fps: float) -> dict[str, object]:
         "capture_to_rod_command_ms": percentiles(rod_ms),
         "ball_state_to_rod_command_ms": percentiles(strategy_ms),
         "rod_command_to_motor_command_ms": percentiles(pole_ms),
+        "capture_to_setpoint_ms_per_window": {
+            "windows": len(windows),
+            "p50_median": percentiles([w[0] for w in windows]).get("p50"),
+            "p99_median": percentiles([w[1] for w in windows]).get("p50"),
+            "p99_worst": max((w[1] for w in windows), default=None)},
         "latched_alarms": sum(1 for h in heard if isinstance(h.message, Alarm)
                               and h.message.latched),
+        "latched_alarm_causes": Counter(
+            f"{h.sender.name.lower()}: {h.message.code.name} {h.message.text[:60]}"
+            for h in heard if isinstance(h.message, Alarm) and h.message.latched
+        ).most_common(5),
         "score": ({"robot": states[-1].score_robot, "human": states[-1].score_human}
                   if states else None),
     }

@@ -24,6 +24,8 @@ COMMAND_GROUPS: dict[str, str] = {
     "rig": "foosball.rig.cli",
     "ota": "foosball.ota.cli",
     "bench": "foosball.bench_cli",
+    "replay": "foosball.recording.cli",
+    "report": "foosball.analysis.cli",
 }
 
 

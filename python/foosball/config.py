@@ -100,6 +100,12 @@ def _game_panel(section: dict[str, Any], table: Table) -> Any:
     return GamePanelSettings.from_section(section)
 
 
+def _match_recorder(section: dict[str, Any], table: Table) -> Any:
+    from foosball.agents.match_recorder import MatchRecorderConfig
+
+    return parse(MatchRecorderConfig, section, "[match_recorder]")
+
+
 def _update_agent(section: dict[str, Any], table: Table) -> Any:
     from foosball.ota.core import UpdateAgentConfig
 
@@ -114,6 +120,7 @@ AGENT_SECTIONS: dict[str, Callable[[dict[str, Any], Table], Any]] = {
     "motor_driver": _motor_driver,
     "supervisory_panel": _supervisory_panel,
     "game_panel": _game_panel,
+    "match_recorder": _match_recorder,
     "update_agent": _update_agent,
 }
 

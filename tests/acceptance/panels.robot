@@ -42,7 +42,7 @@ Restart On The Page Works Only Once The Cause Is Gone
 
 The Supervisory Panel Shows Every Axis And The EtherCAT Link
     When the supervisory panel is opened
-    Then the page shows 8 axes ready
+    Then the page shows 8 axes homed
     And the page shows the EtherCAT link up
     [Teardown]    Switch Browser    game
 
@@ -90,9 +90,15 @@ The Supervisory Panel Is Opened
     ${address}=    The Address Of The Supervisory Panel
     Open Chromium    ${address}    supervisory    1366,768
 
-The Page Shows ${count} Axes ${state}
-    Wait Until Page Contains Element    css:#axis-rows tr:nth-child(${count})
-    Wait Until Element Contains    css:#axis-rows tr:nth-child(${count})    ${state}
+The Page Shows ${count} Axes Homed
+    [Documentation]    Homed: ready, or running (enabled, holding or following its target).
+    Wait Until Keyword Succeeds    10 s    0.5 s    The Page Shows Exactly ${count} Homed Axes
+
+The Page Shows Exactly ${count} Homed Axes
+    ${homed}=    Get Element Count
+    ...    css:#axis-rows span[data-state="ready"], #axis-rows span[data-state="running"]
+    ${rows}=    Get Text    id:axis-rows
+    Should Be Equal As Integers    ${homed}    ${count}    the page's axes: ${rows}
 
 The Page Shows The EtherCAT Link Up
     Wait Until Element Contains    id:link-up    up

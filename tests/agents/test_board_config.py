@@ -51,6 +51,10 @@ strategy = "improved"
 [game_panel]
 port = 8080
 
+[match_recorder]
+max_file_bytes = 1048576
+max_total_bytes = 4194304
+
 [ball_tracker]
 calibration = "{calibration}"
 
@@ -103,6 +107,10 @@ TABLE = str(default_table_path())
 
 # (what is wrong, how the good board is spoiled, what the message must say besides the file)
 CASES: list[tuple[str, Callable[[Board], None], str]] = [
+    ("recordings bound below two files",
+     lambda b: b.replace("max_file_bytes = 1048576", "max_file_bytes = 4194304"),
+     "[match_recorder] max_total_bytes: at least twice max_file_bytes (8388608), not "
+     "4194304"),
     ("max_age_s a word", lambda b: b.replace("max_age_s = 0.05", 'max_age_s = "fast"'),
      "[wire] max_age_s: a number (s), not 'fast'"),
     ("udp_port a word", _after(UDP, 'udp_port = "x"'),

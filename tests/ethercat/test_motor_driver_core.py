@@ -91,7 +91,8 @@ class Rig:
         self.core = MotorDriverCore(self.config)
         self.core.expected_wkc = self.bus.expected_working_counter
         self.hardware = EtherCatHardware(self.bus, self.config.cycle_s, clock=self.monotonic,
-                                         sleep=self._sleep, stats_capacity=1000)
+                                         sleep=self._sleep, stats_capacity=1000,
+                                         wall_ns=self.wall_ns)
         self.hub = MemoryHub()
         self.runtime = AgentRuntime(
             self.core, self.endpoint(Agent.MOTOR_DRIVER),
@@ -691,6 +692,31 @@ def test_the_cycle_reports_the_p99_of_its_latest_cycles(rig: Rig) -> None:
     status = [m for m in rig.heard if isinstance(m, EtherCatStatus)][-1]
     assert status.wakeup_jitter_p99_s < 1e-3
     assert status.cycle_period_s == rig.config.cycle_s
+
+
+def test_the_status_says_how_long_from_a_frame_to_the_setpoint_that_answers_it(rig: Rig):
+    """A command answering a frame captured at C: its setpoints leave in the frame of the
+    cycle after the one that took it; the status carries capture -> that frame."""
+    captured = rig.wall_ns() - 3_000_000  # the camera took the frame 3 ms ago
+    rig.pole.send(MotorCommand(axes=(AxisTarget(axis=0, position=1.0, velocity=50.0),),
+                               ball_capture_time=captured))
+    sent_at: list[int] = []
+    exchange = rig.bus.exchange
+
+    def stamped(outputs):  # the wall clock as each frame leaves
+        sent_at.append(rig.wall_ns())
+        return exchange(outputs)
+
+    rig.bus.exchange = stamped  # type: ignore[method-assign]
+    rig.cycle()  # the frame of this cycle left before the step took the command
+    rig.cycle()  # this one carries its setpoints
+    assert rig.hardware.capture_to_setpoint == [pytest.approx((sent_at[1] - captured) * 1e-9)]
+    while rig.hardware.stats.count % 200 != 1:
+        rig.cycle()
+    rig.run_for(rig.config.status_period_s + 2 * rig.config.cycle_s)
+    status = [m for m in rig.heard if isinstance(m, EtherCatStatus)][-1]
+    assert status.capture_to_setpoint_p50_s == pytest.approx((sent_at[1] - captured) * 1e-9)
+    assert status.capture_to_setpoint_p99_s == pytest.approx(status.capture_to_setpoint_p50_s)
 
 
 def test_closing_the_hardware_quick_stops_every_drive_then_closes_the_bus(rig: Rig) -> None:

@@ -31,7 +31,7 @@ KAS_FILES = [REPO / "kas.yml", REPO / "image-config/st-bsp.yml"] + [
 AGENTS_OF_BOARD = {
     "pole": {"motor_driver", "pole_driver", "supervisory_panel"},
     "vision": {"ball_tracker"},
-    "strategy": {"strategy", "game_panel"},
+    "strategy": {"strategy", "game_panel", "match_recorder"},
 }
 NON_AGENT_SECTIONS = {"wire", "table", "safety"}
 ON_EVERY_BOARD = {"update_agent"}  # foosball.ota, in the common package

@@ -190,14 +190,14 @@ def test_a_goal_updates_the_score(rig, page):
     rig.ball.circling = False
     shot = [(0.45 + 0.01 * i, 0.02, BallStatus.DETECTED) for i in range(15)]
     shot += [(HALF_L + 0.01, 0.02, BallStatus.PREDICTED)] * 3
-    shot += [(0.0, 0.0, BallStatus.LOST)] * 10
+    shot += [(0.0, 0.0, BallStatus.LOST)] * 60  # 0.3 s at 200 Hz: the goal stands
     rig.ball.play(shot)
     wait_for(lambda: page.find_element(By.ID, "score-robot").text == "1", 5, "robot 1")
     assert page.find_element(By.ID, "score-human").text == "0"
     assert [m.score_robot for m in rig.listener.of(GameState)][-1] == 1
     rig.ball.play([(0.0, 0.0, BallStatus.DETECTED)] * 5
                   + [(-HALF_L - 0.01, -0.03, BallStatus.DETECTED)] * 3
-                  + [(0.0, 0.0, BallStatus.LOST)] * 5)
+                  + [(0.0, 0.0, BallStatus.LOST)] * 60)
     wait_for(lambda: page.find_element(By.ID, "score-human").text == "1", 5, "human 1")
     rig.ball.circling = True
     wait_for(lambda: len(page.execute_script("return window.panelStats.lastBall.trail")) > 50,

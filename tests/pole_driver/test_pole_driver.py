@@ -95,6 +95,7 @@ def test_centre_of_the_table_maps_to_the_middle_of_the_travel() -> None:
                                                           range(4))),)))
     [command] = commands(out.messages)
     to_body(command)  # fits the wire schema
+    assert command.ball_capture_time == 1  # the motor driver times frame -> setpoint by it
     for axis_target in command.axes:
         rod = RODS[axis_target.axis // 2]
         if axis_target.axis % 2 == 0:

@@ -51,6 +51,16 @@ def test_end_wall_bounces_but_goal_mouth_does_not():
     assert flt.x.p > WALLS.x_limit
 
 
+def test_a_ball_in_the_goal_is_not_turned_back_when_its_y_passes_a_post():
+    # Seen on the live table: a slow ball entering near a post, its predicted y drifting
+    # beside the post, was mirrored back into the field by the end wall it had passed.
+    flt = BallFilter(FilterConfig(), WALLS)
+    flt.start(WALLS.x_limit + 0.03, WALLS.goal_half_width - 0.002, 0.4, 1.0, 0, 0.0005, 0.05)
+    flt.predict(20_000_000)
+    assert abs(flt.y.p) > WALLS.goal_half_width  # beside the post by now
+    assert flt.x.p > WALLS.x_limit + 0.03 and flt.x.v > 0
+
+
 def test_gate_measures_surprise():
     flt = BallFilter(FilterConfig(), WALLS)
     flt.start(0.0, 0.0, 1.0, 0.0, 0, 0.0005, 0.02)

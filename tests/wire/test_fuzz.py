@@ -216,7 +216,7 @@ class Fuzzer:
             env[1] = rng.choice((0, max(catalogue.BY_TYPE_ID) + 1, 255, -1, 2**64, True, 1.0,
                                  "3", None))
         elif choice == 4:
-            env[2] = rng.choice((0, 10, -1, 2**64, True, 4.0, "tool", None))
+            env[2] = rng.choice((0, max(Agent) + 1, -1, 2**64, True, 4.0, "tool", None))
         elif choice in (5, 6, 7):  # boot id, seq, timestamp
             env[choice - 2] = rng.choice((-1, 2**63, 2**64, 2**1100, 1.5, True, None, "1"))
         else:  # the kid names someone else, or is missing or empty

@@ -37,7 +37,7 @@ def foosball_module_files(d, modules):
 
 FILES:${PN}-pole = "${@foosball_module_files(d, 'ethercat agents/motor_driver agents/pole_driver agents/supervisory_panel')}"
 FILES:${PN}-vision = "${@foosball_module_files(d, 'vision agents/ball_tracker')}"
-FILES:${PN}-strategy = "${@foosball_module_files(d, 'strategy agents/strategy agents/game_panel')}"
+FILES:${PN}-strategy = "${@foosball_module_files(d, 'strategy agents/strategy agents/game_panel agents/match_recorder')}"
 FILES:${PN}-panels = "${@foosball_module_files(d, 'panels')}"
 FILES:${PN}-sim = "${@foosball_module_files(d, 'sim')}"
 FILES:${PN} += "${sysconfdir}/foosball"

@@ -115,6 +115,21 @@ def build_game_panel(board: BoardConfig, settings: Any) -> AgentRuntime:
         raise
 
 
+def build_match_recorder(board: BoardConfig, config: Any) -> AgentRuntime:
+    from foosball.agents.match_recorder import MatchRecorderCore, RecordingHardware
+    from foosball.recording.writer import RecordingWriter
+
+    writer = RecordingWriter(config.directory, max_file_bytes=config.max_file_bytes,
+                             max_total_bytes=config.max_total_bytes,
+                             sync_period_s=config.sync_period_s)
+    hardware = RecordingHardware(writer)
+    runtime = AgentRuntime(MatchRecorderCore(board.table),
+                           _endpoint(board, Agent.MATCH_RECORDER), board.safety,
+                           hardware=hardware, notifier=SystemdNotifier())
+    hardware.wake_with(runtime._wake)  # a message is written when it comes
+    return runtime
+
+
 def build_update_agent(board: BoardConfig, settings: Any) -> AgentRuntime:
     from foosball.ota.core import UpdateCore
     from foosball.ota.rauc import RaucHardware
@@ -133,6 +148,7 @@ AGENTS: dict[str, Callable[[BoardConfig, Any], AgentRuntime]] = {
     "motor_driver": build_motor_driver,
     "supervisory_panel": build_supervisory_panel,
     "game_panel": build_game_panel,
+    "match_recorder": build_match_recorder,
     "update_agent": build_update_agent,
 }
 

@@ -21,13 +21,16 @@ panel) and from the page follow the same rules: a page action becomes a GameCont
 core sends, and the runtime hands every GameControl the core sends back to the core as a
 message (runtime.py), so the core applies each one exactly once, in order, from one path.
 
-Score: a goal is a track that ends in a goal mouth: the tracker reports the ball LOST, and
-its last tracked state (DETECTED or PREDICTED), carried on at its velocity to the time of
-the LOST report (at most GOAL_HORIZON_S), has its centre over a goal line (|x| >= L/2) where
-it crossed inside the mouth (|y| <= goal width / 2). The carrying-on matters: a ball shot
-into the goal vanishes between two frames, and at 50 fps its last sighting is still in front
-of the line. One goal per entry: the ball must be seen back inside the field before the
-next counts. Only goals during PLAYING count. The robot scores at x = +L/2 (the human's goal).
+Score: a goal is a track that ends in a goal mouth. When the tracker reports the ball LOST,
+its last sighting (DETECTED only: a prediction drifts), carried on for GOAL_HORIZON_S at its
+heading (from its last two sightings: the filter restarts its velocity at 0 after a kick,
+and a hard shot is in the goal a frame later), must have its centre over a goal line
+(|x| >= L/2) where it crossed inside the mouth (|y| <= goal width / 2); the goal stands when
+the ball stays LOST for GOAL_CONFIRM_S (a ball bounced back off the goalkeeper is seen back
+in the field first). The carrying-on matters: a ball shot into the goal vanishes between two
+frames, and at 50 fps its last sighting is still in front of the line. One goal per entry:
+the ball must be seen back inside the field before the next counts. Only goals during
+PLAYING count. The robot scores at x = +L/2 (the human's goal).
 
 Camera calibration: the ball tracker's CalibrationStatus (1 Hz) goes to the page with what
 to worry about: no report for `calibration_silence_s`, no date, or a reprojection error
@@ -102,6 +105,8 @@ def vision_from_detector(detector: DetectorConfig, preview: bool = False) -> Vis
 
 
 GOAL_HORIZON_S = 0.1  # the longest a vanished ball is carried on (5 frames at 50 fps)
+GOAL_CONFIRM_S = 0.25  # LOST this long, not seen back in the field: the goal stands
+TWO_SIGHTINGS_S = 0.05  # sightings this close give the heading (the filter's lags a kick)
 
 
 class GoalDetector:
@@ -111,36 +116,62 @@ class GoalDetector:
         self.half_length = table.field.half_length
         self.goal_half = table.field.goal_width / 2
         self.field_x = table.field.half_length - table.ball.radius  # inside the end walls
-        self.last: BallState | None = None  # the last tracked state, until it is LOST
+        self.previous: BallState | None = None  # the sighting before `last`
+        self.last: BallState | None = None  # the last sighting, until the ball is LOST
+        self.pending: tuple[str, int] | None = None  # (team, LOST at): a goal to confirm
         self.armed = True
 
     def observe(self, ball: BallState) -> str | None:
         """The scoring team ("robot" or "human") when this ball state confirms a goal."""
-        if ball.status != BallStatus.LOST:
-            self.last = ball
+        if ball.status == BallStatus.DETECTED:
+            # Only what the camera saw: a predicted state is the filter's guess of a ball it
+            # no longer sees, which drifts (a slow ball entering the mouth near a post was
+            # predicted beside the post, out of the mouth).
+            self.previous, self.last = self.last, ball
             if abs(ball.x) < self.field_x:
                 self.armed = True
+                self.pending = None  # back in the field: it bounced out, no goal
             return None
-        last, self.last = self.last, None
-        if last is None or not self.armed:
+        if ball.status != BallStatus.LOST:
             return None
-        team = self._mouth_reached(last, (ball.capture_time - last.capture_time) * 1e-9)
-        if team is not None:
-            self.armed = False
-        return team
+        if self.last is not None and self.armed and self.pending is None:
+            # Carried on as far as it goes in GOAL_HORIZON_S: the tracker gives up a
+            # restarted track within a frame, and a ball hidden by a man on its way in is
+            # still on its way in; a ball that was not in the goal is seen back in the field
+            # before GOAL_CONFIRM_S.
+            team = self._mouth_reached(self.last)
+            if team is not None:
+                self.pending, self.armed = (team, ball.capture_time), False
+        self.previous = self.last = None
+        if self.pending is not None and \
+                (ball.capture_time - self.pending[1]) * 1e-9 >= GOAL_CONFIRM_S:
+            team, self.pending = self.pending[0], None
+            return team
+        return None
 
-    def _mouth_reached(self, last: BallState, elapsed_s: float) -> str | None:
-        """The team scoring if `last`, carried on for `elapsed_s`, is over a goal line
+    def _heading(self, last: BallState) -> tuple[float, float]:
+        """The ball's velocity when last seen: from its last two sightings when they are
+        close in time (a kick restarts the filter's velocity at 0, and a hard shot is in the
+        goal one frame later), else the filter's."""
+        previous = self.previous
+        if previous is not None:
+            dt = (last.capture_time - previous.capture_time) * 1e-9
+            if 0.0 < dt <= TWO_SIGHTINGS_S:
+                return (last.x - previous.x) / dt, (last.y - previous.y) / dt
+        return last.vx, last.vy
+
+    def _mouth_reached(self, last: BallState) -> str | None:
+        """The team scoring if `last`, carried on for GOAL_HORIZON_S, is over a goal line
         having crossed it inside the mouth."""
-        dt = min(max(elapsed_s, 0.0), GOAL_HORIZON_S)
-        x = last.x + last.vx * dt
+        vx, vy = self._heading(last)
+        x = last.x + vx * GOAL_HORIZON_S
         if abs(x) < self.half_length:
             return None
         line = math.copysign(self.half_length, x)
-        if abs(last.x) >= self.half_length or last.vx == 0.0:
+        if abs(last.x) >= self.half_length or vx == 0.0:
             y_at_line = last.y  # already over the line when last seen
         else:
-            y_at_line = last.y + last.vy * (line - last.x) / last.vx
+            y_at_line = last.y + vy * (line - last.x) / vx
         if abs(y_at_line) > self.goal_half:
             return None
         return "robot" if line > 0 else "human"

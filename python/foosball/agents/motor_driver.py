@@ -178,6 +178,8 @@ OBSERVABLE_CAUSES = (AlarmCode.ETHERCAT_LINK, AlarmCode.WORKING_COUNTER,
 class CycleTiming(NamedTuple):
     period_s: float = 0.0
     wakeup_jitter_p99_s: float = 0.0
+    capture_to_setpoint_p50_s: float = 0.0  # over the commands of the last window
+    capture_to_setpoint_p99_s: float = 0.0
 
 
 class MdaInputs(NamedTuple):
@@ -194,6 +196,7 @@ class MdaOutputs(NamedTuple):
     messages: tuple[Any, ...] = ()
     recover_bus: bool = False
     read_alignment: tuple[int, ...] = ()  # axes whose alignment object to read by SDO
+    ball_capture_time: int = 0  # of the newest command these drives' setpoints answer
 
 
 @dataclass(slots=True)  # slots: the cycle reads and writes these eight times a period
@@ -247,6 +250,7 @@ class MotorDriverCore:
         self._last_status_s = -math.inf
         self.fault_log = RateLimitedLog(log, config.repeat_log_s)
         self._alignment_objects: tuple[int, ...] = ()
+        self._answering = 0  # capture time of the newest command taken this cycle
 
     # -- public view ---------------------------------------------------------------------
     def drive_states(self) -> list[DriveState]:
@@ -329,7 +333,8 @@ class MotorDriverCore:
             self.consecutive_bad_wkc > 0 or inputs.al_state != L.AlState.OP)
         read = tuple(n for n, a in enumerate(self.axes) if a.phase is Phase.ALIGNING) \
             if self.config.alignment is L.Alignment.SDO and self.latched is None else ()
-        return MdaOutputs(drives, tuple(out), recover, read)
+        answering, self._answering = self._answering, 0
+        return MdaOutputs(drives, tuple(out), recover, read, answering)
 
     # -- bus health ------------------------------------------------------------------------
     def _bus_health(self, exchange: Exchange, now: float, out: list[Any]) -> bool:
@@ -363,6 +368,7 @@ class MotorDriverCore:
             for target in message.axes:
                 if 0 <= target.axis < len(self.axes):
                     self._set_goal(self.axes[target.axis], target.position, target.velocity)
+            self._answering = max(self._answering, message.ball_capture_time)
         elif isinstance(message, GameControl):
             command = message.command
             if command == GameCommand.RESTART:
@@ -655,7 +661,11 @@ class MotorDriverCore:
             expected_working_counter=self.expected_wkc,
             bad_working_counters=self.bad_working_counters,
             cycle_period_s=_bounded(inputs.timing.period_s, 1.0, low=0.0),
-            wakeup_jitter_p99_s=_bounded(inputs.timing.wakeup_jitter_p99_s, 10.0, low=0.0))
+            wakeup_jitter_p99_s=_bounded(inputs.timing.wakeup_jitter_p99_s, 10.0, low=0.0),
+            capture_to_setpoint_p50_s=_bounded(inputs.timing.capture_to_setpoint_p50_s, 10.0,
+                                               low=0.0),
+            capture_to_setpoint_p99_s=_bounded(inputs.timing.capture_to_setpoint_p99_s, 10.0,
+                                               low=0.0))
 
 
 def _bounded(value: float, limit: float, low: float | None = None) -> float:
@@ -686,11 +696,15 @@ class EtherCatHardware:
     def __init__(self, bus: EtherCatBus, cycle_s: float,
                  clock: Callable[[], float] = time.monotonic,
                  sleep: Callable[[float], None] = time.sleep,
-                 stats_capacity: int = 120_000) -> None:
+                 stats_capacity: int = 120_000,
+                 wall_ns: Callable[[], int] = time.time_ns) -> None:
         self.bus = bus
         self.cycle_s = cycle_s
         self.clock = clock
         self.sleep = sleep
+        self.wall_ns = wall_ns  # the PTP clock the camera stamps frames with
+        self._answering = 0  # capture time the next frame's setpoints answer (0: none)
+        self.capture_to_setpoint: list[float] = []  # s, this window's commands
         self.stats = CycleStats(stats_capacity)
         self.outputs: tuple[L.RxPdo, ...] = tuple(
             L.RxPdo(controlword=0) for _ in range(bus.config.drives))
@@ -703,7 +717,8 @@ class EtherCatHardware:
         self._deadline: float | None = None
         self._last_recover_s = -math.inf
         self.longest_recovery_s = 0.0  # recovery runs in the cycle: how long it held it
-        self._timing = CycleTiming(cycle_s, 0.0)  # rebuilt when its p99 is taken again
+        # rebuilt every 200 cycles, with the p99 and the window's frame -> setpoint figures
+        self._timing = CycleTiming(cycle_s, 0.0)
         self._alignment_read: tuple[int, ...] = tuple(self.alignment_objects)
         # numpy's first percentile costs tens of milliseconds (lazy set-up): here, not in
         # the first cycle, where it would read as a stalled step loop at 1 ms
@@ -723,9 +738,17 @@ class EtherCatHardware:
         if late > period:  # overran: do not try to catch up with a burst of frames
             self._deadline = woke
         self._deadline += period
+        if self._answering:  # these setpoints answer a ball state: they leave now
+            self.capture_to_setpoint.append((self.wall_ns() - self._answering) * 1e-9)
+            self._answering = 0
         self.last = self.bus.exchange(self.outputs)
         if self.stats.count % 200 == 1:
-            self._timing = CycleTiming(period, self.recent_p99())
+            latency = (0.0, 0.0)  # none measured in this window
+            if self.capture_to_setpoint:
+                p50, p99 = np.percentile(self.capture_to_setpoint, (50, 99))
+                latency = (float(p50), float(p99))
+                self.capture_to_setpoint.clear()
+            self._timing = CycleTiming(period, self.recent_p99(), *latency)
         return BusSample(self.last, self._timing, self.al_state, self._alignment_read)
 
     def recent_p99(self) -> float:
@@ -743,6 +766,7 @@ class EtherCatHardware:
             self.outputs = self.quick_stop_outputs()
             return
         self.outputs = actuation.drives
+        self._answering = actuation.ball_capture_time or self._answering
         self._read_alignment(actuation.read_alignment)
         now = self.clock()
         if actuation.recover_bus and now - self._last_recover_s > 0.1:

@@ -197,7 +197,7 @@ class PoleDriverCore:
         if not targets:
             return None
         self.forwarded += 1
-        return MotorCommand(axes=tuple(targets))
+        return MotorCommand(axes=tuple(targets), ball_capture_time=command.ball_capture_time)
 
     def _checked(self, value: float, low: float, high: float, rod: Rod, what: str,
                  now: float) -> float | None:

@@ -30,12 +30,14 @@ def lock_memory() -> bool:
 
 
 def set_fifo(priority: int | None = None,
-             setscheduler: Callable[[int, int, Any], None] = os.sched_setscheduler) -> bool:
-    """SCHED_FIFO (top priority unless given) for the calling thread; False and logged when
-    the system refuses, and the cycle then runs under the default policy."""
+             setscheduler: Callable[[int, int, Any], None] = os.sched_setscheduler,
+             thread_id: int = 0) -> bool:
+    """SCHED_FIFO (top priority unless given) for the calling thread (or the thread
+    `thread_id` of this process); False and logged when the system refuses, and the cycle
+    then runs under the default policy."""
     try:
         top = os.sched_get_priority_max(os.SCHED_FIFO) if priority is None else priority
-        setscheduler(0, os.SCHED_FIFO, os.sched_param(top))
+        setscheduler(thread_id, os.SCHED_FIFO, os.sched_param(top))
         return True
     except (PermissionError, OSError) as exc:
         log.warning("SCHED_FIFO refused (%s): the cycle runs with the default policy", exc)

@@ -23,6 +23,7 @@ import time
 from pathlib import Path
 
 DEFAULT_RUN_DIR = Path("/tmp/foosball-rig")
+PAGE_WITHIN_S = 30.0  # the panels' pages answer this soon after the agents start
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -77,6 +78,11 @@ def _up(args: argparse.Namespace) -> int:
                 board = "strategy" if agent == "game_panel" else "pole"
                 if rig.namespaced:
                     forwards.append(PortForward(port, rig.lan.namespace(board)))
+                # An address printed before its page answers is a closed connection for
+                # whoever clicks it at once: the agents take seconds to start.
+                if not _page_answers(port, PAGE_WITHIN_S):
+                    print(f"  {agent}: no page on :{port} after {PAGE_WITHIN_S:.0f} s; see "
+                          f"{rig.logs / (agent + '.log')}", file=sys.stderr)
                 print(f"  {agent.replace('_', ' ')}: http://localhost:{port}/"
                       f"#token={_token(rig)}")
         if args.opponent == "browser":
@@ -103,6 +109,20 @@ def _up(args: argparse.Namespace) -> int:
     return 0
 
 
+def _page_answers(port: int, within_s: float) -> bool:
+    import urllib.error
+    import urllib.request
+
+    deadline = time.monotonic() + within_s
+    while time.monotonic() < deadline:
+        try:
+            with urllib.request.urlopen(f"http://127.0.0.1:{port}/", timeout=2.0) as page:
+                return bool(page.status == 200)
+        except (urllib.error.URLError, ConnectionError, TimeoutError):
+            time.sleep(0.2)
+    return False
+
+
 def _token(rig: object) -> str:
     from foosball.panels.server import panel_token
     from foosball.wire.codec import load_key
@@ -117,6 +137,9 @@ def _alive(pid: int) -> bool:
         os.kill(pid, 0)
     except ProcessLookupError:
         return False
+    # Exited but not yet reaped by whoever started it (a script, a test): a zombie is gone.
+    with contextlib.suppress(OSError):
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
     return True
 
 

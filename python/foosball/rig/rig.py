@@ -39,7 +39,11 @@ AGENT_BOARD = {
     "ball_tracker": "vision",
     "strategy": "strategy",
     "game_panel": "strategy",
+    "match_recorder": "strategy",
 }
+# Agents nobody holds to a deadline: the match recorder's loss loses a recording, not the
+# game (its peers do not watch its heartbeat; see agents/match_recorder.py).
+UNWATCHED = ("match_recorder",)
 CORE_AGENTS = ("motor_driver", "pole_driver", "ball_tracker", "strategy")
 PANEL_PORTS = {"game_panel": 8080, "supervisory_panel": 8081}
 PLAYER_PORT = 8090  # `--opponent browser`: the page a person plays the human's rods on
@@ -95,7 +99,8 @@ class Rig:
 
     def write_board_files(self) -> None:
         o = self.options
-        deadlines = "\n".join(f"{agent} = {o.deadline_s}" for agent in o.agents)
+        deadlines = "\n".join(f"{agent} = {o.deadline_s}" for agent in o.agents
+                              if agent not in UNWATCHED)
         for board in ("pole", "vision", "strategy"):
             agents = [a for a in o.agents if AGENT_BOARD[a] == board]
             if not agents:
@@ -133,6 +138,8 @@ class Rig:
             return ["[strategy]", f'strategy = "{o.strategy}"']
         if agent in o.panel_ports:
             return [f"[{agent}]", f"port = {o.panel_ports[agent]}"]
+        if agent == "match_recorder":
+            return [f"[{agent}]", f'directory = "{self.run_dir / "matches"}"']
         return [f"[{agent}]"]
 
     # -- processes -----------------------------------------------------------------------
@@ -183,10 +190,11 @@ class Rig:
                 str(self.options.fps), "--opponent", self.options.opponent]
         if "motor_driver" in self.options.agents and self.namespaced:
             args += ["--rod-poses", str(ROD_POSE_PORT)]
-        if self.namespaced:
-            # Root: the simulated world keeps real time, below every agent (at nice -10
-            # instead, outside the real-time budget, it starved whenever anything else ran:
-            # 211 of 600 frames in 29 s; see docs/notes/issue-12.md).
+        if os.geteuid() == 0:
+            # Root (namespaced or not: the agents are real-time either way): the simulated
+            # world keeps real time, below every agent (at nice -10 instead, outside the
+            # real-time budget, it starved whenever anything else ran: 211 of 600 frames in
+            # 29 s; see docs/notes/issue-12.md).
             args += ["--rt-priority", "10"]
         if self.options.opponent == "browser":
             args += ["--player-port", str(self.options.player_port)]

@@ -20,7 +20,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "--randomise", action="store_true", help="draw the realism parameters from their ranges"
     )
     match.add_argument("--json", action="store_true", help="print the full result as JSON")
-    match.add_argument("--record", metavar="FILE", help="write world states (CBOR sequence)")
+    match.add_argument("--record", metavar="FILE",
+                       help="write the match (CBOR sequence; `foosball report`, `foosball replay`)")
     match.add_argument(
         "--record-every", type=int, default=1, metavar="N", help="record every N-th frame"
     )
@@ -88,16 +89,11 @@ def _match(args: argparse.Namespace) -> int:
             randomise=args.randomise,
         )
         if stream is not None:
-            from foosball.sim.record import Recorder
+            from foosball.sim.record import record_match
 
-            match.on_frame = Recorder(
-                stream,
-                match.table,
-                params=match.params.as_dict(),
-                frame_period=match.params.frame_period,
-                every=args.record_every,
-                meta={"robot": args.robot, "opponent": args.opponent, "seed": args.seed},
-            )
+            record_match(match, stream, every=args.record_every,
+                         meta={"robot": args.robot, "opponent": args.opponent,
+                               "seed": args.seed, "duration_s": args.duration})
         result = match.run().summary()
     except KeyError as exc:
         print(f"foosball sim match: {exc.args[0]}", file=sys.stderr)
@@ -127,6 +123,8 @@ def _replay(args: argparse.Namespace) -> int:
     from foosball.sim.record import read_recording, replay_frames, write_video
 
     recording = read_recording(args.file)
+    for warning in recording.warnings:
+        print(f"foosball sim replay: warning: {warning}", file=sys.stderr)
     frames = replay_frames(
         recording,
         start=args.start,

@@ -1,40 +1,60 @@
-"""Recording and replay of world states as a CBOR sequence (RFC 8742).
+"""The simulator's recordings: the format of a match recorded on the board, and replay.
 
-A recording is a file of concatenated CBOR data items: first a header map, then one array
-per recorded world state::
+A recording is the strategy board's format (foosball.recording.format): a CBOR sequence of
+a header and [time, type, body] records, read by the one reader for both. The simulator
+writes what the board's recorder would hear (the BallStates delivered to the robot's
+controller, its RodCommands, the robot's RodStatus, a GameState at 10 Hz and on every goal)
+stamped with the simulator's clock, plus what no board has: the true world state (type
+WORLD, every `every`-th frame) and the human's rods as they truly are (HumanRods, at the
+same rate; on the rig the tracker measures them). No MotorStatus or Alarm: the headless
+simulator has no drives to report and no agents to fail.
 
-    header = {"format": "foosball-sim-recording", "version": 1, "table": <geometry as in
-              table.json>, "params": {...}, "frame_period": s, "meta": {...}}
-    state  = [time_ns, ball_x, ball_y, ball_vx, ball_vy, ball_in_play,
-              [translation per rod], [rotation per rod], score_robot, score_human]
-
-`replay_frames` renders the states again with the camera renderer; `write_video` turns
-frames into a GIF (Pillow) or an MP4/AVI (OpenCV) by the file name's extension.
+`replay_frames` renders the world states again with the camera renderer; `write_video`
+turns frames into a GIF (Pillow) or an MP4/AVI (OpenCV) by the file name's extension.
 """
 
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Iterator
+import math
+import time
 from pathlib import Path
 from typing import Any, BinaryIO
 
-import cbor2
 import numpy as np
 
-from foosball.geometry import Table, parse_table
+from foosball.geometry import Table
+from foosball.recording.format import (
+    Recording,
+    encode_header,
+    encode_record,
+    encode_world,
+    header,
+    read_recording,
+)
 from foosball.sim.physics import WorldState
+from foosball.wire.catalogue import (
+    BallState,
+    GameState,
+    HumanRod,
+    HumanRods,
+    RodCommand,
+    RodId,
+    RodStatus,
+    SafetyState,
+)
 
-FORMAT = "foosball-sim-recording"
-VERSION = 1
+__all__ = ["Recorder", "Recording", "read_recording", "replay_frames", "write_video"]
 
-
-def table_as_json(table: Table) -> dict[str, Any]:
-    return dataclasses.asdict(table)
+SOURCE = "simulator"
+GAME_STATE_PERIOD_S = 0.1  # as the game panel sends it
 
 
 class Recorder:
-    """Appends world states to an open binary stream (every `every`-th state)."""
+    """Writes a simulated match to an open binary stream. As the match's `on_frame` it
+    records the world (every `every`-th frame), the human's rods and the game state;
+    `watch(controller)` wraps the robot's controller so that what it is given and what it
+    commands are recorded as they happen (`record_match` does both)."""
 
     def __init__(
         self,
@@ -47,86 +67,79 @@ class Recorder:
         meta: dict[str, Any] | None = None,
     ) -> None:
         self.stream = stream
+        self.table = table
         self.every = max(1, every)
         self._count = 0
-        cbor2.dump(
-            {
-                "format": FORMAT,
-                "version": VERSION,
-                "table": table_as_json(table),
-                "params": params,
-                "frame_period": frame_period * self.every,
-                "meta": meta or {},
-            },
-            stream,
-        )
+        self._score: tuple[int, int] | None = None
+        self._game_state_at = -math.inf
+        self._status: RodStatus | None = None
+        self._human = [table.rods.index(r) for r in table.human_rods]
+        stream.write(encode_header(header(
+            table, source=SOURCE, match=time.strftime("%Y%m%dT%H%M%SZ", time.gmtime()),
+            started_ns=time.time_ns(), meta=meta, params=params,
+            frame_period=frame_period * self.every)))
 
     def __call__(self, state: WorldState) -> None:
         self._count += 1
+        t = state.time_ns
+        score = (state.score_robot, state.score_human)
+        if score != self._score or t * 1e-9 - self._game_state_at >= GAME_STATE_PERIOD_S:
+            self._score, self._game_state_at = score, t * 1e-9
+            self.stream.write(encode_record(t, GameState(
+                state=SafetyState.PLAYING, score_robot=min(999, score[0]),
+                score_human=min(999, score[1]), clock_s=t * 1e-9, alarm_text="")))
         if (self._count - 1) % self.every:
             return
-        cbor2.dump(
-            [
-                state.time_ns,
-                state.ball_x,
-                state.ball_y,
-                state.ball_vx,
-                state.ball_vy,
-                state.ball_in_play,
-                list(state.translations),
-                list(state.rotations),
-                state.score_robot,
-                state.score_human,
-            ],
-            self.stream,
-        )
+        self.stream.write(encode_world(state))
+        self.stream.write(encode_record(t, self._human_rods(state)))
+
+    def _human_rods(self, state: WorldState) -> HumanRods:
+        rods = tuple(HumanRod(rod=RodId(role), translation=state.translations[i],
+                              rotation=math.remainder(state.rotations[i], 2 * math.pi),
+                              men_seen=self.table.rods[i].men, rotation_seen=True)
+                     for role, i in enumerate(self._human))
+        return HumanRods(capture_time=state.time_ns, frame=self._count, rods=rods)
+
+    def ball(self, ball: BallState, rods: RodStatus, now_ns: int) -> None:
+        self.stream.write(encode_record(now_ns, ball))
+        if rods is not self._status:  # the runner hands the same message while rods rest
+            self._status = rods
+            self.stream.write(encode_record(now_ns, rods))
+
+    def command(self, command: RodCommand, now_ns: int) -> None:
+        self.stream.write(encode_record(now_ns, command))
+
+    def watch(self, controller: Any) -> _Watched:
+        return _Watched(controller, self)
 
 
-@dataclasses.dataclass
-class Recording:
-    table: Table
-    params: dict[str, Any]
-    frame_period: float
-    meta: dict[str, Any]
-    states: list[WorldState]
+class _Watched:
+    """A controller whose inputs and commands go to a Recorder; everything else (its
+    optional extras, foosball.sim.controllers) is the controller's own."""
+
+    def __init__(self, controller: Any, recorder: Recorder) -> None:
+        self._controller = controller
+        self._recorder = recorder
+
+    def step(self, ball: BallState, rods: RodStatus, now_ns: int) -> RodCommand | None:
+        self._recorder.ball(ball, rods, now_ns)
+        command = self._controller.step(ball, rods, now_ns)
+        if command is not None:
+            self._recorder.command(command, now_ns)
+        return command
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._controller, name)
 
 
-def read_recording(path: str | Path) -> Recording:
-    with open(path, "rb") as stream:
-        header = cbor2.load(stream)
-        if not isinstance(header, dict) or header.get("format") != FORMAT:
-            raise ValueError(f"{path}: not a {FORMAT} file")
-        if header.get("version") != VERSION:
-            raise ValueError(f"{path}: version {header.get('version')} not supported")
-        states = list(_states(stream))
-    return Recording(
-        table=parse_table(header["table"]),
-        params=header.get("params", {}),
-        frame_period=float(header["frame_period"]),
-        meta=header.get("meta", {}),
-        states=states,
-    )
-
-
-def _states(stream: BinaryIO) -> Iterator[WorldState]:
-    while True:
-        try:
-            item = cbor2.load(stream)
-        except cbor2.CBORDecodeEOF:
-            return
-        t, x, y, vx, vy, in_play, translations, rotations, robot, human = item
-        yield WorldState(
-            time_ns=int(t),
-            ball_x=float(x),
-            ball_y=float(y),
-            ball_vx=float(vx),
-            ball_vy=float(vy),
-            ball_in_play=bool(in_play),
-            translations=tuple(translations),
-            rotations=tuple(rotations),
-            score_robot=int(robot),
-            score_human=int(human),
-        )
+def record_match(match: Any, stream: BinaryIO, *, every: int = 1,
+                 meta: dict[str, Any] | None = None) -> Recorder:
+    """Record `match` (a sim.match.Match, before it runs) to `stream`."""
+    recorder = Recorder(stream, match.table, params=match.params.as_dict(),
+                        frame_period=match.params.frame_period, every=every, meta=meta)
+    match.on_frame = recorder
+    match.controllers["robot"] = recorder.watch(match.controllers["robot"])
+    return recorder
 
 
 def write_video(frames: list[np.ndarray], path: str | Path, fps: float, scale: float = 1.0) -> None:
@@ -195,6 +208,8 @@ def replay_frames(
     params = SimParams(**{k: v for k, v in recording.params.items() if k in known})
     quiet = {} if sensor_effects else {"noise_sigma": 0.0, "lighting_variation": 0.0}
     camera = CameraConfig.for_match(params, **quiet)
+    if recording.table is None:
+        raise ValueError(f"{recording.path}: no table in its header")
     renderer = Renderer(recording.table, camera, seed=seed)
     chosen = [
         s

@@ -105,7 +105,10 @@ class BallFilter:
         cfg, walls = self.cfg, self.walls
         bounced_y = self.y.predict(dt, self._q, walls.y_limit, cfg.wall_restitution,
                                    self._restitution_var)
-        x_wall = walls.x_limit if abs(self.y.p) > walls.goal_half_width else None
+        # The end wall turns back a ball that reaches it beside the mouth; a ball already past
+        # its line is in the goal, where nothing sends it back (whatever its y does next).
+        beside_mouth = abs(self.y.p) > walls.goal_half_width
+        x_wall = walls.x_limit if beside_mouth and abs(self.x.p) <= walls.x_limit else None
         bounced_x = self.x.predict(dt, self._q, x_wall, cfg.wall_restitution,
                                    self._restitution_var)
         return bounced_x or bounced_y

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from dataclasses import dataclass, field, fields
+from dataclasses import MISSING, dataclass, field, fields
 from enum import IntEnum
 from typing import Any, ClassVar
 
@@ -31,6 +31,7 @@ class Agent(IntEnum):
     OTA = 7
     TOOL = 8  # a person's command-line tool on the LAN
     SIMULATOR = 9
+    MATCH_RECORDER = 10  # strategy board: listens, sends only heartbeats (and alarms)
 
 
 class SafetyState(IntEnum):
@@ -236,16 +237,17 @@ _CHECKS = {
 }
 
 
-def _spec(key: int, kind: str, **kw: Any) -> Any:
-    return field(metadata={"wire": Spec(key, kind, **kw)})
+def _spec(key: int, kind: str, default: Any = MISSING, **kw: Any) -> Any:
+    """A field on the wire (always sent); `default` only spares a Python caller the value."""
+    return field(default=default, metadata={"wire": Spec(key, kind, **kw)})
 
 
-def num(key: int, low: float, high: float, unit: str = "") -> Any:
-    return _spec(key, "float", low=low, high=high, unit=unit)
+def num(key: int, low: float, high: float, unit: str = "", default: Any = MISSING) -> Any:
+    return _spec(key, "float", default, low=low, high=high, unit=unit)
 
 
-def integer(key: int, low: int, high: int, unit: str = "") -> Any:
-    return _spec(key, "int", low=low, high=high, unit=unit)
+def integer(key: int, low: int, high: int, unit: str = "", default: Any = MISSING) -> Any:
+    return _spec(key, "int", default, low=low, high=high, unit=unit)
 
 
 def flag(key: int) -> Any:
@@ -537,10 +539,13 @@ class AxisTarget:
 
 @dataclass(frozen=True, slots=True)
 class MotorCommand:
-    """Pole driver -> motor driver: motor shaft targets, already limit-checked."""
+    """Pole driver -> motor driver: motor shaft targets, already limit-checked, and the
+    capture time of the ball state they answer (the RodCommand's; 0: none), so the motor
+    driver measures frame -> setpoint on the wire."""
 
     TYPE_ID: ClassVar[int] = 6
     axes: tuple[AxisTarget, ...] = records(1, AxisTarget, 8)
+    ball_capture_time: int = integer(2, 0, NS_MAX, "ns", default=0)
 
 
 @dataclass(frozen=True, slots=True)
@@ -575,6 +580,10 @@ class EtherCatStatus:
     bad_working_counters: int = integer(7, 0, NS_MAX)
     cycle_period_s: float = num(8, 0.0, 1.0, "s")
     wakeup_jitter_p99_s: float = num(9, 0.0, 10.0, "s")
+    # Frame capture -> the setpoint answering it leaves in an EtherCAT frame, over the
+    # commands of the last status period (0: none measured).
+    capture_to_setpoint_p50_s: float = num(10, 0.0, 10.0, "s", default=0.0)
+    capture_to_setpoint_p99_s: float = num(11, 0.0, 10.0, "s", default=0.0)
 
 
 @dataclass(frozen=True, slots=True)

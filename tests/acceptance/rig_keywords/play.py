@@ -7,13 +7,14 @@ PLAYING."""
 
 from __future__ import annotations
 
+import itertools
 import time
 from dataclasses import dataclass
 
 from robot.api import logger
 from robot.api.deco import keyword
 
-from foosball.wire.catalogue import GameState, SafetyState
+from foosball.wire.catalogue import BallState, GameState, SafetyState
 from rig_keywords.context import SimulatedTable
 from rig_keywords.waiting import seconds, wait_until
 
@@ -62,6 +63,23 @@ class PlayKeywords:
             previous = frame
         return tally
 
+    def _tracked_at_goals(self) -> str:
+        """What the tracker reported around each goal the table counted (for a failure)."""
+        ctx = self.ctx
+        frames = ctx.truth.since(ctx.started_s)
+        balls = [h.message for h in ctx.observer.since(ctx.started_s - 1.0, BallState)]
+        goals = [now for before, now in itertools.pairwise(frames)
+                 if (now.score_robot, now.score_human) != (before.score_robot,
+                                                           before.score_human)]
+        told = []
+        for goal in goals:
+            near = [b for b in balls if -0.2e9 <= b.capture_time - goal.t_ns <= 0.4e9]
+            track = ", ".join(f"{(b.capture_time - goal.t_ns) * 1e-6:+.0f} ms "
+                              f"{b.status.name[0]} ({b.x:+.3f}, {b.y:+.3f}) v {b.vx:+.1f}"
+                              for b in near)
+            told.append(f"goal at ({goal.x:+.3f}, {goal.y:+.3f}): {track or 'no BallState'}")
+        return "; ".join(told) or "no goal on the table"
+
     def _left(self, limit: str) -> float:
         return seconds(limit) - (time.monotonic() - self.ctx.started_s)
 
@@ -109,7 +127,8 @@ class PlayKeywords:
             states = observer.since(time.monotonic() - 1.0, GameState)
             said = (f"{states[-1].message.score_robot}:{states[-1].message.score_human}"
                     if states else "nothing (no GameState)")
-            return f"the game panel says {said}; the table {self._tally()}"
+            return (f"the game panel says {said}; the table {self._tally()}; "
+                    f"{self._tracked_at_goals()}")
         state = wait_until(agrees, within_s, failure)
         logger.info(f"game panel {state.score_robot}:{state.score_human}; the table "
                     f"{self._tally()}")

@@ -54,6 +54,7 @@ function connect() {
     if ("preview" in changed && changed.preview) { showPreview(changed.preview); }
     if ("calibration" in changed) { showCalibration(changed.calibration); }
     if ("updates" in changed) { showUpdates(changed.updates.lines); }
+    if ("replay" in changed && window.showReplay) { window.showReplay(changed.replay); }
     dirty = true;
   };
 }
