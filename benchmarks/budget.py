@@ -19,6 +19,10 @@ For each agent, the CPU time (time.process_time, this process alone) of one peri
 - supervisory_panel, per drive-status update (20 Hz): decoding MotorStatus and
   EtherCatStatus + SupervisoryCore.step + the page's update;
 
+and, for the motor driver, what a 1 ms cycle would take: its cycle's work every
+millisecond in the agent, and the "1 ms kernel" (MotorDriverWork.kernel_s: the part a
+separate real-time process would keep every cycle, the agent's own cycle at 5 ms beside it);
+
 plus the agent runtime's CPU for the rig's LAN traffic at the frame rate
 (benchmarks/runtime_load.py's measure()). That replay already decodes the message that
 starts the period, so its decode, timed apart, is shown but counted once (in the LAN share).
@@ -299,6 +303,32 @@ class MotorDriverWork(Work):
     def excluded_s(self) -> float:  # type: ignore[override]
         return self.bus.exchange_s
 
+    def kernel_s(self, cycles: int) -> float:
+        """CPU seconds per cycle of what a separate real-time process would still do every
+        cycle if the agent set goals at the command rate: the process image unpacked for
+        all drives, each drive's state looked up for a fault, every axis's profile stepped
+        towards a moving goal, the outputs built and packed (the real core's own methods,
+        on the drives as `prepare()` left them). The exchange itself is SOEM's C."""
+        from itertools import chain
+
+        from foosball.ethercat import layout as L
+
+        image = L.ProcessImage(len(self.bus.drives))
+        raw = image.inputs.pack(*chain.from_iterable(d.tx() for d in self.bus.drives))
+        core, axes = self.core, self.core.axes
+        faulty = (L.Cia402State.FAULT, L.Cia402State.FAULT_REACTION_ACTIVE)
+        start = time.process_time()
+        for n in range(cycles):
+            inputs = image.unpack_inputs(raw)
+            if any(tx.state in faulty for tx in inputs):
+                raise RuntimeError("a drive reports a fault: the kernel would quick-stop")
+            for axis, tx in zip(axes, inputs, strict=True):
+                axis.last = tx
+                axis.goal = axis.setpoint + (0.01 if n % 2 else -0.01)  # always moving
+                core._profile(axis)
+            image.pack_outputs([core._outputs(axis) for axis in axes])
+        return (time.process_time() - start) / cycles
+
 
 def unstarted_page(static_dir: Path, actions: Any) -> Any:
     """A panel's page on a server that is never started: its publish() still serialises
@@ -442,11 +472,16 @@ def budget_rows(works: list[Work], boards: dict[str, Any], runs: int, lan_second
                      if f)
         row["factor_kinder"] = kinder
         row["share_kinder_pct"] = round(row["share_pct"] * kinder / factor, 1)
-        if work.agent is Agent.MOTOR_DRIVER:  # the same cycle's work at 1 ms
+        if isinstance(work, MotorDriverWork):  # the same cycle's work at 1 ms
             # A MotorCommand still comes at the frame rate, not once a cycle: one decode
             # per 5 ms (in the LAN share), the rest of the cycle every millisecond.
             row["share_1ms_pct"] = round((best_s - decode_s) * factor / FAST_CYCLE_S * 100
                                          + row["lan_pct"], 1)
+            # What 1 ms would take: the per-cycle kernel alone in its own real-time process
+            # (no LAN there), the agent's cycle at 5 ms beside it.
+            kernel_s = min(work.kernel_s(work.cycles) for _ in range(runs))
+            row["kernel_here_us"] = round(kernel_s * 1e6, 1)
+            row["kernel_1ms_pct"] = round(kernel_s * factor / FAST_CYCLE_S * 100, 1)
         yield row
 
 
@@ -482,6 +517,10 @@ def table(rows: list[dict[str, Any]], budget_pct: float) -> str:
         if "share_1ms_pct" in r:
             lines.append(f"{'  (at a 1 ms cycle)':<18} {'':<9} {'':<14} {'':>8} {'':>7} {'':>5} "
                          f"{'':>9} {1.0:>5.1f}ms {'':>7} {'':>6} {r['share_1ms_pct']:>8.1f}")
+            kernel_board = r["kernel_here_us"] * r["factor"]
+            lines.append(f"{'  (1 ms kernel)':<18} {'':<9} {'cycle, RT proc':<14} "
+                         f"{r['kernel_here_us']:>8.1f} {'':>7} {'':>5} {kernel_board:>9.1f} "
+                         f"{1.0:>5.1f}ms {'':>7} {'':>6} {r['kernel_1ms_pct']:>8.1f}")
     return "\n".join(lines)
 
 

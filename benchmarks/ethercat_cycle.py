@@ -10,12 +10,21 @@ would. By default the agent LAN carries play traffic (`WireTraffic`); --no-wire 
 bare cycle.
 Needs root (network namespace, SCHED_FIFO). Reports; never fails on timing.
 
+Why a frame is lost: every bad working counter in the window is logged with its time and
+how long the master waited for it; a sampler process (ordinary priority) reads, every 5 ms,
+the VM's steal time per CPU (/proc/stat: the time the hypervisor ran something else on
+that vCPU) and, for the master's cycle thread and the emulator, the time each waited on a
+run queue of this kernel and the CPU it ran on (/proc/<pid>/schedstat, stat); the emulator
+logs its own stalls and slow answers. Each lost frame is then shown beside what the
+machine was doing around it (`losses`).
+
     sudo .venv/bin/python benchmarks/ethercat_cycle.py --seconds 60 --cycle-ms 5 1 --json out.json
 """
 
 from __future__ import annotations
 
 import argparse
+import bisect
 import contextlib
 import json
 import logging
@@ -25,9 +34,10 @@ import secrets
 import signal
 import subprocess
 import sys
+import tempfile
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -79,8 +89,9 @@ class Window:
     `should_stop`, asked between work turns), so it holds exactly `cycles` whole cycles of
     steady running and nothing of start-up or of the fault tests."""
 
-    def __init__(self, runtime: AgentRuntime) -> None:
+    def __init__(self, runtime: AgentRuntime, cycle_cpu: int | None = None) -> None:
         self.runtime = runtime
+        self.cycle_cpu = cycle_cpu  # pin the cycle thread here (its I/O thread stays free)
         self.hardware: EtherCatHardware = runtime.hardware  # type: ignore[assignment]
         self.core: MotorDriverCore = runtime.core  # type: ignore[assignment]
         self.wanted = 0
@@ -95,6 +106,9 @@ class Window:
         self.opened.set()
 
     def __call__(self) -> bool:  # on the cycle thread, between work turns
+        if self.cycle_cpu is not None:
+            os.sched_setaffinity(0, {self.cycle_cpu})  # this thread only
+            self.cycle_cpu = None
         if self.opened.is_set() and self.start_cycle is None:
             self.hardware.stats.count = 0
             self.start_cycle = self.core.cycles
@@ -201,6 +215,7 @@ def _conduct(runtime: AgentRuntime, window: Window, emulator: EmulatorProcess,
         window.closed.wait()
         out["emulator_longest_stall_ms"] = round(
             float(emulator.command("status")["longest_stall_s"]) * 1e3, 2)
+        out["emulator_timing"] = emulator.command("timing")
         quick_stop: dict[str, object] = {}
         for kind in FAULTS:
             if not back_to_running(core, restart):
@@ -220,6 +235,175 @@ def _conduct(runtime: AgentRuntime, window: Window, emulator: EmulatorProcess,
         window.finished.set()
 
 
+# --- why frames are lost ------------------------------------------------------------------
+SAMPLE_S = 0.005
+AROUND_S = 0.012  # what happened this long either side of a lost frame counts for it
+
+
+def sampler_main(out_path: str, *pids_and_parent: str) -> int:
+    """The sampler process: see the module's doc. Writes JSON to `out_path` on SIGINT, or
+    when its parent (the last argument) is gone."""
+    *pids, parent = pids_and_parent
+    tick_s = 1.0 / os.sysconf("SC_CLK_TCK")
+    times: list[float] = []
+    steal: list[list[float]] = []
+    threads: dict[str, list[list[float]]] = {pid: [] for pid in pids}
+    stop = threading.Event()
+    signal.signal(signal.SIGINT, lambda *_: stop.set())
+    with open("/proc/stat") as stat_file:
+        while not stop.is_set():
+            stat_file.seek(0)
+            lines = stat_file.read().splitlines()
+            times.append(time.monotonic())
+            # per CPU: the 8th value of its line, in USER_HZ ticks
+            steal.append([int(line.split()[8]) * tick_s for line in lines
+                          if line.startswith("cpu") and line[3].isdigit()])
+            for pid in pids:
+                try:
+                    run_ns, wait_ns, _ = Path(f"/proc/{pid}/schedstat").read_text().split()
+                    cpu = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[36]
+                    threads[pid].append([int(run_ns) * 1e-9, int(wait_ns) * 1e-9, int(cpu)])
+                except (OSError, ValueError, IndexError):
+                    threads[pid].append([math.nan, math.nan, -1])
+            if not Path(f"/proc/{parent}").exists():
+                break
+            stop.wait(SAMPLE_S)
+    Path(out_path).write_text(json.dumps({"t": times, "steal": steal, "threads": threads}))
+    return 0
+
+
+class Sampler:
+    """The sampler in its own process, started before the cycle goes real-time (a fork
+    from the real-time process later would pause the cycle)."""
+
+    def __init__(self, threads: dict[str, int]) -> None:
+        self.names = {str(pid): name for name, pid in threads.items()}
+        fd, self.path = tempfile.mkstemp(prefix="ethercat-samples-", suffix=".json")
+        os.close(fd)
+        self.process = subprocess.Popen([sys.executable, __file__, "--sampler", self.path,
+                                         *self.names, str(os.getpid())],
+                                        start_new_session=True)
+        self.data: dict[str, Any] | None = None
+
+    def finish(self) -> dict[str, Any]:
+        """Stop it and read its samples (once; later calls give the same)."""
+        if self.data is not None:
+            return self.data
+        self.process.send_signal(signal.SIGINT)
+        try:
+            self.process.wait(timeout=60)
+            data = json.loads(Path(self.path).read_text() or "{}")
+        except (subprocess.TimeoutExpired, json.JSONDecodeError):
+            self.process.kill()
+            self.process.wait()
+            data = {}
+        finally:
+            Path(self.path).unlink(missing_ok=True)
+        if data:
+            data["threads"] = {self.names[pid]: v for pid, v in data["threads"].items()}
+        self.data = data
+        return data
+
+
+LATE_LOG_S = 0.001
+
+
+class ExchangeLog:
+    """Wraps the bus's exchange (on the cycle thread): each bad working counter with its
+    time, how long the master waited for the frame and how late the cycle woke; and each
+    cycle that woke more than LATE_LOG_S late."""
+
+    def __init__(self, hardware: EtherCatHardware) -> None:
+        self.hardware = hardware
+        self.bus = hardware.bus
+        self._exchange = hardware.bus.exchange
+        self.bad: list[tuple[float, float, int, float]] = []
+        self.late: list[tuple[float, float]] = []
+        hardware.bus.exchange = self  # type: ignore[method-assign]
+
+    def __call__(self, outputs: Any) -> Any:
+        start = time.monotonic()
+        stats = self.hardware.stats
+        late = float(stats.lateness[(stats.count - 1) % len(stats.lateness)])
+        if late > LATE_LOG_S:
+            self.late.append((start, late))
+        result = self._exchange(outputs)
+        if result.working_counter != self.bus.expected_working_counter:
+            self.bad.append((start, time.monotonic() - start, result.working_counter, late))
+        return result
+
+
+def _delta(times: list[float], series: list[Any], start: float, end: float,
+           column: int | None = None) -> float:
+    """How much a cumulative series grew between the samples around [start, end]."""
+    first = max(0, bisect.bisect_right(times, start) - 1)
+    last = min(len(times) - 1, bisect.bisect_left(times, end))
+    if last <= first:
+        return 0.0
+    a, b = series[first], series[last]
+    if column is None:
+        return float(sum(b) - sum(a))
+    return float(b[column] - a[column])
+
+
+def explain_losses(bad: list[tuple[float, float, int, float]], samples: dict[str, Any],
+                   emulator: dict[str, Any], start: float, end: float,
+                   late: Sequence[tuple[float, float]] = ()) -> dict[str, Any]:
+    """Each lost frame (and each cycle that woke over 1 ms late) in [start, end] beside the
+    steal time, the threads' run-queue waits and the emulator's stalls and slow answers
+    around it; and the window's totals."""
+    times = samples.get("t", [])
+    steal = samples.get("steal", [])
+    threads = samples.get("threads", {})
+    stalls = [tuple(x) for x in emulator.get("stalls", [])]
+    slow = [tuple(x) for x in emulator.get("answers", {}).get("slow", [])]
+
+    def around(at: float) -> dict[str, Any]:
+        lo, hi = at - AROUND_S, at + AROUND_S
+        row: dict[str, Any] = {
+            "at_s": round(at - start, 3),
+            "steal_ms": round(_delta(times, steal, lo, hi) * 1e3, 1) if times else None,
+            # a stall is logged when it ends: [t - s, t] overlapping [lo, hi]
+            "emulator_stall_ms": round(max((s for t, s in stalls if t - s <= hi and t >= lo),
+                                           default=0.0) * 1e3, 2),
+            "emulator_slowest_answer_us": round(max((s for t, s in slow if lo <= t <= hi),
+                                                    default=0.0) * 1e6)}
+        for name, series in threads.items():
+            row[f"{name}_runqueue_wait_ms"] = round(_delta(times, series, lo, hi, 1) * 1e3, 2)
+            near = [cpu for t, (_, _, cpu) in zip(times, series, strict=False) if lo <= t <= hi]
+            row[f"{name}_cpus"] = sorted(set(near))
+        return row
+
+    losses = [{**around(at), "wkc": wkc, "waited_us": round(waited * 1e6),
+               "cycle_woke_late_us": round(woke * 1e6)}
+              for at, waited, wkc, woke in bad if start <= at <= end]
+    late_wakeups = [{**around(at), "woke_late_us": round(woke * 1e6)}
+                    for at, woke in late if start <= at <= end]
+    seconds = max(1e-9, end - start)
+    totals: dict[str, Any] = {}
+    if times:
+        per_cpu = [round((b - a) / seconds * 100, 2) for a, b in
+                   zip(steal[max(0, bisect.bisect_right(times, start) - 1)],
+                       steal[min(len(times) - 1, bisect.bisect_left(times, end))], strict=True)]
+        totals["steal_pct_per_cpu"] = per_cpu
+        # samples in which the hypervisor took a CPU away (the counter moves in 10 ms ticks)
+        totals["samples_with_steal"] = sum(
+            1 for i in range(1, len(times))
+            if start <= times[i] <= end and sum(steal[i]) > sum(steal[i - 1]))
+        for name, series in threads.items():
+            totals[f"{name}_runqueue_wait_ms"] = round(
+                _delta(times, series, start, end, 1) * 1e3, 1)
+        if {"master", "emulator"} <= threads.keys():  # on one CPU at the same sample
+            inside = [i for i, t in enumerate(times) if start <= t <= end]
+            same = sum(1 for i in inside
+                       if threads["master"][i][2] == threads["emulator"][i][2] >= 0)
+            totals["same_cpu_samples_pct"] = round(100 * same / max(1, len(inside)), 1)
+    return {"lost_frames": losses, "late_wakeups_over_1ms": late_wakeups, "window": totals,
+            "emulator_answer": {k: v for k, v in emulator.get("answers", {}).items()
+                                if k != "slow"},
+            "emulator_stalls_over_1ms": sum(1 for t, _ in stalls if start <= t <= end)}
+
+
 def _realtime_in_effect() -> dict[str, bool]:
     locked = 0
     with contextlib.suppress(OSError):
@@ -230,10 +414,14 @@ def _realtime_in_effect() -> dict[str, bool]:
 
 
 def measure(cycle_ms: float, seconds: float, fifo: bool, wire: bool,
-            flood: bool = False) -> dict[str, object]:
+            flood: bool = False, pin: bool = False) -> dict[str, object]:
+    """`pin`: the master's cycle thread on CPU 0, the emulator on CPU 1 (each a core of its
+    own: the master busy-polls for its frame, an emulator on its core could not answer)."""
     ns = Namespace()
-    emulator = EmulatorProcess(ns, 8, rt_priority=80 if fifo else 0)
+    emulator = EmulatorProcess(ns, 8, rt_priority=80 if fifo else 0,
+                               extra=("--cpu", "1") if pin else ())
     traffic = None
+    sampler = Sampler({"master": os.getpid(), "emulator": emulator.pid})
     try:
         # The peer process starts first: forking later would pause the cycle past the
         # drives' watchdog.
@@ -256,8 +444,9 @@ def measure(cycle_ms: float, seconds: float, fifo: bool, wire: bool,
                                         realtime=fifo)
         hardware: EtherCatHardware = runtime.hardware  # type: ignore[assignment]
         hardware.stats = type(hardware.stats)(cycles + 10)
+        exchanges = ExchangeLog(hardware)
         realtime = _realtime_in_effect()
-        window = Window(runtime)
+        window = Window(runtime, cycle_cpu=0 if pin else None)
         conducted: dict[str, Any] = {}
         conductor = threading.Thread(
             target=_conduct, name="conductor", daemon=True,
@@ -276,6 +465,7 @@ def measure(cycle_ms: float, seconds: float, fifo: bool, wire: bool,
             w["lateness"] = stats.percentiles()
         figures: dict[str, object] = {
             "cycle_ms": cycle_ms, "seconds": round(w.get("elapsed", 0.0), 1),
+            "pinned": pin,
             "cycles": w.get("cycles", 0),
             "sched_fifo": realtime["sched_fifo"], "mlockall": realtime["mlockall"],
             "wakeup_lateness_us": {k: round(v * 1e6, 1)
@@ -290,6 +480,10 @@ def measure(cycle_ms: float, seconds: float, fifo: bool, wire: bool,
         }
         if traffic is not None:
             figures["wire_traffic"].update(traffic.finish())  # type: ignore[union-attr]
+        if "started" in w:
+            figures["losses"] = explain_losses(
+                exchanges.bad, sampler.finish(), conducted.get("emulator_timing", {}),
+                w["started"], w["started"] + w.get("elapsed", 0.0), exchanges.late)
         return figures
     finally:
         if traffic is not None:
@@ -299,6 +493,7 @@ def measure(cycle_ms: float, seconds: float, fifo: bool, wire: bool,
             traffic.panel.close()
         emulator.stop()
         ns.delete()
+        sampler.finish()  # last: nothing of the run is left behind if it fails
         # open_motor_driver made this thread SCHED_FIFO 99: the next run's emulator and
         # peer processes must not inherit that from the fork
         with contextlib.suppress(OSError):
@@ -308,6 +503,8 @@ def measure(cycle_ms: float, seconds: float, fifo: bool, wire: bool,
 def main() -> int:
     if len(sys.argv) == 6 and sys.argv[1] == "--peer":
         return peer_main(*sys.argv[2:])
+    if len(sys.argv) >= 3 and sys.argv[1] == "--sampler":
+        return sampler_main(*sys.argv[2:])
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seconds", type=float, default=60.0)
     parser.add_argument("--cycle-ms", type=float, nargs="+", default=[5.0, 1.0])
@@ -316,10 +513,13 @@ def main() -> int:
                         help="measure the bare cycle, without agent-LAN traffic")
     parser.add_argument("--flood", action="store_true",
                         help="the pole driver sends as fast as it can instead of at 100 Hz")
+    parser.add_argument("--pin", action="store_true",
+                        help="the master's cycle thread on CPU 0, the emulator on CPU 1")
     parser.add_argument("--json", help="also write the figures to this file")
     args = parser.parse_args()
     logging.basicConfig(level=logging.WARNING)
-    results = [measure(ms, args.seconds, not args.no_fifo, not args.no_wire, args.flood)
+    results = [measure(ms, args.seconds, not args.no_fifo, not args.no_wire, args.flood,
+                       args.pin)
                for ms in args.cycle_ms]
     text = json.dumps(results, indent=2)
     print(text)

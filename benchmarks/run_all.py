@@ -136,8 +136,9 @@ def _budget(r: dict[str, Any]) -> Figures:
     return [(f"performance budget: {a['agent']} on the {a['board']} board "
              f"({a['cpu']}, x{a['factor']})",
              f"{a['share_pct']:.0f} % of one core per {a['period_ms']:g} ms {a['per']}"
-             + (f" ({a['share_1ms_pct']:.0f} % at a 1 ms cycle)" if "share_1ms_pct" in a
-                else ""),
+             + (f" ({a['share_1ms_pct']:.0f} % at a 1 ms cycle; its per-cycle kernel in "
+                f"its own real-time process {a['kernel_1ms_pct']:.0f} % at 1 ms)"
+                if "kernel_1ms_pct" in a else ""),
              f"{a['share_pct'] / r['budget_pct']:.2f}x the {r['budget_pct']:g} % budget",
              "issue 19") for a in r["agents"]]
 

@@ -37,6 +37,7 @@ def test_over_a_tiny_budget_it_fails_naming_every_agent(budget: ModuleType, tmp_
     assert report["over_budget"] == ["motor_driver", "supervisory_panel"]
     motor = report["agents"][0]
     assert motor["board"] == "pole" and motor["share_1ms_pct"] > motor["share_pct"] > 0
+    assert 0 < motor["kernel_here_us"] < motor["here_us"]  # the 1 ms kernel: part of a cycle
 
 
 def test_within_a_huge_budget_it_passes(budget: ModuleType,

@@ -98,6 +98,7 @@ class EmulatorProcess:
         ready = self._line(timeout=20.0)
         if ready.get("event") != "ready":
             raise RuntimeError(f"emulator did not start: {ready}")
+        self.pid = int(ready.get("pid", self.process.pid))  # type: ignore[call-overload]
 
     def _line(self, timeout: float = 5.0) -> dict[str, object]:
         assert self.process.stdout is not None

@@ -36,6 +36,24 @@ def test_pdo_round_trip_and_sizes_match_the_entries() -> None:
     assert len(tx.pack()) == L.TXPDO_SIZE == sum(e.bits for e in L.TXPDO_ENTRIES) // 8
 
 
+def test_process_image_packs_and_unpacks_all_drives_as_each_alone() -> None:
+    image = L.ProcessImage(3)
+    rxs = [L.RxPdo(0x0F, 8, -100 * n, n) for n in range(3)]
+    txs = tuple(L.TxPdo(0x27 + n, 8, n, -n, 5, 0x2310 * n, 1 << n) for n in range(3))
+    assert image.pack_outputs(rxs) == b"".join(rx.pack() for rx in rxs)
+    assert image.unpack_inputs(b"".join(tx.pack() for tx in txs)) == txs
+
+
+def test_the_state_table_decodes_every_statusword_as_the_cia402_coding() -> None:
+    def by_coding(statusword: int) -> L.Cia402State:
+        for mask, value, state in L._STATE_CODING:
+            if statusword & mask == value:
+                return state
+        return L.Cia402State.NOT_READY_TO_SWITCH_ON
+
+    assert all(L.decode_state(sw) is by_coding(sw) for sw in range(1 << 16))
+
+
 @pytest.mark.parametrize("state", list(L.Cia402State))
 def test_statusword_coding_round_trips(state: L.Cia402State) -> None:
     word = L.STATE_STATUSWORD[state] | L.Status.REMOTE | L.Status.VOLTAGE_ENABLED

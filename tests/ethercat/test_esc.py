@@ -191,6 +191,31 @@ def test_process_data_through_fmmus_counts_three_per_drive_in_op() -> None:
     assert [tx.state for tx in inputs] == [L.Cia402State.READY_TO_SWITCH_ON] * 3
 
 
+def test_answering_first_replies_with_published_inputs_and_holds_outputs_until_settled(
+        ) -> None:
+    master = Master(drives=2)
+    map_and_go_op(master)
+    lrw(master, [L.RxPdo(0x06)] * 2)  # shutdown: ready to switch on
+    emu = master.emu
+    emu.settle(master.now)  # the drives publish what they are now
+
+    def answer(control: int) -> list[L.Cia402State]:
+        data = L.RxPdo(control).pack() * 2 + bytes(2 * L.TXPDO_SIZE)
+        reply = emu.answer(frame((LRW, 0, 0, data)), master.now)
+        assert reply is not None
+        returned, wkc = answers(reply)[0]
+        assert wkc == 6
+        return [L.TxPdo.unpack(returned[2 * L.RXPDO_SIZE + n * L.TXPDO_SIZE:]).state
+                for n in range(2)]
+
+    assert answer(0x07) == [L.Cia402State.READY_TO_SWITCH_ON] * 2
+    assert emu.drives[0].state is L.Cia402State.READY_TO_SWITCH_ON  # switch on: held
+    master.now += 0.005
+    emu.settle(master.now)
+    assert emu.drives[0].state is L.Cia402State.SWITCHED_ON
+    assert answer(0x07) == [L.Cia402State.SWITCHED_ON] * 2
+
+
 @pytest.mark.parametrize("silence_s", [0.03, 0.2])
 def test_syncmanager_watchdog_trips_only_after_its_time(silence_s: float) -> None:
     master = Master(drives=2)

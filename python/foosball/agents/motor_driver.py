@@ -30,7 +30,7 @@ import math
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -164,22 +164,25 @@ ERROR_ALARM = {
     L.ErrorCode.MOTOR_LOCKED: AlarmCode.MOTOR_LOCKED,
 }
 _FAULTY = (L.Cia402State.FAULT, L.Cia402State.FAULT_REACTION_ACTIVE)
+_FOLLOWING = (Phase.READY, Phase.RUNNING)  # homed: the profile drives the setpoint
+_OPERATION_ENABLED = L.Cia402State.OPERATION_ENABLED
+_ENABLE_OPERATION = int(L.Control.ENABLE_OPERATION)
+_CSP = int(L.Mode.CYCLIC_SYNC_POSITION)
 # causes the MDA can see go away itself; any other agent's alarm is cleared by its owner
 OBSERVABLE_CAUSES = (AlarmCode.ETHERCAT_LINK, AlarmCode.WORKING_COUNTER,
                      AlarmCode.EMERGENCY_BUTTON, AlarmCode.OVERCURRENT, AlarmCode.MOTOR_LOCKED,
                      AlarmCode.DRIVE_FAULT)
 
 
-@dataclass(frozen=True)
-class CycleTiming:
+# The records made every cycle are named tuples: the cheapest immutable record to build.
+class CycleTiming(NamedTuple):
     period_s: float = 0.0
     wakeup_jitter_p99_s: float = 0.0
     capture_to_setpoint_p50_s: float = 0.0  # over the commands of the last window
     capture_to_setpoint_p99_s: float = 0.0
 
 
-@dataclass(frozen=True)
-class MdaInputs:
+class MdaInputs(NamedTuple):
     now_s: float
     exchange: Exchange
     messages: tuple[Any, ...] = ()
@@ -188,8 +191,7 @@ class MdaInputs:
     alignment_objects: tuple[int, ...] = ()  # alignment = "sdo": per axis, as last read
 
 
-@dataclass(frozen=True)
-class MdaOutputs:
+class MdaOutputs(NamedTuple):
     drives: tuple[L.RxPdo, ...]
     messages: tuple[Any, ...] = ()
     recover_bus: bool = False
@@ -197,7 +199,7 @@ class MdaOutputs:
     ball_capture_time: int = 0  # of the newest command these drives' setpoints answer
 
 
-@dataclass
+@dataclass(slots=True)  # slots: the cycle reads and writes these eight times a period
 class _Axis:
     setup: AxisSetup
     phase: Phase = Phase.OFF
@@ -209,6 +211,8 @@ class _Axis:
     goal_speed: float = 0.0
     reset_toggle: bool = False
     last: L.TxPdo = field(default_factory=L.TxPdo)
+    # the last outputs built while following the profile, reused while the setpoint stands
+    following: L.RxPdo = field(default_factory=L.RxPdo)
 
 
 @dataclass
@@ -256,7 +260,7 @@ class MotorDriverCore:
         """The MDA's part of the system safety state (for its Heartbeat)."""
         if self.latched is not None:
             return SafetyState.FAULT
-        states = set(self.drive_states())
+        states = {PHASE_STATE[phase] for phase in {a.phase for a in self.axes}}
         if states & {DriveState.OFF, DriveState.ALIGNING}:
             return SafetyState.ALIGNING
         if DriveState.HOMING in states:
@@ -296,23 +300,29 @@ class MotorDriverCore:
         now = inputs.now_s
         out: list[Any] = []
         frame_ok = self._bus_health(inputs.exchange, now, out)
+        faulty = False
         if frame_ok:
             for axis, tx in zip(self.axes, inputs.exchange.inputs, strict=False):
                 axis.last = tx
+                faulty = faulty or tx.state in _FAULTY
         if not self.started:
             self.started = True
             self._start_all(now)
         for message in inputs.messages:
             self._message(message, now, out)
-        if frame_ok:
+        if faulty:  # no drive reports a fault: nothing to look at
             self._drive_faults(now, out)
         self._alignment_objects = inputs.alignment_objects
         if self.latched is None:
             for axis in self.axes:
-                self._advance_axis(axis, now, out)
+                if axis.phase in _FOLLOWING and axis.last.state is _OPERATION_ENABLED:
+                    if axis.setpoint != axis.goal or axis.speed != 0.0:  # else it stands
+                        self._profile(axis)
+                else:  # the CiA 402 sequence, alignment, homing, or a drive that left it
+                    self._advance_axis(axis, now, out)
         else:
             self._watch_fault(inputs, frame_ok, now, out)
-        drives = tuple(self._outputs(axis) for axis in self.axes)
+        drives = tuple([self._outputs(axis) for axis in self.axes])
         if now - self._last_status_s >= self.config.status_period_s:
             self._last_status_s = now
             out.append(self._motor_status())
@@ -572,23 +582,32 @@ class MotorDriverCore:
         dt = self.config.cycle_s
         amax = axis.setup.max_acceleration
         vmax = axis.goal_speed if axis.phase is Phase.RUNNING else 0.0
-        error = axis.goal - axis.setpoint
-        wanted = math.copysign(min(vmax, math.sqrt(2.0 * amax * abs(error))), error)
-        change = max(-amax * dt, min(amax * dt, wanted - axis.speed))
-        axis.speed += change
-        step = axis.speed * dt
-        if abs(error) <= abs(step) or (abs(error) < 1e-6 and abs(axis.speed) < amax * dt):
-            axis.setpoint = axis.goal
+        goal, setpoint = axis.goal, axis.setpoint
+        error = goal - setpoint
+        distance = abs(error)
+        wanted = math.copysign(min(vmax, math.sqrt(2.0 * amax * distance)), error)
+        largest_change = amax * dt
+        speed = axis.speed + max(-largest_change, min(largest_change, wanted - axis.speed))
+        step = speed * dt
+        if distance <= abs(step) or (distance < 1e-6 and abs(speed) < largest_change):
+            axis.setpoint = goal
             axis.speed = 0.0
         else:
-            axis.setpoint += step
+            axis.setpoint = setpoint + step
+            axis.speed = speed
 
     # -- outputs -------------------------------------------------------------------------------
     def _outputs(self, axis: _Axis) -> L.RxPdo:
-        tx = axis.last
         phase = axis.phase
+        if phase in _FOLLOWING:  # most cycles: the profile's setpoint
+            hold = L.rad_to_counts(axis.setpoint)
+            if axis.following.target_position != hold or \
+                    axis.following.controlword != _ENABLE_OPERATION:
+                axis.following = L.RxPdo(_ENABLE_OPERATION, _CSP, hold, 0)
+            return axis.following
+        tx = axis.last
         hold = L.rad_to_counts(axis.setpoint)
-        csp = int(L.Mode.CYCLIC_SYNC_POSITION)
+        csp = _CSP
         if phase is Phase.ENABLING:
             state = tx.state
             if state in _FAULTY:
@@ -615,8 +634,6 @@ class MotorDriverCore:
             axis.setpoint = tx.position_rad
             return L.RxPdo(int(L.Control.ENABLE_OPERATION), int(L.Mode.CYCLIC_SYNC_VELOCITY),
                            tx.position_actual, L.rad_s_to_counts(speed))
-        if phase in (Phase.READY, Phase.RUNNING):
-            return L.RxPdo(int(L.Control.ENABLE_OPERATION), csp, hold, 0)
         if phase is Phase.QUICK_STOP:
             return L.RxPdo(int(L.Control.QUICK_STOP), csp, tx.position_actual, 0)
         # FAULT or OFF: stop commanding this drive (no enable, no fault reset)
@@ -662,8 +679,7 @@ IO_PRIORITY = 50  # SCHED_FIFO of the runtime's I/O thread: below the cycle (99)
 P99_CYCLES = 2000  # the p99 in EtherCatStatus covers the latest cycles: cheap in the cycle
 
 
-@dataclass(frozen=True)
-class BusSample:
+class BusSample(NamedTuple):
     """One cycle's reading of the bus: the runtime hands it to the core as `sensed`."""
 
     exchange: Exchange
@@ -689,7 +705,6 @@ class EtherCatHardware:
         self.wall_ns = wall_ns  # the PTP clock the camera stamps frames with
         self._answering = 0  # capture time the next frame's setpoints answer (0: none)
         self.capture_to_setpoint: list[float] = []  # s, this window's commands
-        self._latency = (0.0, 0.0)  # p50, p99 of the last window
         self.stats = CycleStats(stats_capacity)
         self.outputs: tuple[L.RxPdo, ...] = tuple(
             L.RxPdo(controlword=0) for _ in range(bus.config.drives))
@@ -702,7 +717,9 @@ class EtherCatHardware:
         self._deadline: float | None = None
         self._last_recover_s = -math.inf
         self.longest_recovery_s = 0.0  # recovery runs in the cycle: how long it held it
-        self._p99 = 0.0
+        # rebuilt every 200 cycles, with the p99 and the window's frame -> setpoint figures
+        self._timing = CycleTiming(cycle_s, 0.0)
+        self._alignment_read: tuple[int, ...] = tuple(self.alignment_objects)
         # numpy's first percentile costs tens of milliseconds (lazy set-up): here, not in
         # the first cycle, where it would read as a stalled step loop at 1 ms
         np.percentile(np.zeros(2), 99)
@@ -726,14 +743,13 @@ class EtherCatHardware:
             self._answering = 0
         self.last = self.bus.exchange(self.outputs)
         if self.stats.count % 200 == 1:
-            self._p99 = self.recent_p99()
-            self._latency = (0.0, 0.0)  # none measured in this window
+            latency = (0.0, 0.0)  # none measured in this window
             if self.capture_to_setpoint:
                 p50, p99 = np.percentile(self.capture_to_setpoint, (50, 99))
-                self._latency = (float(p50), float(p99))
+                latency = (float(p50), float(p99))
                 self.capture_to_setpoint.clear()
-        return BusSample(self.last, CycleTiming(period, self._p99, *self._latency),
-                         self.al_state, tuple(self.alignment_objects))
+            self._timing = CycleTiming(period, self.recent_p99(), *latency)
+        return BusSample(self.last, self._timing, self.al_state, self._alignment_read)
 
     def recent_p99(self) -> float:
         """Wake-up lateness p99 over the latest `P99_CYCLES` cycles (0.1 ms on a PC). Over
@@ -771,9 +787,12 @@ class EtherCatHardware:
         """One axis's alignment object per cycle, in turn (an SDO read is a few mailbox
         round trips: all eight in one cycle would hold it up). Axes not aligning read as
         0, so a value from before a fault never passes for a fresh one."""
+        if not axes and not any(self.alignment_objects):  # nothing aligns: every cycle
+            return
         for axis in range(len(self.alignment_objects)):
             if axis not in axes:
                 self.alignment_objects[axis] = 0
+        self._alignment_read = tuple(self.alignment_objects)
         if not axes:
             return
         axis = axes[self._next_alignment_read % len(axes)]
@@ -781,6 +800,7 @@ class EtherCatHardware:
         try:
             data = self.bus.read_object(axis + 1, self.alignment_object, 0)
             self.alignment_objects[axis] = data[0] if data else 0
+            self._alignment_read = tuple(self.alignment_objects)
         except BusConfigurationError as exc:  # retried next turn; the alignment times out
             self._log.log(self.clock(), logging.WARNING, "alignment",
                           "alignment object of axis %d unreadable: %s", axis, exc)

@@ -75,6 +75,25 @@ def speed_to_motor(rod: Rod, metres_per_s: float) -> float:
     return metres_per_s / rod.metres_per_motor_radian()
 
 
+@dataclass(frozen=True, slots=True)
+class _RodAxes:
+    """One robot rod's conversion and limits, worked out once (a RodCommand asks for them
+    four times at the frame rate): the same arithmetic as the functions above."""
+
+    rod: Rod
+    translation_axis: int
+    rotation_axis: int
+    per_rad: float  # metres per motor radian
+    zero_offset: float
+    travel_min: float
+    travel_max: float
+
+    @classmethod
+    def of(cls, index: int, rod: Rod) -> _RodAxes:
+        return cls(rod, 2 * index, 2 * index + 1, rod.metres_per_motor_radian(),
+                   rod.zero_offset, rod.travel_min, rod.travel_max)
+
+
 class PoleDriverCore:
     agent = Agent.POLE_DRIVER
     reads = (MotorStatus, RodCommand)  # and the runtime's RUNTIME_READS
@@ -84,6 +103,7 @@ class PoleDriverCore:
         self.rods = table.robot_rods
         if len(self.rods) != 4:
             raise ValueError(f"the geometry has {len(self.rods)} robot rods, expected 4")
+        self._rod_axes = tuple(_RodAxes.of(i, rod) for i, rod in enumerate(self.rods))
         self.homed = [False] * 8
         self.zero_procedures = 0  # completed (re)homings seen
         self.clamped = 0
@@ -149,48 +169,54 @@ class PoleDriverCore:
     # -- command: table -> motor units, limit-checked ---------------------------------------
     def _rod_command(self, command: RodCommand, now: float) -> MotorCommand | None:
         targets: list[AxisTarget] = []
+        config = self.config
+        homed = self.homed
+        rod_axes = self._rod_axes
         for target in command.rods:
             index = int(target.rod)
-            if not 0 <= index < len(self.rods):
+            if not 0 <= index < len(rod_axes):
                 self._violation(now, f"unknown rod {index}")
                 continue
-            rod = self.rods[index]
-            if not (self.homed[2 * index] and self.homed[2 * index + 1]):
+            r = rod_axes[index]
+            if not (homed[r.translation_axis] and homed[r.rotation_axis]):
                 self.held_back += 1
                 continue
-            translation = self._checked(target.translation, rod.travel_min, rod.travel_max,
-                                        f"{rod.name} translation", now)
-            rotation = self._checked(target.rotation, -self.config.rotation_limit,
-                                     self.config.rotation_limit, f"{rod.name} rotation", now)
+            translation = self._checked(target.translation, r.travel_min, r.travel_max,
+                                        r.rod, "translation", now)
+            rotation = self._checked(target.rotation, -config.rotation_limit,
+                                     config.rotation_limit, r.rod, "rotation", now)
             if translation is None or rotation is None:
                 continue
-            t_speed = _speed(target.translation_speed, self.config.max_translation_speed)
-            r_speed = _speed(target.rotation_speed, self.config.max_rotation_speed)
-            targets.append(AxisTarget(axis=2 * index,
-                                      position=translation_to_motor(rod, translation),
-                                      velocity=speed_to_motor(rod, t_speed)))
-            targets.append(AxisTarget(axis=2 * index + 1, position=rotation, velocity=r_speed))
+            t_speed = _speed(target.translation_speed, config.max_translation_speed)
+            r_speed = _speed(target.rotation_speed, config.max_rotation_speed)
+            targets.append(AxisTarget(axis=r.translation_axis,
+                                      position=(translation - r.zero_offset) / r.per_rad,
+                                      velocity=t_speed / r.per_rad))
+            targets.append(AxisTarget(axis=r.rotation_axis, position=rotation,
+                                      velocity=r_speed))
         if not targets:
             return None
         self.forwarded += 1
         return MotorCommand(axes=tuple(targets), ball_capture_time=command.ball_capture_time)
 
-    def _checked(self, value: float, low: float, high: float, what: str,
+    def _checked(self, value: float, low: float, high: float, rod: Rod, what: str,
                  now: float) -> float | None:
+        """`value` within [low, high], clamped or None (a violation, counted); the text
+        of a violation names the rod and `what` (built only for a violation)."""
         if not math.isfinite(value):
             self.rejected += 1
-            self._violation(now, f"{what} not a number ({value})")
+            self._violation(now, f"{rod.name} {what} not a number ({value})")
             return None
         if low <= value <= high:
             return value
         if self.config.limit_policy == "reject":
             self.rejected += 1
-            self._violation(now, f"{what} {value:.4f} outside [{low:.4f}, {high:.4f}]: "
-                                      f"rejected")
+            self._violation(now, f"{rod.name} {what} {value:.4f} outside [{low:.4f}, "
+                                 f"{high:.4f}]: rejected")
             return None
         self.clamped += 1
-        self._violation(now, f"{what} {value:.4f} outside [{low:.4f}, {high:.4f}]: "
-                                  f"clamped")
+        self._violation(now, f"{rod.name} {what} {value:.4f} outside [{low:.4f}, "
+                             f"{high:.4f}]: clamped")
         return min(high, max(low, value))
 
     def _violation(self, now: float, text: str) -> None:

@@ -36,6 +36,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
                               "when they follow the command value (bit 12)")
     emulate.add_argument("--control-socket", help="also take control commands on this UNIX socket")
     emulate.add_argument("--rt-priority", type=int, default=0, help="SCHED_FIFO priority (0: off)")
+    emulate.add_argument("--cpu", type=int, help="run on this CPU only (its own core)")
     emulate.add_argument("--rod-poses", metavar="HOST:PORT",
                          help="send the robot rods' poses (JSON over UDP) to a simulator")
     emulate.set_defaults(func=_emulate)
@@ -86,7 +87,7 @@ def _emulate(args: argparse.Namespace) -> int:
             return [RodPosePublisher(table, drives, address)]
 
     return serve(args.iface, config, control_socket=args.control_socket,  # type: ignore[arg-type]
-                 rt_priority=args.rt_priority, make_listeners=make_listeners)
+                 rt_priority=args.rt_priority, make_listeners=make_listeners, cpu=args.cpu)
 
 
 def _scan(args: argparse.Namespace) -> int:

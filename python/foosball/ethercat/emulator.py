@@ -13,6 +13,7 @@ Control protocol, one command per line, one JSON object answered per line:
   mute on|off                   stop/resume answering frames (a cut cable)
   deaf <axis|all> on|off        that slave stops exchanging process data (short counter)
   esc-restart <axis|all>        the slave controller restarts with its reset values (INIT)
+  timing                        frame-to-answer times, slow answers and stalls, with times
   quit
 
 Coupling to a simulator: pass `listeners`; each is called after every time step with the
@@ -28,12 +29,14 @@ import dataclasses
 import errno
 import json
 import logging
+import math
 import os
 import select
 import socket
 import struct
 import sys
 import time
+from collections import deque
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
@@ -51,6 +54,11 @@ MAX_SUBSTEP_S = 0.0005
 # often. Frames wake the loop at once, so this bounds only how late a silent master is seen
 # (the drives' watchdog is 50 ms); at 1 ms it cost a fifth of a core on the 2-core rig.
 IDLE_TICK_S = 0.005
+# Stalls and slow answers are logged with their time (CLOCK_MONOTONIC, the same in every
+# process of the machine), so a benchmark can line them up with the master's lost frames.
+STALL_LOG_S = 0.001
+SLOW_ANSWER_S = 0.0005
+EVENT_LOG_LENGTH = 2000
 
 MotionListener = Callable[[float, Sequence[MotorSample]], None]
 
@@ -93,6 +101,43 @@ def make_drive(axis: int, config: EmulatorConfig) -> Cia402Drive:
     return Cia402Drive(params)
 
 
+class AnswerTimes:
+    """How long each frame took from its arrival to the answer sent: a log-scale histogram
+    (no allocation per frame) and the slow ones with their arrival time."""
+
+    BINS_PER_DECADE = 20
+    LOWEST_S = 1e-6
+
+    def __init__(self) -> None:
+        self.counts = [0] * (6 * self.BINS_PER_DECADE + 1)  # 1 us .. 1 s
+        self.count = 0
+        self.longest_s = 0.0
+        self.slow: deque[tuple[float, float]] = deque(maxlen=EVENT_LOG_LENGTH)
+
+    def add(self, arrived_s: float, took_s: float) -> None:
+        self.count += 1
+        self.longest_s = max(self.longest_s, took_s)
+        decades = math.log10(max(took_s, self.LOWEST_S) / self.LOWEST_S)
+        self.counts[min(len(self.counts) - 1, int(decades * self.BINS_PER_DECADE))] += 1
+        if took_s > SLOW_ANSWER_S:
+            self.slow.append((arrived_s, took_s))
+
+    def quantile(self, q: float) -> float:
+        """Upper edge of the bin holding the q-quantile (at most 12 % above it)."""
+        wanted, seen = q * self.count, 0
+        for index, n in enumerate(self.counts):
+            seen += n
+            if n and seen >= wanted:
+                return self.LOWEST_S * 10 ** ((index + 1) / self.BINS_PER_DECADE)
+        return 0.0
+
+    def report(self) -> dict[str, object]:
+        return {"frames": self.count, "p50_us": round(self.quantile(0.5) * 1e6, 1),
+                "p99_us": round(self.quantile(0.99) * 1e6, 1),
+                "max_us": round(self.longest_s * 1e6, 1),
+                "slow": [[round(at, 6), round(took, 6)] for at, took in self.slow]}
+
+
 class DriveEmulator:
     def __init__(self, config: EmulatorConfig, listeners: Sequence[MotionListener] = ()) -> None:
         self.config = config
@@ -102,6 +147,8 @@ class DriveEmulator:
         self.muted = False
         self.now_s: float | None = None
         self.longest_stall_s = 0.0
+        self.stalls: deque[tuple[float, float]] = deque(maxlen=EVENT_LOG_LENGTH)  # (when, s)
+        self.answers = AnswerTimes()
 
     def _slave(self, axis: int) -> EscSlave:
         config = self.config
@@ -138,14 +185,47 @@ class DriveEmulator:
                 listener(now_s, samples)
 
     def handle_frame(self, frame: bytes, now_s: float) -> bytes | None:
-        """An Ethernet frame from the master; the frame to send back, or None."""
-        if self.muted or len(frame) < 16:
-            return None
-        if struct.unpack_from("!H", frame, 12)[0] != ETHERTYPE_ETHERCAT:
+        """An Ethernet frame from the master; the frame to send back, or None. Synchronous:
+        the drives move on to the frame's time first, the reply carries their state then
+        and the outputs act at once (the frame-level tests' view; `serve` answers first)."""
+        if not self._ours(frame):
             return None
         self.advance(now_s)
+        self._publish_inputs()
+        return self._process(frame, hold=False)
+
+    def answer(self, frame: bytes, now_s: float) -> bytes | None:
+        """Answer a frame at once, like an ESC does: the reply carries the inputs the drives
+        published at the last `settle` (as a drive synchronised to the SyncManager computes
+        them after the previous frame), the frame's outputs are held for `settle`. The
+        drives' time step, most of the work, is then off the answer path: the master waits
+        for the frame a bounded time (1.5 ms at 5 ms) and counts a late one as lost."""
+        if not self._ours(frame):
+            return None
+        for slave in self.chain.slaves:
+            slave.tick(now_s)  # the process-data watchdog at the frame's time
+        return self._process(frame, hold=True)
+
+    def settle(self, now_s: float) -> None:
+        """After an answer (its frame's time) or when no frame came: the drives move on to
+        `now_s` under the outputs they had, take the held ones and publish their inputs for
+        the next frame."""
+        self.advance(now_s)
+        for slave in self.chain.slaves:
+            slave.apply_held_outputs()
+        self._publish_inputs()
+
+    def _ours(self, frame: bytes) -> bool:
+        return (not self.muted and len(frame) >= 16
+                and struct.unpack_from("!H", frame, 12)[0] == ETHERTYPE_ETHERCAT)
+
+    def _publish_inputs(self) -> None:
         for slave in self.chain.slaves:
             slave.refresh_inputs()
+
+    def _process(self, frame: bytes, hold: bool) -> bytes:
+        for slave in self.chain.slaves:
+            slave.hold_outputs = hold
         out = bytearray(frame)
         payload = self.chain.process_frame(out[14:])
         out[14:] = payload
@@ -163,6 +243,9 @@ class DriveEmulator:
                 return {"ok": True, "now_s": self.now_s,
                         "longest_stall_s": self.longest_stall_s,
                         "slaves": [s.report() for s in self.chain.slaves]}
+            if verb == "timing":  # the answer path and the stalls, with their times
+                return {"ok": True, "answers": self.answers.report(),
+                        "stalls": [[round(at, 6), round(s, 6)] for at, s in self.stalls]}
             if verb == "fault" and len(args) == 2:
                 kind = FaultKind(args[1])
                 for drive in self._axes(args[0]):
@@ -220,13 +303,15 @@ def set_realtime(priority: int) -> bool:
 def serve(iface: str, config: EmulatorConfig, control_socket: str | None = None,
           rt_priority: int = 0, out=sys.stdout, control_in=sys.stdin,
           make_listeners: Callable[[list[Cia402Drive]], Sequence[MotionListener]]
-          | None = None) -> int:
+          | None = None, cpu: int | None = None) -> int:
     emulator = DriveEmulator(config)
     if make_listeners is not None:  # listeners that need the drives (simulator coupling)
         emulator.listeners.extend(make_listeners(emulator.drives))
     raw = socket.socket(socket.AF_PACKET, socket.SOCK_RAW, socket.htons(ETHERTYPE_ETHERCAT))
     raw.bind((iface, ETHERTYPE_ETHERCAT))
     raw.setblocking(False)
+    if cpu is not None:  # a core of its own: a busy-polling master elsewhere cannot hold it
+        os.sched_setaffinity(0, {cpu})
     realtime = set_realtime(rt_priority) if rt_priority else False
     if realtime:
         # like the master: no page faults and no collector pauses in the frame path (a
@@ -252,7 +337,7 @@ def serve(iface: str, config: EmulatorConfig, control_socket: str | None = None,
             to.sendall(text.encode())
 
     say({"event": "ready", "iface": iface, "drives": config.drives, "realtime": realtime,
-         "pid": os.getpid()})
+         "pid": os.getpid(), "cpus": sorted(os.sched_getaffinity(0))})
     stdin_fd = control_in.fileno() if control_in is not None else None
     running = True
     last_loop = time.monotonic()
@@ -266,9 +351,10 @@ def serve(iface: str, config: EmulatorConfig, control_socket: str | None = None,
             now = time.monotonic()
             # how long this process itself was away (beyond the select timeout): tells an
             # emulator stall apart from a silent master when a watchdog trips
-            emulator.longest_stall_s = max(emulator.longest_stall_s,
-                                           now - before - IDLE_TICK_S,
-                                           now - last_loop - IDLE_TICK_S)
+            stall = max(now - before - IDLE_TICK_S, now - last_loop - IDLE_TICK_S)
+            emulator.longest_stall_s = max(emulator.longest_stall_s, stall)
+            if stall > STALL_LOG_S:
+                emulator.stalls.append((now, stall))
             last_loop = now
             if raw in readable:
                 while True:
@@ -279,17 +365,20 @@ def serve(iface: str, config: EmulatorConfig, control_socket: str | None = None,
                     except OSError as exc:  # the cable is out (link down): drives carry on
                         if exc.errno not in LINK_DOWN:
                             raise
-                        emulator.advance(time.monotonic())
+                        emulator.settle(time.monotonic())
                         time.sleep(0.001)
                         break
                     if address[2] == PACKET_OUTGOING:
                         continue  # our own replies, seen by our own socket
-                    reply = emulator.handle_frame(frame, time.monotonic())
+                    arrived = time.monotonic()
+                    reply = emulator.answer(frame, arrived)
                     if reply is not None:
                         with contextlib.suppress(OSError):  # the link went down meanwhile
                             raw.send(reply)
+                        emulator.answers.add(arrived, time.monotonic() - arrived)
+                    emulator.settle(arrived)
             else:
-                emulator.advance(now)
+                emulator.settle(now)
             if server is not None and server in readable:
                 connection, _ = server.accept()
                 clients.append(connection)
@@ -313,6 +402,9 @@ def serve(iface: str, config: EmulatorConfig, control_socket: str | None = None,
                 buffers[key] = rest
                 for line in lines:
                     reply = emulator.command(line.decode(errors="replace"))
+                    # a drive publishes a change (a fault injected) at its own control rate,
+                    # not only after the next frame
+                    emulator.settle(time.monotonic())
                     say(reply, None if source == -1 else source)  # type: ignore[arg-type]
                     if reply.get("quit"):
                         running = False

@@ -13,7 +13,6 @@ distributed clocks, no EoE/FoE, no redundancy).
 
 from __future__ import annotations
 
-import dataclasses
 import struct
 from collections import deque
 from collections.abc import Callable
@@ -308,6 +307,11 @@ class EscSlave:
         self.last_outputs_s = 0.0
         self.watchdog_trips = 0
         self.now_s = 0.0
+        # Outputs taken from a frame reach the drive at once, or (hold_outputs) only when
+        # apply_held_outputs() is called: the emulator answers first and moves the drives on
+        # after, with the outputs they had until that frame.
+        self.hold_outputs = False
+        self._held: L.RxPdo | None = None
         self._init_registers(last_in_line)
 
     # --- registers -------------------------------------------------------------------------
@@ -587,12 +591,21 @@ class EscSlave:
         struct.pack_into("<H", self.mem, REG_WD_STATUS_PD, 1)
         if self.al_state == L.AlState.OP:
             if self.rx_pdo.is_layout:
-                self.drive.apply(L.RxPdo.unpack(data))
+                rx = L.RxPdo.unpack(data)
             else:  # another mapping: each mapped object to its field, the rest as they were
                 values = dict(zip((_rx_field(e.name) for e in self.rx_pdo.entries),
                                   self.rx_pdo.struct.unpack_from(data), strict=True))
-                known = {k: v for k, v in values.items() if k in L.RxPdo.__dataclass_fields__}
-                self.drive.apply(dataclasses.replace(self.drive.rx, **known))
+                known = {k: v for k, v in values.items() if k in L.RxPdo._fields}
+                rx = (self._held or self.drive.rx)._replace(**known)
+            if self.hold_outputs:
+                self._held = rx
+            else:
+                self.drive.apply(rx)
+
+    def apply_held_outputs(self) -> None:
+        if self._held is not None:
+            held, self._held = self._held, None
+            self.drive.apply(held)
 
     def refresh_inputs(self) -> None:
         if self.al_state not in (L.AlState.SAFEOP, L.AlState.OP):

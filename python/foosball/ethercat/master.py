@@ -37,6 +37,7 @@ class PysoemBus(EtherCatBus):
         self.master = pysoem.Master()
         self._opened = False
         self._empty_inputs = tuple(L.TxPdo() for _ in range(config.drives))
+        self._image = L.ProcessImage(config.drives)
         self._open()  # the socket belongs to the network namespace we are created in
 
     def _open(self) -> None:
@@ -167,15 +168,27 @@ class PysoemBus(EtherCatBus):
             for n, s in enumerate(self.master.slaves))
 
     def exchange(self, outputs: Sequence[L.RxPdo]) -> Exchange:
+        """The process image packed and unpacked for all drives at once (one precompiled
+        struct each way); pysoem gives no view of SOEM's IOmap, so each slave's slice is
+        still handed over on its own."""
         slaves = self.master.slaves
-        for slave, rx in zip(slaves, outputs, strict=False):
-            slave.output = rx.pack()
+        image = self._image
+        if len(outputs) != image.drives or len(slaves) != image.drives:  # a short bus
+            for slave, rx in zip(slaves, outputs, strict=False):
+                slave.output = rx.pack()
+        else:
+            packed = image.pack_outputs(outputs)
+            size = L.RXPDO_SIZE
+            for n, slave in enumerate(slaves):
+                slave.output = packed[n * size:(n + 1) * size]
         self.master.send_processdata()
         # the wait for the frame lets the other threads (agent-LAN relay) run meanwhile
         wkc = self.master.receive_processdata(self.config.receive_timeout_us, release_gil=True)
         if wkc <= 0:
             return Exchange(wkc, self._empty_inputs)
-        return Exchange(wkc, tuple(L.TxPdo.unpack(s.input) for s in slaves))
+        if len(slaves) != image.drives:
+            return Exchange(wkc, tuple(L.TxPdo.unpack(s.input) for s in slaves))
+        return Exchange(wkc, image.unpack_inputs(b"".join([s.input for s in slaves])))
 
     def read_object(self, position: int, index: int, subindex: int) -> bytes:
         try:
