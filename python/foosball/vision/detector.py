@@ -3,8 +3,10 @@
 The hot path works on a small window of the frame in the camera's native pixel format:
 only the window is converted (YUYV -> BGR -> HSV) and thresholded, into buffers allocated
 once. Converting and thresholding whole frames is what the seed did and what costs most.
-A lost ball is re-acquired on a decimated copy of the whole frame, then refined in a
-full-resolution window.
+While tracking, a window holding one whole ball and nothing else (most frames) is read
+from the mask's pixel moments, one OpenCV call, instead of tracing and measuring outlines
+(five). A lost ball is re-acquired on a decimated copy of the whole frame, then refined in
+a full-resolution window.
 """
 
 from __future__ import annotations
@@ -29,12 +31,23 @@ EDGE_INSET = 0.25
 # Expected ball radius in pixels at a pixel position, from the calibration (None: unknown).
 RadiusAt = Callable[[float, float], float]
 
+# A tracking window's mask is one whole ball and nothing else when its pixel count is this
+# share of the expected disc (pi r^2; measured on rendered whole balls: 0.75-1.00, median
+# 0.94; partly hidden ones at most 0.87) ...
+LONE_BALL_AREA = (0.885, 1.2)
+# ... and its polar moment is at most this much above a disc's of the same area. The disc
+# has the least polar moment of all shapes of its area (2 pi (mu20 + mu02) / m00^2 = 1);
+# a cut, a second blob, a streak all raise it (whole balls: 0.998-1.036, median 1.000;
+# partly hidden ones 1.009-1.75).
+LONE_BALL_ROUNDNESS = 1.02
+
 
 @dataclass(frozen=True, slots=True)
 class Detection:
     u: float  # pixel centre, full resolution, x to the right
     v: float  # pixel centre, y down
-    area: float  # outline polygon area, px^2 (all fragments when partial)
+    area: float  # px^2: the outline polygon's (all fragments when partial), or the
+    # pixel count of a lone whole ball
     partial: bool  # partly hidden: centre from the enclosing circle, less certain
 
 
@@ -60,19 +73,24 @@ def blob_stats(contour: np.ndarray, offset_u: float = 0.0, offset_v: float = 0.0
     _, _, w, h = cv2.boundingRect(contour)
     # The outline runs through boundary pixel centres, so its box is one pixel smaller.
     density = area / max(1, (w - 1) * (h - 1))
-    a, b, c = m["mu20"] / area, m["mu11"] / area, m["mu02"] / area
-    spread = math.sqrt(((a - c) * 0.5) ** 2 + b * b)
-    major, minor = (a + c) * 0.5 + spread, (a + c) * 0.5 - spread
-    eccentricity = math.sqrt(max(0.0, 1.0 - minor / major)) if major > 0 else 1.0
     return BlobStats(
         u=offset_u + scale * m["m10"] / area,
         v=offset_v + scale * m["m01"] / area,
         area=area * scale * scale,
         perimeter=perimeter * scale,
         density=min(1.0, density),
-        eccentricity=eccentricity,
+        eccentricity=moment_eccentricity(m),
         span=max(w, h),
     )
+
+
+def moment_eccentricity(m: dict[str, float]) -> float:
+    """Of the ellipse with the second moments `m` (OpenCV's moments dict; m00 > 0)."""
+    area = m["m00"]
+    a, b, c = m["mu20"] / area, m["mu11"] / area, m["mu02"] / area
+    spread = math.sqrt(((a - c) * 0.5) ** 2 + b * b)
+    major, minor = (a + c) * 0.5 + spread, (a + c) * 0.5 - spread
+    return math.sqrt(max(0.0, 1.0 - minor / major)) if major > 0 else 1.0
 
 
 def passes(stats: BlobStats, cfg: DetectorConfig) -> bool:
@@ -97,12 +115,15 @@ class ColourThreshold:
             raise ValueError(f"pixel format {pixel_format!r} is not one of {PIXEL_FORMATS}")
         self.pixel_format = pixel_format
         pixels = max_rows * max_cols
-        channels = 3 if pixel_format == "bgr" else 2
-        self._native = np.empty(pixels * channels, np.uint8)
+        self._channels = 3 if pixel_format == "bgr" else 2
+        self._native = np.empty(pixels * self._channels, np.uint8)
         self._bgr = np.empty((1, pixels, 3), np.uint8)
         self._hsv = np.empty((1, pixels, 3), np.uint8)
         self._mask = np.empty(pixels, np.uint8)
         self._mask2 = np.empty((1, pixels), np.uint8)
+        # The buffers' views for each window shape met so far (a tracking window has a
+        # few dozen shapes): slicing and reshaping afresh cost as much as the conversion.
+        self._views: dict[tuple[int, int], tuple[np.ndarray, ...]] = {}
         self.configure(cfg)
 
     def configure(self, cfg: DetectorConfig) -> None:
@@ -116,27 +137,37 @@ class ColourThreshold:
             self._lo = np.array([cfg.hue_low, cfg.sat_low, cfg.val_low], np.uint8)
             self._hi = np.array([cfg.hue_high, cfg.sat_high, cfg.val_high], np.uint8)
 
+    def _views_for(self, rows: int, cols: int) -> tuple[np.ndarray, ...]:
+        count = rows * cols
+        channels = self._channels
+        native = self._native[:count * channels]
+        views = (
+            native.reshape(rows, cols, channels),  # the window copied in
+            native.reshape(1, count, channels),  # ... as one row
+            self._bgr[:, :count],
+            self._hsv[:, :count],
+            self._mask[:count].reshape(1, count),
+            self._mask2[:, :count],
+            self._mask[:count].reshape(rows, cols),  # the mask, shaped as the window
+        )
+        self._views[rows, cols] = views
+        return views
+
     def mask(self, native: np.ndarray) -> np.ndarray:
         """Mask (a view into a reused buffer, valid until the next call) of `native`."""
-        rows, cols, channels = native.shape
-        count = rows * cols
-        line = self._native[:count * channels].reshape(rows, cols, channels)
-        np.copyto(line, native)
-        line = line.reshape(1, count, channels)
+        rows, cols = native.shape[:2]
+        views = self._views.get((rows, cols)) or self._views_for(rows, cols)
+        window, line, bgr, hsv, flat, flat2, mask = views
+        np.copyto(window, native)
         if self.pixel_format == "yuyv":  # pixel pairs stay pairs: every row has even length
-            bgr = self._bgr[:, :count]
             cv2.cvtColor(line, cv2.COLOR_YUV2BGR_YUYV, dst=bgr)
-        else:
-            bgr = line
-        hsv = self._hsv[:, :count]
-        cv2.cvtColor(bgr, cv2.COLOR_BGR2HSV, dst=hsv)
-        flat = self._mask[:count].reshape(1, count)
+            line = bgr
+        cv2.cvtColor(line, cv2.COLOR_BGR2HSV, dst=hsv)
         cv2.inRange(hsv, self._lo, self._hi, dst=flat)
         if self._wraps:
-            flat2 = self._mask2[:, :count]
             cv2.inRange(hsv, self._lo2, self._hi2, dst=flat2)
             cv2.bitwise_or(flat, flat2, dst=flat)
-        return self._mask[:count].reshape(rows, cols)
+        return mask
 
 
 class BallDetector:
@@ -189,7 +220,11 @@ class BallDetector:
 
     # --- tracking: a window around the prediction -------------------------------------
 
-    def search_window(self, image: np.ndarray, u: float, v: float, half: int) -> Detection | None:
+    def search_window(self, image: np.ndarray, u: float, v: float, half: int,
+                      radius: float = 0.0) -> Detection | None:
+        """The ball in a window of half size `half` around (u, v). `radius`: the ball's
+        expected image radius there, when tracking: a window holding one whole ball and
+        nothing else is then read from the mask's moments (see `_lone_ball`)."""
         half = max(4, min(int(half), self.cfg.roi_max_half))
         cols = min(2 * half, self.width)
         rows = min(2 * half, self.height)
@@ -203,14 +238,49 @@ class BallDetector:
         self.last_window = (x0, y0, cols, rows)
         mask = self._window_mask(image, x0, y0, cols, rows)
         depth = self._field_depth
-        if depth is not None and depth[y0 + rows // 2, x0 + cols // 2] <= 0.71 * (
+        if depth is not None and depth.item(y0 + rows // 2, x0 + cols // 2) <= 0.71 * (
                 rows + cols) + 2:
             cv2.bitwise_and(mask, self.field_mask[y0:y0 + rows, x0:x0 + cols], dst=mask)
         self._last_mask = mask
+        if radius > 0.0:
+            lone = self._lone_ball(mask, x0, y0, radius)
+            if lone is not None:
+                return lone
         contours, _ = cv2.findContours(mask, cv2.RETR_EXTERNAL, cv2.CHAIN_APPROX_SIMPLE)
         if not contours:
             return None
         return self._choose(contours, x0, y0, u, v, min(cols, rows))
+
+    def _lone_ball(self, mask: np.ndarray, x0: int, y0: int,
+                   radius: float) -> Detection | None:
+        """The window's mask as one whole ball, or None when it may be anything else (then
+        the outlines decide). A mask whose pixel count is the expected disc's and whose
+        polar moment is a disc's (the least any shape of that area has) is one disc: a cut,
+        a second blob, a streak would raise it. Its centre is the pixels' centroid (on
+        rendered whole balls within 0.05 px of the outline's, median 0.01 px)."""
+        m = cv2.moments(mask, True)
+        area = m["m00"]
+        disc = math.pi * radius * radius
+        if not LONE_BALL_AREA[0] * disc <= area <= LONE_BALL_AREA[1] * disc:
+            return None
+        if 2.0 * math.pi * (m["mu20"] + m["mu02"]) > LONE_BALL_ROUNDNESS * area * area:
+            return None
+        cu, cv = m["m10"] / area, m["m01"] / area
+        rows, cols = mask.shape
+        reach = math.sqrt(area / math.pi) + 1.0
+        if not (reach <= cu <= cols - 1 - reach and reach <= cv <= rows - 1 - reach):
+            return None  # at the window's edge: what lies beyond is not known
+        u, v = x0 + cu, y0 + cv
+        # The seed's blob filter on the disc this is: its outline runs through the
+        # boundary pixels' centres, half a pixel inside.
+        inner = reach - 1.5
+        stats = BlobStats(u, v, math.pi * inner * inner, 2.0 * math.pi * inner, math.pi / 4,
+                          moment_eccentricity(m))
+        if not passes(stats, self.cfg):
+            return None
+        if self.on_table is not None and not self.on_table(u, v):
+            return None
+        return Detection(u, v, area, False)
 
     def _choose(self, contours, x0: int, y0: int, u: float, v: float,
                 window: int) -> Detection | None:

@@ -99,7 +99,7 @@ class BallTracker:
         search = Search.WINDOW
         detection = None
         if -half < u < self.detector.width + half and -half < v < self.detector.height + half:
-            detection = self.detector.search_window(image, u, v, int(half + 1))
+            detection = self.detector.search_window(image, u, v, int(half + 1), radius_px)
         if detection is None:
             search = Search.FRAME
             detection = self.detector.search_frame(image, near=(u, v))
