@@ -188,9 +188,10 @@ class BallDetector:
         # lies outside (the wooden frame, the markers) is cleared from every mask, so it
         # can neither take the candidates' places nor merge with the ball.
         self.field_mask = field_mask
-        # How far inside the mask each pixel is: a window wholly inside needs no masking.
-        self._field_depth = None if field_mask is None else cv2.distanceTransform(
-            field_mask, cv2.DIST_L2, 3)
+        # How far inside the mask each pixel is (whole pixels, rounded down, at most 255;
+        # bytes, the cheapest lookup from Python): a window wholly inside needs no masking.
+        self._field_depth = None if field_mask is None else np.minimum(cv2.distanceTransform(
+            field_mask, cv2.DIST_L2, 3), 255).astype(np.uint8).tobytes()
         side = 2 * cfg.roi_max_half
         self._window = ColourThreshold(cfg, pixel_format, side, side)
         dec = cfg.reacquire_decimation
@@ -238,7 +239,7 @@ class BallDetector:
         self.last_window = (x0, y0, cols, rows)
         mask = self._window_mask(image, x0, y0, cols, rows)
         depth = self._field_depth
-        if depth is not None and depth.item(y0 + rows // 2, x0 + cols // 2) <= 0.71 * (
+        if depth is not None and depth[(y0 + rows // 2) * self.width + x0 + cols // 2] <= 0.71 * (
                 rows + cols) + 2:
             cv2.bitwise_and(mask, self.field_mask[y0:y0 + rows, x0:x0 + cols], dst=mask)
         self._last_mask = mask
@@ -270,14 +271,16 @@ class BallDetector:
         reach = math.sqrt(area / math.pi) + 1.0
         if not (reach <= cu <= cols - 1 - reach and reach <= cv <= rows - 1 - reach):
             return None  # at the window's edge: what lies beyond is not known
-        u, v = x0 + cu, y0 + cv
-        # The seed's blob filter on the disc this is: its outline runs through the
-        # boundary pixels' centres, half a pixel inside.
+        # The seed's blob filter on the disc this is (its outline would run through the
+        # boundary pixels' centres, half a pixel inside; its density is pi / 4).
+        cfg = self.cfg
         inner = reach - 1.5
-        stats = BlobStats(u, v, math.pi * inner * inner, 2.0 * math.pi * inner, math.pi / 4,
-                          moment_eccentricity(m))
-        if not passes(stats, self.cfg):
+        if not (cfg.min_area <= math.pi * inner * inner <= cfg.max_area
+                and cfg.min_perimeter <= 2.0 * math.pi * inner <= cfg.max_perimeter
+                and cfg.min_density <= math.pi / 4
+                and moment_eccentricity(m) <= cfg.max_eccentricity):
             return None
+        u, v = x0 + cu, y0 + cv
         if self.on_table is not None and not self.on_table(u, v):
             return None
         return Detection(u, v, area, False)
