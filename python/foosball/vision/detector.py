@@ -4,9 +4,9 @@ The hot path works on a small window of the frame in the camera's native pixel f
 only the window is converted (YUYV -> BGR -> HSV) and thresholded, into buffers allocated
 once. Converting and thresholding whole frames is what the seed did and what costs most.
 While tracking, a window holding one whole ball and nothing else (most frames) is read
-from the mask's pixel moments, one OpenCV call, instead of tracing and measuring outlines
-(five). A lost ball is re-acquired on a decimated copy of the whole frame, then refined in
-a full-resolution window.
+from the moments of its mask (two small matrix products) instead of tracing and measuring
+outlines (five OpenCV calls). A lost ball is re-acquired on a decimated copy of the whole
+frame, then refined in a full-resolution window.
 """
 
 from __future__ import annotations
@@ -42,7 +42,7 @@ LONE_BALL_AREA = (0.885, 1.2)
 LONE_BALL_ROUNDNESS = 1.02
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)  # read-only by use; not frozen: a frozen __init__ costs 3x per frame
 class Detection:
     u: float  # pixel centre, full resolution, x to the right
     v: float  # pixel centre, y down
@@ -79,17 +79,15 @@ def blob_stats(contour: np.ndarray, offset_u: float = 0.0, offset_v: float = 0.0
         area=area * scale * scale,
         perimeter=perimeter * scale,
         density=min(1.0, density),
-        eccentricity=moment_eccentricity(m),
+        eccentricity=moment_eccentricity(m["mu20"] / area, m["mu11"] / area, m["mu02"] / area),
         span=max(w, h),
     )
 
 
-def moment_eccentricity(m: dict[str, float]) -> float:
-    """Of the ellipse with the second moments `m` (OpenCV's moments dict; m00 > 0)."""
-    area = m["m00"]
-    a, b, c = m["mu20"] / area, m["mu11"] / area, m["mu02"] / area
-    spread = math.sqrt(((a - c) * 0.5) ** 2 + b * b)
-    major, minor = (a + c) * 0.5 + spread, (a + c) * 0.5 - spread
+def moment_eccentricity(var_u: float, cov: float, var_v: float) -> float:
+    """Of the ellipse with these second moments (per unit area) of a blob."""
+    spread = math.sqrt(((var_u - var_v) * 0.5) ** 2 + cov * cov)
+    major, minor = (var_u + var_v) * 0.5 + spread, (var_u + var_v) * 0.5 - spread
     return math.sqrt(max(0.0, 1.0 - minor / major)) if major > 0 else 1.0
 
 
@@ -205,6 +203,9 @@ class BallDetector:
             field_mask, (self._small_cols, self._small_rows), interpolation=cv2.INTER_AREA)
         if self._small_field is not None:
             self._small_field[self._small_field > 0] = 255  # a partly covered cell counts
+        steps = np.arange(side, dtype=np.float64)
+        self._power_table = np.stack([np.ones(side), steps, steps * steps])  # 1, p, p^2
+        self._powers: dict[tuple[int, int], tuple[np.ndarray, np.ndarray]] = {}
         self.last_window: tuple[int, int, int, int] | None = None  # x0, y0, cols, rows
         self._last_mask = self._window.mask(np.zeros((2, 2, channels), np.uint8))
 
@@ -259,15 +260,19 @@ class BallDetector:
         polar moment is a disc's (the least any shape of that area has) is one disc: a cut,
         a second blob, a streak would raise it. Its centre is the pixels' centroid (on
         rendered whole balls within 0.05 px of the outline's, median 0.01 px)."""
-        m = cv2.moments(mask, True)
-        area = m["m00"]
+        rows, cols = mask.shape
+        powers = self._powers.get((rows, cols)) or self._powers_for(rows, cols)
+        # Sums of y^q x^p over the mask (255 per pixel): rows q, columns p.
+        (s00, s10, s20), (s01, s11, _), (s02, _, _) = np.dot(
+            powers[0], np.dot(mask, powers[1])).tolist()
+        area = s00 / 255.0
         disc = math.pi * radius * radius
         if not LONE_BALL_AREA[0] * disc <= area <= LONE_BALL_AREA[1] * disc:
             return None
-        if 2.0 * math.pi * (m["mu20"] + m["mu02"]) > LONE_BALL_ROUNDNESS * area * area:
+        cu, cv = s10 / s00, s01 / s00
+        var_u, var_v = s20 / s00 - cu * cu, s02 / s00 - cv * cv
+        if 2.0 * math.pi * (var_u + var_v) > LONE_BALL_ROUNDNESS * area:
             return None
-        cu, cv = m["m10"] / area, m["m01"] / area
-        rows, cols = mask.shape
         reach = math.sqrt(area / math.pi) + 1.0
         if not (reach <= cu <= cols - 1 - reach and reach <= cv <= rows - 1 - reach):
             return None  # at the window's edge: what lies beyond is not known
@@ -278,12 +283,21 @@ class BallDetector:
         if not (cfg.min_area <= math.pi * inner * inner <= cfg.max_area
                 and cfg.min_perimeter <= 2.0 * math.pi * inner <= cfg.max_perimeter
                 and cfg.min_density <= math.pi / 4
-                and moment_eccentricity(m) <= cfg.max_eccentricity):
+                and moment_eccentricity(var_u, s11 / s00 - cu * cv, var_v)
+                <= cfg.max_eccentricity):
             return None
         u, v = x0 + cu, y0 + cv
         if self.on_table is not None and not self.on_table(u, v):
             return None
         return Detection(u, v, area, False)
+
+    def _powers_for(self, rows: int, cols: int) -> tuple[np.ndarray, np.ndarray]:
+        """1, y, y^2 by row (3 x rows) and 1, x, x^2 by column (cols x 3) of a window shape:
+        the mask's moments are then two small matrix products (cheaper than cv2.moments,
+        which also computes and boxes 24 values)."""
+        powers = (self._power_table[:, :rows], np.ascontiguousarray(self._power_table[:, :cols].T))
+        self._powers[rows, cols] = powers
+        return powers
 
     def _choose(self, contours, x0: int, y0: int, u: float, v: float,
                 window: int) -> Detection | None:

@@ -36,7 +36,7 @@ class Search(IntEnum):
     FRAME = 1  # the decimated whole frame was searched
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)  # read-only by use; not frozen: a frozen __init__ costs 3x per frame
 class TrackResult:
     status: TrackStatus
     x: float
@@ -92,8 +92,7 @@ class BallTracker:
         cfg, flt = self.cfg, self.filter
         flt.predict(now)
         px, py = flt.x.p, flt.y.p
-        u, v = self.projector.to_pixel(px, py)
-        metres_per_px = self.projector.metres_per_pixel(u, v)
+        u, v, metres_per_px = self.projector.to_pixel_and_scale(px, py)
         radius_px = self.projector.calibration.ball_radius / metres_per_px
         half = radius_px + 2.0 + self.detector.cfg.roi_sigmas * flt.position_sigma / metres_per_px
         search = Search.WINDOW
@@ -181,9 +180,9 @@ class BallTracker:
 
     def _result(self, status: TrackStatus, detection: Detection | None, search: Search,
                 restarted: bool) -> TrackResult:
-        flt = self.filter
-        return TrackResult(status, flt.x.p, flt.y.p, flt.x.v, flt.y.v, flt.variances(),
-                           detection, search, restarted)
+        x, y = self.filter.x, self.filter.y
+        return TrackResult(status, x.p, y.p, x.v, y.v, (x.a, y.a, x.c, y.c), detection, search,
+                           restarted)
 
     def _lost(self, search: Search) -> TrackResult:
         x, y = self._last_xy
