@@ -40,6 +40,11 @@ LONE_BALL_AREA = (0.885, 1.2)
 # a cut, a second blob, a streak all raise it (whole balls: 0.998-1.036, median 1.000;
 # partly hidden ones 1.009-1.75).
 LONE_BALL_ROUNDNESS = 1.02
+# Such a mask's moment ellipse is nearly round: any shape's second moments have
+# det >= (area / 4 pi)^2 (equality for ellipses), so a trace within 1.02 of a disc's keeps
+# the axes' variance ratio above 0.67, the eccentricity below 0.575 (0.65 allows for the
+# pixels' own extent). Blob filters at least this loose need not compute it.
+LONE_BALL_MAX_ECCENTRICITY = 0.65
 
 
 @dataclass(slots=True)  # read-only by use; not frozen: a frozen __init__ costs 3x per frame
@@ -171,10 +176,14 @@ class ColourThreshold:
 class BallDetector:
     """Finds the ball in a window around a predicted pixel, or anywhere in a frame."""
 
+    # Whether `observe` does anything (the tracker skips the call per frame otherwise).
+    observes = False
+
     def __init__(self, cfg: DetectorConfig, pixel_format: str, frame_size: tuple[int, int],
                  radius_at: RadiusAt | None = None,
                  on_table: Callable[[float, float], bool] | None = None,
-                 field_mask: np.ndarray | None = None):
+                 field_mask: np.ndarray | None = None,
+                 table_interior: np.ndarray | None = None):
         self.cfg = cfg.validate()
         self.pixel_format = pixel_format
         self.width, self.height = frame_size
@@ -186,6 +195,10 @@ class BallDetector:
         # lies outside (the wooden frame, the markers) is cleared from every mask, so it
         # can neither take the candidates' places nor merge with the ball.
         self.field_mask = field_mask
+        # Pixels (uint8, nonzero) whose neighbours within two pixels `on_table` accepts:
+        # a centre there needs no projection to the table (bytes: the cheapest lookup).
+        self._table_interior = None if table_interior is None else cv2.erode(
+            table_interior, np.ones((5, 5), np.uint8)).tobytes()
         # How far inside the mask each pixel is (whole pixels, rounded down, at most 255;
         # bytes, the cheapest lookup from Python): a window wholly inside needs no masking.
         self._field_depth = None if field_mask is None else np.minimum(cv2.distanceTransform(
@@ -282,14 +295,21 @@ class BallDetector:
         inner = reach - 1.5
         if not (cfg.min_area <= math.pi * inner * inner <= cfg.max_area
                 and cfg.min_perimeter <= 2.0 * math.pi * inner <= cfg.max_perimeter
-                and cfg.min_density <= math.pi / 4
-                and moment_eccentricity(var_u, s11 / s00 - cu * cv, var_v)
-                <= cfg.max_eccentricity):
+                and cfg.min_density <= math.pi / 4):
+            return None
+        if cfg.max_eccentricity < LONE_BALL_MAX_ECCENTRICITY and moment_eccentricity(
+                var_u, s11 / s00 - cu * cv, var_v) > cfg.max_eccentricity:
             return None
         u, v = x0 + cu, y0 + cv
-        if self.on_table is not None and not self.on_table(u, v):
+        if not self._surely_on_table(u, v) and self.on_table is not None and \
+                not self.on_table(u, v):
             return None
         return Detection(u, v, area, False)
+
+    def _surely_on_table(self, u: float, v: float) -> bool:
+        """A pixel well inside the region `on_table` accepts (a lookup; False: ask it)."""
+        inside = self._table_interior
+        return inside is not None and inside[int(v) * self.width + int(u)] != 0
 
     def _powers_for(self, rows: int, cols: int) -> tuple[np.ndarray, np.ndarray]:
         """1, y, y^2 by row (3 x rows) and 1, x, x^2 by column (cols x 3) of a window shape:

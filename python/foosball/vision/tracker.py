@@ -63,7 +63,8 @@ class BallTracker:
         self.detector = make_detector(detector_cfg, pixel_format, calibration.image_size,
                                       radius_at=self.projector.radius_px,
                                       on_table=self.field.contains,
-                                      field_mask=self.field.mask())
+                                      field_mask=self.field.mask(),
+                                      table_interior=self.field.centre_mask())
         self.cfg = filter_cfg.validate()
         self.walls = Walls.of_table(f.half_length, f.half_width, f.goal_width, radius)
         self.filter = BallFilter(filter_cfg, self.walls)
@@ -83,7 +84,8 @@ class BallTracker:
             result = self._track(image, capture_time_ns)
         else:
             result = self._acquire(image, capture_time_ns)
-        self.detector.observe(image, result.detection)
+        if self.detector.observes:
+            self.detector.observe(image, result.detection)
         return result
 
     # --- with a track -------------------------------------------------------------------
