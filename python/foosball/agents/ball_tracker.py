@@ -42,6 +42,7 @@ from foosball.agents.runtime import Inputs, Outputs
 from foosball.safety.latch import Cause
 from foosball.vision.calibration import Calibration
 from foosball.vision.config import (
+    HSV_BAND_FIELDS,
     DetectorConfig,
     VisionConfigError,
     VisionSettings,
@@ -81,7 +82,6 @@ CALIBRATION_PERIOD_S = 1.0
 LEARN_EVERY = 5
 MIN_LEARN_FRAMES = 5
 MAX_LEARN_FRAMES = 60
-BAND_FIELDS = ("hue_low", "hue_high", "sat_low", "sat_high", "val_low", "val_high")
 
 
 @dataclass(frozen=True, slots=True)
@@ -254,7 +254,7 @@ class BallTrackerCore:
                                             "detector: " + outcome.refusal)
         if band is None:
             return [learn_reply(outcome.request, LearnStage.REFUSED, text=outcome.refusal)]
-        cfg = replace(self.detector_cfg, **{name: getattr(band, name) for name in BAND_FIELDS})
+        cfg = replace(self.detector_cfg, **{name: getattr(band, name) for name in HSV_BAND_FIELDS})
         self.detector_cfg = cfg.validate()
         self.tracker.configure(self.detector_cfg)
         self.to_keep = self.detector_cfg  # kept on the board like the panel's tuning
@@ -337,7 +337,7 @@ def human_rods(readings: list[RodReading], frame: CapturedFrame) -> HumanRods:
 def learn_reply(request: int, stage: LearnStage, band: DetectorConfig | None = None,
                 learnt: LearntColour | None = None, text: str = "") -> VisionLearn:
     """The tracker's VisionLearn answer (band fields 0 when refused)."""
-    values = {name: getattr(band, name) if band is not None else 0 for name in BAND_FIELDS}
+    values = {name: getattr(band, name) if band is not None else 0 for name in HSV_BAND_FIELDS}
     return VisionLearn(
         request=request, stage=stage,
         frames=min(240, learnt.frames_with_ball) if learnt is not None else 0, **values,
