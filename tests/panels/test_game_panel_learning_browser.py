@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -17,24 +18,15 @@ from foosball.vision.config import DetectorConfig, VisionSettings
 from foosball.vision.synthetic import LAYOUT, SynthCamera, render
 from foosball.vision.tracker import BallTracker
 from foosball.wire.catalogue import Agent, LearnStage, VisionLearn
-from tests.panels.game_rig import (
-    CHROMEDRIVER,
-    CHROMIUM,
-    SAFETY,
-    TABLE,
-    TOKEN,
-    Rig,
-    open_chromium,
-    wait_for,
-)
+from tests.panels.game_rig import NEEDS_CHROMIUM, SAFETY, TABLE, Rig, panel_page, wait_for
 from tests.panels.game_vision import LoopingCamera
 
 pytest.importorskip("selenium.webdriver", reason="needs selenium (the test extra)")
 from selenium.webdriver.common.by import By
 
-pytestmark = pytest.mark.skipif(CHROMIUM is None or CHROMEDRIVER is None,
-                                reason="needs Debian's chromium and chromium-driver "
-                                       "(tools/run-tests installs them as root)")
+pytestmark = NEEDS_CHROMIUM
+
+DOCS = Path(__file__).resolve().parents[2] / "docs" / "panels"
 
 
 class RollingSource(LoopingCamera):
@@ -69,15 +61,9 @@ def rig(tmp_path_factory) -> Iterator[Rig]:
 
 @pytest.fixture(scope="module")
 def page(rig: Rig, tmp_path_factory) -> Iterator[Any]:
-    driver = open_chromium(user_data_dir=tmp_path_factory.mktemp("chromium-profile"))
-    try:
-        driver.get(rig.url + "#token=" + TOKEN)
-        wait_for(lambda: driver.execute_script("return window.panelStats.connected"), 10,
-                 "the page's WebSocket")
+    with panel_page(rig, tmp_path_factory.mktemp("chromium-profile")) as driver:
         driver.find_element(By.CSS_SELECTOR, '[data-tab="vision-tab"]').click()
         yield driver
-    finally:
-        driver.quit()
 
 
 def learn_shown(page: Any) -> str:
@@ -99,4 +85,5 @@ def test_learn_from_the_ball_sets_the_band_and_the_page_shows_it(rig, page):
                                                   f"{answer.hue_low}-{answer.hue_high}"),
              5, "the band, on the page")
     assert page.find_element(By.ID, "v-hue_high-value").text == str(answer.hue_high)
+    page.save_screenshot(str(DOCS / "game-panel-learnt-800x480.png"))
 
