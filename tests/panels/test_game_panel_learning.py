@@ -103,3 +103,13 @@ def test_its_own_requests_are_not_taken_for_answers():
     [request] = p.act("learn")
     p.step(replace(request, request=99))  # another panel's request, heard on the LAN
     assert p.vision["learning"]["state"] == "asked"
+
+
+def test_a_request_without_an_answer_is_given_up_after_a_minute():
+    p = Panel()
+    [first] = p.act("learn")
+    p.now += 59.0
+    assert p.act("learn") == []
+    p.now += 2.0
+    [second] = p.act("learn")
+    assert second.request == first.request + 1

@@ -182,3 +182,16 @@ def test_vision_learn_travels_both_ways_only_from_its_senders():
         catalogue.check_sender(reply, sender)
     with pytest.raises(SchemaError, match="STRATEGY may not send VisionLearn"):
         catalogue.check_sender(request(5), Agent.STRATEGY)
+
+
+def test_frames_that_do_not_come_end_the_request_with_the_reason(orange):
+    frames, calibration = orange
+    core = tracker_core(calibration)
+    for index in range(7):  # two frames kept, then the camera stops
+        frame_turn(core, frames[index], index, messages=(request(1),) if index == 0 else ())
+    started = frames[0].capture_time_ns * 1e-9
+    assert not of_type(core.step(Inputs(started + 9.9, ())), VisionLearn)
+    [reply] = of_type(core.step(Inputs(started + 10.1, ())), VisionLearn)
+    assert reply.stage is LearnStage.REFUSED and reply.request == 1
+    assert reply.text.startswith("only 2 of the 16 frames came in 10 s")
+    assert core.collecting is None  # a new request may come

@@ -82,6 +82,9 @@ CALIBRATION_PERIOD_S = 1.0
 LEARN_EVERY = 5
 MIN_LEARN_FRAMES = 5
 MAX_LEARN_FRAMES = 60
+# The frames asked for must come within this (at 200 fps they take a second; a camera that
+# stalls or runs slowly is told, rather than a request left hanging).
+LEARN_COLLECT_S = 10.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -112,9 +115,10 @@ def run_learn_job(job: LearnJob) -> LearnOutcome:
 class _Collecting:
     """A learning request under way: frames kept so far, then the job out."""
 
-    def __init__(self, request: int, wanted: int) -> None:
+    def __init__(self, request: int, wanted: int, started_s: float) -> None:
         self.request = request
         self.wanted = wanted
+        self.started_s = started_s
         self.frames: list[np.ndarray] = []
         self.seen = 0  # frames since the request
         self.learning = False  # the job went to the hardware
@@ -169,7 +173,8 @@ class BallTrackerCore:
             if isinstance(message, VisionConfig):
                 self._apply(message)
             elif isinstance(message, VisionLearn) and message.stage is LearnStage.REQUEST:
-                out.extend(self._start_learning(message))
+                out.extend(self._start_learning(message, now))
+        out.extend(self._collection_overdue(now))
         self.last_result = None
         # A learning outcome comes in a turn of its own, in which no frame was due.
         sensed = inputs.sensed
@@ -213,14 +218,25 @@ class BallTrackerCore:
 
     # --- learning the band from the ball (VisionLearn) ---------------------------------
 
-    def _start_learning(self, request: VisionLearn) -> list[VisionLearn]:
+    def _start_learning(self, request: VisionLearn, now: float) -> list[VisionLearn]:
         under_way = self.collecting
         if under_way is not None:
             return [learn_reply(request.request, LearnStage.REFUSED,
                                 text=f"busy: request {under_way.request} is under way")]
         wanted = min(max(request.frames, MIN_LEARN_FRAMES), MAX_LEARN_FRAMES)
-        self.collecting = _Collecting(request.request, wanted)
+        self.collecting = _Collecting(request.request, wanted, now)
         return []
+
+    def _collection_overdue(self, now: float) -> list[VisionLearn]:
+        collecting = self.collecting
+        if collecting is None or collecting.learning or \
+                now - collecting.started_s <= LEARN_COLLECT_S:
+            return []
+        self.collecting = None
+        return [learn_reply(collecting.request, LearnStage.REFUSED,
+                            text=f"only {len(collecting.frames)} of the {collecting.wanted} "
+                                 f"frames came in {LEARN_COLLECT_S:g} s (one in "
+                                 f"{LEARN_EVERY} is kept): is the camera running?")]
 
     def _collect(self, frame: CapturedFrame) -> list[LearnJob]:
         collecting = self.collecting

@@ -86,6 +86,9 @@ VISION_FIELDS = tuple(f.name for f in fields(VisionConfig) if f.name != "preview
 ALARM_TEXT = 200
 # Frames the tracker learns from (one in five of its next ones: 1 s of rolling at 200 fps).
 LEARN_FRAMES = 40
+# A request without an answer this long is given up (the tracker answers within its 10 s
+# for the frames plus the learning's few seconds, unless it restarted meanwhile).
+LEARN_ANSWER_S = 60.0
 
 
 @dataclass(frozen=True)
@@ -182,6 +185,7 @@ class GamePanelCore:
         self.vision_sent = ""  # when the page last sent thresholds
         self.learning: dict[str, Any] | None = None  # the last learning asked for, and its end
         self._learn_requests = 0
+        self._learn_asked_s = -math.inf
         self.preview: dict[str, Any] | None = None
         self._preview_parts: dict[int, bytes] = {}
         self._preview_frame = -1
@@ -382,12 +386,15 @@ class GamePanelCore:
     def _learn_refusal(self) -> str:
         if self.match == "playing":
             return "not while a match is playing (pause it, roll the ball, then learn)"
-        if self.learning is not None and self.learning["state"] == "asked":
-            return f"request {self.learning['request']} is still under way"
+        learning = self.learning
+        if learning is not None and learning["state"] == "asked" and \
+                (self._last_now or 0.0) - self._learn_asked_s < LEARN_ANSWER_S:
+            return f"request {learning['request']} is still under way"
         return ""
 
     def _learn_request(self, when: str) -> VisionLearn:
         self._learn_requests += 1
+        self._learn_asked_s = self._last_now or 0.0
         self.learning = {"request": self._learn_requests, "state": "asked", "asked": when,
                          "text": f"roll the ball across the table: the tracker learns from "
                                  f"{LEARN_FRAMES} of its next frames"}
