@@ -195,3 +195,19 @@ def test_frames_that_do_not_come_end_the_request_with_the_reason(orange):
     assert reply.stage is LearnStage.REFUSED and reply.request == 1
     assert reply.text.startswith("only 2 of the 16 frames came in 10 s")
     assert core.collecting is None  # a new request may come
+
+
+def test_a_yuyv_camera_s_frames_are_learnt_from_as_bgr(orange):
+    from foosball.vision.bench import to_yuyv
+
+    frames, calibration = orange
+    settings = replace(VisionSettings(), detector=BLUE)
+    core = BallTrackerCore(BallTracker(BLUE, settings.filter, calibration, TABLE, "yuyv"),
+                           settings)
+    yuyv = [replace(frame, image=to_yuyv(frame.image)) for frame in frames]
+    job, used = collect_job(core, yuyv)
+    kept = job.learn.args[0]  # type: ignore[attr-defined]
+    assert len(kept) == WANTED and kept[0].shape == frames[0].image.shape  # BGR
+    out = core.step(Inputs(frames[used].capture_time_ns * 1e-9, (), run_learn_job(job)))
+    [reply] = of_type(out, VisionLearn)
+    assert reply.stage is LearnStage.LEARNT, reply.text
