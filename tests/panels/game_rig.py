@@ -6,14 +6,17 @@ synthetic camera frames, and a listener that keeps everything said on the wire."
 
 from __future__ import annotations
 
+import contextlib
 import math
 import shutil
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
+
+import pytest
 
 from foosball.agents.runtime import AgentRuntime
 from foosball.agents.strategy import make_core
@@ -45,6 +48,10 @@ TOKEN = panel_token(KEY)
 TABLE = default_table()
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 CHROMEDRIVER = shutil.which("chromedriver")
+# A browser test module's mark: skipped where Chromium is not installed.
+NEEDS_CHROMIUM = pytest.mark.skipif(CHROMIUM is None or CHROMEDRIVER is None,
+                                    reason="needs Debian's chromium and chromium-driver "
+                                           "(tools/run-tests installs them as root)")
 # Nobody's heartbeat deadline is watched here: the segment has no motor driver or tracker
 # processes to beat; the faults under test come from Alarms.
 SAFETY = SafetySettings(deadlines={}, startup_grace_s=60.0)
@@ -253,6 +260,19 @@ class Rig:
         self.listener.stop()
         for runtime in self.runtimes:
             runtime.endpoint.close()
+
+
+@contextlib.contextmanager
+def panel_page(rig: Rig, user_data_dir: Path) -> Iterator[Any]:
+    """Chromium on the rig's game panel with the token, its WebSocket connected."""
+    driver = open_chromium(user_data_dir=user_data_dir)
+    try:
+        driver.get(rig.url + "#token=" + TOKEN)
+        wait_for(lambda: driver.execute_script("return window.panelStats.connected"), 10,
+                 "the page's WebSocket")
+        yield driver
+    finally:
+        driver.quit()
 
 
 def open_chromium(width: int = 800, height: int = 480, user_data_dir: Path | None = None,

@@ -29,7 +29,7 @@ from tests.panels.game_rig import (
     TABLE,
     TOKEN,
     Rig,
-    open_chromium,
+    panel_page,
     wait_for,
 )
 
@@ -55,14 +55,8 @@ def rig(tmp_path_factory) -> Iterator[Rig]:
 
 @pytest.fixture(scope="module")
 def browser(rig: Rig, tmp_path_factory) -> Iterator[Any]:
-    driver = open_chromium(user_data_dir=tmp_path_factory.mktemp("chromium-profile"))
-    try:
-        driver.get(rig.url + "#token=" + TOKEN)
-        wait_for(lambda: driver.execute_script("return window.panelStats.connected"), 10,
-                 "the page's WebSocket")
+    with panel_page(rig, tmp_path_factory.mktemp("chromium-profile")) as driver:
         yield driver
-    finally:
-        driver.quit()
 
 
 @pytest.fixture

@@ -84,3 +84,27 @@ def test_the_background_detector_finds_a_white_ball_on_a_light_field(white):
     assert by_background["detection_rate"] >= 0.7  # 56 of the 200 frames form the model
     assert by_background["false_detections"] <= 2
     assert by_background["position_error"]["p50_mm"] < 3.5
+
+
+def test_the_ball_s_own_band_with_its_rim_centres_the_background_detector(white):
+    """Refused for colour, the learning still gives the ball's own band, rim included (its
+    shaded side): the background detector's mask then holds the whole ball and its centre
+    is not pulled to the lit side."""
+    from dataclasses import replace
+
+    from foosball.geometry import default_table
+    from foosball.vision.calibration import BallProjector
+    from foosball.vision.field import FieldRegion
+    from foosball.vision.learn import LearnError, learn_colour
+
+    frames, calibration = white
+    projector = BallProjector(calibration)
+    field = FieldRegion(projector, default_table()).mask()
+    with pytest.raises(LearnError) as refused:
+        learn_colour([f.image for f in frames[:60]], DetectorConfig(), field,
+                     projector.radius_px)
+    band = refused.value.band
+    assert band is not None and (band.hue_low, band.hue_high) == (0, 179)
+    result = evaluate(frames[60:], calibration, detector_cfg=replace(band, method="background"))
+    assert result["detection_rate"] >= 0.7 and result["false_detections"] == 0
+    assert result["position_error"]["p50_mm"] < 1.1, result["position_error"]

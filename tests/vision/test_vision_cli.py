@@ -70,6 +70,21 @@ def test_bench_times_both_pipelines(capsys):
     second = report["second_paths"]  # the background detector and the rods, same frames
     assert second["human_rods_measurement"]["frames"] == 40
     assert "speedup_background_tracking_median" in second
+    blocks = report["in_blocks"]  # the same, in turns of 16 frames
+    assert blocks["frames_per_turn"] == 16
+    assert blocks["ours_tracking"]["frames"] == report["ours_tracking"]["frames"]
+
+
+def test_bench_in_blocks_times_every_frame_once_per_pass():
+    from foosball.geometry import default_table
+    from foosball.vision.bench import time_pipelines
+    from foosball.vision.synthetic import synthetic_sequence
+
+    frames, calibration = synthetic_sequence(21, 1)
+    report = time_pipelines(frames, calibration, default_table(), repeats=2, block=8)
+    assert report["frames_per_turn"] == 8
+    assert report["ours_all_frames"]["frames"] == 42  # the last turn has 5 frames
+    assert report["seed_style_full_frame"]["frames"] == 42
 
 
 def test_default_settings_round_trip(capsys):

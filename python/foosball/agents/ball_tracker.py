@@ -11,26 +11,44 @@ the calibration it maps the ball with in CalibrationStatus at once and then ever
 `camera_timeout_s`, or frames the calibration was not made for, are the CAMERA_LOST cause
 for as long as it lasts.
 
+A VisionLearn request (the panel's "learn from the ball") makes it keep every
+LEARN_EVERY-th of its next frames (as BGR copies) until it has the number asked for, then
+hand them to its hardware as a LearnJob: learning takes seconds, which no step may take
+(the step loop would stall and its heartbeats stop), so the camera runs it on a worker
+thread and hands the LearnOutcome back as the sample of a turn of its own. A band learnt
+is applied at once and kept like one tuned on the panel; the reply (VisionLearn LEARNT or
+REFUSED, with the reason) goes to the panel. Tracking goes on meanwhile.
+
 `Camera` is its hardware for the runtime: a FrameSource's frames as the samples.
 """
 
 from __future__ import annotations
 
+import contextlib
+import functools
 import logging
 import math
+import os
+import queue
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass, replace
 from typing import Any
 
+import cv2
 import numpy as np
 
 from foosball.agents.runtime import Inputs, Outputs
 from foosball.safety.latch import Cause
 from foosball.vision.calibration import Calibration
 from foosball.vision.config import (
+    HSV_BAND_FIELDS,
     DetectorConfig,
     VisionConfigError,
     VisionSettings,
     save_thresholds,
 )
+from foosball.vision.learn import LearnError, LearntColour, learn_colour
 from foosball.vision.rods import HumanRodMeter, RodReading
 from foosball.vision.sources import CapturedFrame, FrameSource
 from foosball.vision.tracker import BallTracker, TrackResult
@@ -44,9 +62,11 @@ from foosball.wire.catalogue import (
     CalibrationStatus,
     HumanRod,
     HumanRods,
+    LearnStage,
     RodId,
     SafetyState,
     VisionConfig,
+    VisionLearn,
     VisionPreview,
 )
 
@@ -56,11 +76,57 @@ POSITION_LIMIT = 2.0  # m, well outside the field; the catalogue's BallState bou
 SPEED_LIMIT = 50.0  # m/s, the catalogue's bound
 VARIANCE_LIMIT = 1e6
 CALIBRATION_PERIOD_S = 1.0
+# Learning: one frame kept in LEARN_EVERY (at 200 fps, 40 frames span a second of rolling:
+# the ball moves between them, so their median is the table without it), at most
+# MAX_LEARN_FRAMES of them (BGR copies, 0.9 MB each at 640 x 480).
+LEARN_EVERY = 5
+MIN_LEARN_FRAMES = 5
+MAX_LEARN_FRAMES = 60
+# The frames asked for must come within this (at 200 fps they take a second; a camera that
+# stalls or runs slowly is told, rather than a request left hanging).
+LEARN_COLLECT_S = 10.0
+
+
+@dataclass(frozen=True, slots=True)
+class LearnJob:
+    """Core -> its hardware (in the actuation): learn a band, off the step thread."""
+
+    request: int
+    learn: Callable[[], LearntColour]  # raises LearnError
+
+
+@dataclass(frozen=True, slots=True)
+class LearnOutcome:
+    """Hardware -> core (the sample of a turn of its own): what came of a LearnJob."""
+
+    request: int
+    learnt: LearntColour | None
+    refusal: str = ""  # LearnError's reason when nothing was learnt
+    own_band: DetectorConfig | None = None  # LearnError's: the ball's band, not separating
+
+
+def run_learn_job(job: LearnJob) -> LearnOutcome:
+    try:
+        return LearnOutcome(job.request, job.learn())
+    except LearnError as exc:
+        return LearnOutcome(job.request, None, str(exc), exc.band)
+
+
+class _Collecting:
+    """A learning request under way: frames kept so far, then the job out."""
+
+    def __init__(self, request: int, wanted: int, started_s: float) -> None:
+        self.request = request
+        self.wanted = wanted
+        self.started_s = started_s
+        self.frames: list[np.ndarray] = []
+        self.seen = 0  # frames since the request
+        self.learning = False  # the job went to the hardware
 
 
 class BallTrackerCore:
     agent = Agent.BALL_TRACKER
-    reads = (VisionConfig,)  # and the runtime's RUNTIME_READS
+    reads = (VisionConfig, VisionLearn)  # and the runtime's RUNTIME_READS
 
     def __init__(self, tracker: BallTracker, settings: VisionSettings,
                  preview_size: tuple[int, int] = (160, 120), startup_grace_s: float = 2.0,
@@ -83,6 +149,7 @@ class BallTrackerCore:
         self.rejected_configs = 0
         self.frames = 0
         self.to_keep: DetectorConfig | None = None  # thresholds accepted since the last step
+        self.collecting: _Collecting | None = None  # a learning request under way
         # The calibration cannot change while the agent runs: one message, sent again.
         self.calibration_status = calibration_status(tracker.projector.calibration)
         self._calibration_sent_s = -math.inf
@@ -92,7 +159,8 @@ class BallTrackerCore:
         return SafetyState.BOOT if self._last_frame_s is None else SafetyState.READY
 
     def step(self, inputs: Inputs) -> Outputs:
-        """`inputs.sensed`: the CapturedFrame of this turn, or None when none came."""
+        """`inputs.sensed`: the CapturedFrame of this turn, None when none came, or the
+        LearnOutcome of a learning job the hardware ran."""
         now = inputs.now_s
         if self._started_s is None:
             self._started_s = now
@@ -100,11 +168,21 @@ class BallTrackerCore:
         if now - self._calibration_sent_s >= CALIBRATION_PERIOD_S:
             self._calibration_sent_s = now
             out.append(self.calibration_status)
+        actions: list[Any] = []
         for message in inputs.messages:
             if isinstance(message, VisionConfig):
                 self._apply(message)
+            elif isinstance(message, VisionLearn) and message.stage is LearnStage.REQUEST:
+                out.extend(self._start_learning(message, now))
+        out.extend(self._collection_overdue(now))
         self.last_result = None
-        frame: CapturedFrame | None = inputs.sensed
+        # A learning outcome comes in a turn of its own, in which no frame was due.
+        sensed = inputs.sensed
+        learnt = isinstance(sensed, LearnOutcome)
+        if isinstance(sensed, LearnOutcome):
+            out.extend(self._learnt(sensed))
+            sensed = None
+        frame: CapturedFrame | None = sensed
         if frame is not None and not self._fits(frame):
             # A frame the calibration was not made for (the camera came up in another mode):
             # positions from it would be wrong, so it counts as no frame at all.
@@ -125,14 +203,79 @@ class BallTrackerCore:
                 out.append(human_rods(self.rod_meter.measure(frame.image), frame))
             if self.preview:
                 out.append(self._preview_part(frame))
-        elif self._camera_silent(now):
+            if self.collecting is not None and not self.collecting.learning:
+                actions.extend(self._collect(frame))
+        elif not learnt and self._camera_silent(now):
             silence = now - (self._last_frame_s if self._last_frame_s is not None
                              else self._started_s)
             self.camera_lost = Cause(AlarmCode.CAMERA_LOST,
                                      f"no camera frame for {silence * 1e3:.0f} ms")
         causes = (self.camera_lost,) if self.camera_lost is not None else ()
-        keep, self.to_keep = self.to_keep, None
-        return Outputs(tuple(out), causes, self.state, actuation=keep)
+        if self.to_keep is not None:
+            actions.append(self.to_keep)
+            self.to_keep = None
+        return Outputs(tuple(out), causes, self.state, actuation=tuple(actions) or None)
+
+    # --- learning the band from the ball (VisionLearn) ---------------------------------
+
+    def _start_learning(self, request: VisionLearn, now: float) -> list[VisionLearn]:
+        under_way = self.collecting
+        if under_way is not None:
+            return [learn_reply(request.request, LearnStage.REFUSED,
+                                text=f"busy: request {under_way.request} is under way")]
+        wanted = min(max(request.frames, MIN_LEARN_FRAMES), MAX_LEARN_FRAMES)
+        self.collecting = _Collecting(request.request, wanted, now)
+        return []
+
+    def _collection_overdue(self, now: float) -> list[VisionLearn]:
+        collecting = self.collecting
+        if collecting is None or collecting.learning or \
+                now - collecting.started_s <= LEARN_COLLECT_S:
+            return []
+        self.collecting = None
+        return [learn_reply(collecting.request, LearnStage.REFUSED,
+                            text=f"only {len(collecting.frames)} of the {collecting.wanted} "
+                                 f"frames came in {LEARN_COLLECT_S:g} s (one in "
+                                 f"{LEARN_EVERY} is kept): is the camera running?")]
+
+    def _collect(self, frame: CapturedFrame) -> list[LearnJob]:
+        collecting = self.collecting
+        assert collecting is not None
+        collecting.seen += 1
+        if (collecting.seen - 1) % LEARN_EVERY:
+            return []
+        image = frame.image
+        collecting.frames.append(cv2.cvtColor(image, cv2.COLOR_YUV2BGR_YUYV)
+                                 if image.shape[2] == 2 else image.copy())
+        if len(collecting.frames) < collecting.wanted:
+            return []
+        collecting.learning = True
+        detector = self.tracker.detector
+        learn = functools.partial(learn_colour, tuple(collecting.frames), self.detector_cfg,
+                                  detector.field_mask, self.tracker.projector.radius_px)
+        collecting.frames = []  # the job holds them now
+        return [LearnJob(collecting.request, learn)]
+
+    def _learnt(self, outcome: LearnOutcome) -> list[VisionLearn]:
+        if self.collecting is None or outcome.request != self.collecting.request:
+            return []  # not ours (cannot happen: one job at a time)
+        self.collecting = None
+        learnt, band, text = outcome.learnt, None, ""
+        if learnt is not None:
+            band, text = learnt.detector, (f"learnt from {learnt.frames_with_ball} frames with "
+                                           f"the ball; now in use")
+        elif self.detector_cfg.method == "background" and outcome.own_band is not None:
+            # The background detector needs the ball's colour, not a band that separates it.
+            band, text = outcome.own_band, ("the ball's own band, for the background "
+                                            "detector: " + outcome.refusal)
+        if band is None:
+            return [learn_reply(outcome.request, LearnStage.REFUSED, text=outcome.refusal)]
+        cfg = replace(self.detector_cfg, **{name: getattr(band, name) for name in HSV_BAND_FIELDS})
+        self.detector_cfg = cfg.validate()
+        self.tracker.configure(self.detector_cfg)
+        self.to_keep = self.detector_cfg  # kept on the board like the panel's tuning
+        return [learn_reply(outcome.request, LearnStage.LEARNT, band=self.detector_cfg,
+                            learnt=learnt, text=text)]
 
     def _fits(self, frame: CapturedFrame) -> bool:
         detector = self.tracker.detector
@@ -207,6 +350,18 @@ def human_rods(readings: list[RodReading], frame: CapturedFrame) -> HumanRods:
                    for r in readings[:4]))
 
 
+def learn_reply(request: int, stage: LearnStage, band: DetectorConfig | None = None,
+                learnt: LearntColour | None = None, text: str = "") -> VisionLearn:
+    """The tracker's VisionLearn answer (band fields 0 when refused)."""
+    values = {name: getattr(band, name) if band is not None else 0 for name in HSV_BAND_FIELDS}
+    return VisionLearn(
+        request=request, stage=stage,
+        frames=min(240, learnt.frames_with_ball) if learnt is not None else 0, **values,
+        ball_share=_clip(learnt.coverage, 0.0, 1.0) if learnt is not None else 0.0,
+        table_share=_clip(learnt.table_share, 0.0, 1.0) if learnt is not None else 0.0,
+        text=text[:200])
+
+
 def calibration_status(calibration: Calibration) -> CalibrationStatus:
     created = calibration.created
     width, height = calibration.image_size
@@ -221,21 +376,60 @@ def calibration_status(calibration: Calibration) -> CalibrationStatus:
 
 class Camera:
     """The tracker's hardware for the runtime: a frame source's frames as its samples; the
-    thresholds the panel tuned are kept in `thresholds_file` (written whole, atomically)."""
+    thresholds the panel tuned are kept in `thresholds_file` (written whole, atomically);
+    a LearnJob runs on a worker thread (at background priority: tracking goes first), its
+    LearnOutcome is the sample of the next turn after it ends."""
 
     def __init__(self, source: FrameSource, thresholds_file: str = "") -> None:
         self.source = source
         self.thresholds_file = thresholds_file
+        self._outcomes: queue.SimpleQueue[LearnOutcome] = queue.SimpleQueue()
+        self._worker: threading.Thread | None = None
 
-    def sense(self, timeout_s: float) -> CapturedFrame | None:
-        return self.source.read(timeout_s)
+    def sense(self, timeout_s: float) -> CapturedFrame | LearnOutcome | None:
+        try:
+            return self._outcomes.get_nowait()
+        except queue.Empty:
+            return self.source.read(timeout_s)
 
     def act(self, actuation: Any) -> None:
-        if isinstance(actuation, DetectorConfig) and self.thresholds_file:
-            try:
-                save_thresholds(self.thresholds_file, actuation)
-            except OSError as exc:  # tracking goes on with them; they are lost at restart
-                log.error("cannot keep the thresholds in %s: %s", self.thresholds_file, exc)
+        for action in actuation or ():
+            if isinstance(action, DetectorConfig) and self.thresholds_file:
+                try:
+                    save_thresholds(self.thresholds_file, action)
+                except OSError as exc:  # tracking goes on with them; they are lost at restart
+                    log.error("cannot keep the thresholds in %s: %s", self.thresholds_file,
+                              exc)
+            elif isinstance(action, LearnJob):
+                self._worker = threading.Thread(target=self._learn, args=(action,),
+                                                name="ball_tracker-learn", daemon=True)
+                self._worker.start()
+
+    def _learn(self, job: LearnJob) -> None:
+        _background_priority()
+        try:
+            outcome = run_learn_job(job)
+        except Exception as exc:  # a bug in learning must still answer the request
+            log.exception("learning failed")
+            outcome = LearnOutcome(job.request, None, f"learning failed: {exc}"[:200])
+        self._outcomes.put(outcome)
+
+    def wait_for_learning(self, timeout_s: float) -> bool:
+        """True once no learning job runs (for tests and for closing)."""
+        if self._worker is not None:
+            self._worker.join(timeout_s)
+        return self._worker is None or not self._worker.is_alive()
 
     def close(self) -> None:
         self.source.close()
+
+
+def _background_priority() -> None:
+    """This thread, not the agent: out of the step thread's real-time class (it inherited
+    it) and niced, so learning never delays a frame (where the system does not allow it,
+    or it is not Linux, the thread runs as it is)."""
+    thread = threading.get_native_id()
+    with contextlib.suppress(OSError, AttributeError):
+        os.sched_setscheduler(thread, os.SCHED_OTHER, os.sched_param(0))
+    with contextlib.suppress(OSError, AttributeError):
+        os.setpriority(os.PRIO_PROCESS, thread, 10)

@@ -35,6 +35,11 @@ PLAYING count. The robot scores at x = +L/2 (the human's goal).
 Camera calibration: the ball tracker's CalibrationStatus (1 Hz) goes to the page with what
 to worry about: no report for `calibration_silence_s`, no date, or a reprojection error
 above `calibration_warn_rms_px` (GamePanelConfig says why 1.5 px).
+
+Vision tuning: the page's sliders send VisionConfig; its "learn from the ball" sends a
+VisionLearn request (not while a match is playing: the tracker's board learns for seconds
+beside its tracking), and the tracker's reply, the band now in use or why none was taken,
+is shown with the thresholds.
 """
 
 from __future__ import annotations
@@ -52,7 +57,7 @@ from foosball.ota.progress import UpdatesSeen
 from foosball.schema import seconds, setting
 from foosball.strategy.params import PredictionParams
 from foosball.strategy.prediction import BallPredictor
-from foosball.vision.config import DetectorConfig, VisionConfigError
+from foosball.vision.config import HSV_BAND_FIELDS, DetectorConfig, VisionConfigError
 from foosball.wire import catalogue
 from foosball.wire.catalogue import (
     Agent,
@@ -66,20 +71,27 @@ from foosball.wire.catalogue import (
     GameControl,
     GameState,
     HumanRods,
+    LearnStage,
     MotorStatus,
     OtaStatus,
     RodStatus,
     SafetyState,
     SchemaError,
     VisionConfig,
+    VisionLearn,
     VisionPreview,
 )
 
-ACTIONS = ("start", "pause", "stop", "restart", "vision", "preview")
+ACTIONS = ("start", "pause", "stop", "restart", "vision", "preview", "learn")
 COMMANDS = {"start": GameCommand.START, "pause": GameCommand.PAUSE,
             "stop": GameCommand.STOP, "restart": GameCommand.RESTART}
 VISION_FIELDS = tuple(f.name for f in fields(VisionConfig) if f.name != "preview")
 ALARM_TEXT = 200
+# Frames the tracker learns from (one in five of its next ones: 1 s of rolling at 200 fps).
+LEARN_FRAMES = 40
+# A request without an answer this long is given up (the tracker answers within its 10 s
+# for the frames plus the learning's few seconds, unless it restarted meanwhile).
+LEARN_ANSWER_S = 60.0
 
 
 @dataclass(frozen=True)
@@ -183,7 +195,7 @@ def _iso(wall_time: float) -> str:
 
 class GamePanelCore:
     agent = Agent.GAME_PANEL
-    reads = (BallState, RodStatus, MotorStatus, VisionPreview, VisionConfig,
+    reads = (BallState, RodStatus, MotorStatus, VisionPreview, VisionConfig, VisionLearn,
              CalibrationStatus, OtaStatus, HumanRods)  # and the runtime's RUNTIME_READS
 
     def __init__(self, table: Table, config: GamePanelConfig | None = None,
@@ -202,6 +214,9 @@ class GamePanelCore:
         self.trail: deque[tuple[int, float, float]] = deque(maxlen=config.trail_points)
         self.vision = vision_from_detector(detector or DetectorConfig())
         self.vision_sent = ""  # when the page last sent thresholds
+        self.learning: dict[str, Any] | None = None  # the last learning asked for, and its end
+        self._learn_requests = 0
+        self._learn_asked_s = -math.inf
         self.preview: dict[str, Any] | None = None
         self._preview_parts: dict[int, bytes] = {}
         self._preview_frame = -1
@@ -316,6 +331,8 @@ class GamePanelCore:
             self._preview_part(message)
         elif isinstance(message, VisionConfig):
             self.vision = message  # a person's tool retuned the tracker
+        elif isinstance(message, VisionLearn) and message.stage is not LearnStage.REQUEST:
+            self._learnt(message)
         elif isinstance(message, CalibrationStatus):
             self.calibration = message
             self._calibration_heard_s = now
@@ -370,6 +387,10 @@ class GamePanelCore:
                 self.vision = config
                 self.vision_sent = _iso(action.wall_time)
                 out.append(config)
+        elif name == "learn":
+            result = self._learn_refusal()
+            if not result:
+                out.append(self._learn_request(_iso(action.wall_time)))
         else:
             result = f"no action {name!r}"
         self.notice = f"{name} refused: {result}" if result else f"{name} sent"
@@ -391,6 +412,38 @@ class GamePanelCore:
         except (SchemaError, VisionConfigError, TypeError, ValueError) as exc:
             return None, str(exc)[:120]
         return config, ""
+
+    # -- learning the ball's band (VisionLearn) -----------------------------------------
+    def _learn_refusal(self) -> str:
+        if self.match == "playing":
+            return "not while a match is playing (pause it, roll the ball, then learn)"
+        learning = self.learning
+        if learning is not None and learning["state"] == "asked" and \
+                (self._last_now or 0.0) - self._learn_asked_s < LEARN_ANSWER_S:
+            return f"request {learning['request']} is still under way"
+        return ""
+
+    def _learn_request(self, when: str) -> VisionLearn:
+        self._learn_requests += 1
+        self._learn_asked_s = self._last_now or 0.0
+        self.learning = {"request": self._learn_requests, "state": "asked", "asked": when,
+                         "text": f"roll the ball across the table: the tracker learns from "
+                                 f"{LEARN_FRAMES} of its next frames"}
+        return VisionLearn(request=self._learn_requests, stage=LearnStage.REQUEST,
+                           frames=LEARN_FRAMES, hue_low=0, hue_high=0, sat_low=0, sat_high=0,
+                           val_low=0, val_high=0, ball_share=0.0, table_share=0.0, text="")
+
+    def _learnt(self, reply: VisionLearn) -> None:
+        """The tracker's answer (to this panel's request or another's: it shows either)."""
+        asked = self.learning.get("asked", "") if self.learning else ""
+        self.learning = {"request": reply.request, "state": reply.stage.name.lower(),
+                         "asked": asked, "text": reply.text}
+        if reply.stage is LearnStage.LEARNT:
+            band = {name: getattr(reply, name) for name in HSV_BAND_FIELDS}
+            self.learning |= {"band": band, "frames": reply.frames,
+                              "ball_share": reply.ball_share, "table_share": reply.table_share}
+            values = catalogue.to_json(self.vision) | band  # the tracker's band now
+            self.vision = catalogue.from_json(VisionConfig, values)
 
     def _game_state(self, now: float) -> list[GameState]:
         state = self.state
@@ -421,7 +474,8 @@ class GamePanelCore:
         views = self._views
         for name, source, build in (("ball", self.ball, self.ball_view),
                                     ("rods", (self.rods, self.human_rods), self.rods_view),
-                                    ("vision", (self.vision, self.vision_sent), self.vision_view),
+                                    ("vision", (self.vision, self.vision_sent, self.learning),
+                                     self.vision_view),
                                     ("calibration", self.calibration_heard(),
                                      self.calibration_view)):
             if name not in views or (views[name][0] is not source and views[name][0] != source):
@@ -432,7 +486,8 @@ class GamePanelCore:
                 "updates": {"lines": self.updates.lines(self._last_now or 0.0)}}
 
     def vision_view(self) -> dict[str, Any]:
-        return {"config": catalogue.to_json(self.vision), "sent": self.vision_sent}
+        return {"config": catalogue.to_json(self.vision), "sent": self.vision_sent,
+                "learning": self.learning}
 
     def calibration_heard(self) -> CalibrationStatus | None:
         """The tracker's calibration, unless it has not been reported lately (a tracker

@@ -36,6 +36,8 @@ KEEP_OUT_RADII = 2.5
 
 
 class BackgroundDetector(BallDetector):
+    observes = True
+
     def __init__(self, cfg: DetectorConfig, pixel_format: str, frame_size: tuple[int, int],
                  **options: Any):
         if pixel_format != "bgr":

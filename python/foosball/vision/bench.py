@@ -2,6 +2,13 @@
 frames, in the same run, interleaved frame by frame (so load changes hit both alike), in
 alternating order (so each pays for the cold cache of a new frame half the time).
 
+Interleaved frame by frame, the seed-style pipeline sweeps about 2.5 MB through the caches
+just before every other step of ours, so half of our steps find their code and data
+evicted (measured: 25-28 us after our own previous step, 50-63 us right after the
+seed-style one). A second figure interleaves blocks of frames instead (ours on a block,
+the seed-style pipeline on the same block, alternating which goes first): load still hits
+both alike, and each runs with the caches as it leaves them, as it would alone.
+
 Ours is the whole tracker step: window detection (or whole-frame re-acquisition), pixel ->
 table with the ball-height correction, gating and the Kalman update. The seed-style
 reference is detection only (HSV conversion of the frame, threshold, contours, blob filter,
@@ -13,7 +20,7 @@ from __future__ import annotations
 import gc
 import platform
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 from typing import Any, Protocol
 
@@ -23,9 +30,14 @@ import numpy as np
 from foosball.geometry import Table, default_table
 from foosball.vision.calibration import Calibration
 from foosball.vision.config import DetectorConfig, FilterConfig, RodsConfig
+from foosball.vision.detector import Detection
 from foosball.vision.rods import HumanRodMeter
 from foosball.vision.seed_pipeline import SeedPipeline
-from foosball.vision.tracker import BallTracker, Search, TrackStatus
+from foosball.vision.tracker import BallTracker, Search, TrackResult, TrackStatus
+
+# Frames per turn of the second comparison (16 frames of 640 x 480 BGR: 15 MB, past the
+# caches, so each pipeline still meets every frame cold).
+BLOCK_FRAMES = 16
 
 
 class BenchFrame(Protocol):
@@ -49,10 +61,11 @@ def _stats(samples_ns: Sequence[int]) -> dict[str, float]:
 def time_pipelines(frames: Sequence[BenchFrame], calibration: Calibration, table: Table,
                    detector_cfg: DetectorConfig | None = None,
                    filter_cfg: FilterConfig | None = None, repeats: int = 3,
-                   pixel_format: str = "bgr") -> dict[str, Any]:
+                   pixel_format: str = "bgr", block: int = 1) -> dict[str, Any]:
     """`pixel_format="yuyv"`: the frames are turned into YUYV first (what a V4L2 camera
     delivers); ours reads them as they are, the seed-style pipeline converts each whole
-    frame to BGR first, as OpenCV's capture does for it."""
+    frame to BGR first, as OpenCV's capture does for it. `block`: frames per turn (1: frame
+    by frame)."""
     detector_cfg = detector_cfg or DetectorConfig()
     filter_cfg = filter_cfg or FilterConfig()
     seed = SeedPipeline(detector_cfg, calibration.image_size)
@@ -61,7 +74,7 @@ def time_pipelines(frames: Sequence[BenchFrame], calibration: Calibration, table
         width, height = calibration.image_size
         seed_bgr = np.empty((height, width, 3), np.uint8)
 
-        def seed_detect(image: np.ndarray) -> Any:
+        def seed_detect(image: np.ndarray) -> Detection | None:
             cv2.cvtColor(image, cv2.COLOR_YUV2BGR_YUYV, dst=seed_bgr)
             return seed.detect(seed_bgr)
     else:
@@ -72,46 +85,41 @@ def time_pipelines(frames: Sequence[BenchFrame], calibration: Calibration, table
     ours_all: list[int] = []
     seed_all: list[int] = []
     agree = compared = 0
-    clock = time.perf_counter_ns
     for _ in range(repeats):
         tracker = BallTracker(detector_cfg, filter_cfg, calibration, table, pixel_format)
         tracker.process(frames[0].image, frames[0].capture_time_ns)  # warm caches
         tracker = BallTracker(detector_cfg, filter_cfg, calibration, table, pixel_format)
         gc.collect()
-        for index, frame in enumerate(frames):
-            # Whichever runs first on a frame pays for bringing it into the cache (measured:
-            # about 8 us of ours); alternate the order so neither side always pays.
-            if index % 2 == 0:
-                t0 = clock()
-                result = tracker.process(frame.image, frame.capture_time_ns)
-                t1 = clock()
-                reference = seed_detect(frame.image)
-                t2 = clock()
-                ours_ns, seed_ns = t1 - t0, t2 - t1
+        for turn, start in enumerate(range(0, len(frames), block)):
+            chunk = frames[start:start + block]
+            # Whichever runs first on a frame pays for bringing it into the cache
+            # (measured: about 8 us of ours); alternate the order so neither always pays.
+            if turn % 2 == 0:
+                results, ours_ns = _time_tracker(tracker, chunk)
+                references, seed_ns = _time_detection(seed_detect, chunk)
             else:
-                t0 = clock()
-                reference = seed_detect(frame.image)
-                t1 = clock()
-                result = tracker.process(frame.image, frame.capture_time_ns)
-                t2 = clock()
-                ours_ns, seed_ns = t2 - t1, t1 - t0
-            ours_all.append(ours_ns)
-            seed_all.append(seed_ns)
-            if result.search is Search.WINDOW and result.status is TrackStatus.DETECTED:
-                ours_tracking.append(ours_ns)
-                ratios_tracking.append(seed_ns / max(1, ours_ns))
-            else:
-                ours_other.append(ours_ns)
-            if reference is not None and result.detection is not None:
-                compared += 1
-                d = result.detection
-                agree += (d.u - reference.u) ** 2 + (d.v - reference.v) ** 2 < 1.0
+                references, seed_ns = _time_detection(seed_detect, chunk)
+                results, ours_ns = _time_tracker(tracker, chunk)
+            for result, found, ours, seed_time in zip(results, references, ours_ns, seed_ns,
+                                                      strict=True):
+                ours_all.append(ours)
+                seed_all.append(seed_time)
+                if result.search is Search.WINDOW and result.status is TrackStatus.DETECTED:
+                    ours_tracking.append(ours)
+                    ratios_tracking.append(seed_time / max(1, ours))
+                else:
+                    ours_other.append(ours)
+                if found is not None and result.detection is not None:
+                    compared += 1
+                    d = result.detection
+                    agree += (d.u - found.u) ** 2 + (d.v - found.v) ** 2 < 1.0
     tracking, everything, reference = _stats(ours_tracking), _stats(ours_all), _stats(seed_all)
     return {
         "frame_size": list(calibration.image_size),
         "pixel_format": pixel_format,
         "frames_per_pass": len(frames),
         "passes": repeats,
+        "frames_per_turn": block,
         "opencv": cv2.__version__,
         "opencv_threads": cv2.getNumThreads(),
         "machine": f"{platform.machine()} {platform.processor() or platform.platform()}",
@@ -121,13 +129,37 @@ def time_pipelines(frames: Sequence[BenchFrame], calibration: Calibration, table
         "seed_style_full_frame": reference,
         "speedup_tracking_median": round(reference["median_us"] / tracking["median_us"], 2)
         if tracking.get("frames") else None,
-        # The two timings of one frame are taken microseconds apart, so a burst of load
-        # from elsewhere hits both: the median of per-frame ratios is the steadiest figure.
+        # The two timings of one frame are taken close together, so a burst of load from
+        # elsewhere hits both: the median of per-frame ratios is the steadiest figure.
         "speedup_tracking_per_frame_median": round(float(np.median(ratios_tracking)), 2)
         if ratios_tracking else None,
         "speedup_all_frames_mean": round(reference["mean_us"] / everything["mean_us"], 2),
         "detections_within_1px_of_seed": f"{agree}/{compared}",
     }
+
+
+def _time_tracker(tracker: BallTracker,
+                  frames: Sequence[BenchFrame]) -> tuple[list[TrackResult], list[int]]:
+    clock = time.perf_counter_ns
+    results, times = [], []
+    for frame in frames:
+        t0 = clock()
+        result = tracker.process(frame.image, frame.capture_time_ns)
+        times.append(clock() - t0)
+        results.append(result)
+    return results, times
+
+
+def _time_detection(detect: Callable[[np.ndarray], Detection | None],
+                    frames: Sequence[BenchFrame]) -> tuple[list[Detection | None], list[int]]:
+    clock = time.perf_counter_ns
+    found, times = [], []
+    for frame in frames:
+        t0 = clock()
+        detection = detect(frame.image)
+        times.append(clock() - t0)
+        found.append(detection)
+    return found, times
 
 
 def time_second_paths(frames: Sequence[BenchFrame], calibration: Calibration, table: Table,
@@ -189,7 +221,8 @@ def to_yuyv(bgr: np.ndarray) -> np.ndarray:
 
 def run_bench(frames: int = 600, repeats: int = 3, seed: int = 1, threads: int = 1,
               scene: str = "match", pixel_format: str = "bgr",
-              second_paths: bool = True) -> dict[str, Any]:
+              second_paths: bool = True, block: int = BLOCK_FRAMES) -> dict[str, Any]:
+    """The frame-by-frame comparison, then (`block` > 1) the same in blocks of frames."""
     cv2.setNumThreads(threads)
     if scene in ("match", "shots"):
         from foosball.vision.sim_source import sim_bench_frames
@@ -202,6 +235,12 @@ def run_bench(frames: int = 600, repeats: int = 3, seed: int = 1, threads: int =
     report = time_pipelines(bench_frames, calibration, default_table(), repeats=repeats,
                             pixel_format=pixel_format)
     report["scene"] = scene
+    if block > 1:
+        blocks = time_pipelines(bench_frames, calibration, default_table(), repeats=repeats,
+                                pixel_format=pixel_format, block=block)
+        report["in_blocks"] = {key: blocks[key] for key in (
+            "frames_per_turn", "ours_tracking", "seed_style_full_frame",
+            "speedup_tracking_median", "speedup_tracking_per_frame_median")}
     if second_paths:
         report["second_paths"] = time_second_paths(bench_frames, calibration, default_table())
     return report

@@ -513,6 +513,18 @@ class BallProjector:
             u, v = distort_pixel(u, v, *self._intrinsics, self._lens)
         return u, v
 
+    def to_pixel_and_scale(self, x: float, y: float) -> tuple[float, float, float]:
+        """`to_pixel` and `metres_per_pixel` there, in one call (the tracker's per frame)."""
+        if self._lens is not None:
+            u, v = self.to_pixel(x, y)
+            return u, v, self.metres_per_pixel(u, v)
+        g = self._gi
+        w = g[6] * x + g[7] * y + g[8]
+        u, v = (g[0] * x + g[1] * y + g[2]) / w, (g[3] * x + g[4] * y + g[5]) / w
+        g = self._g
+        w = g[6] * u + g[7] * v + g[8]
+        return u, v, math.sqrt(abs(self._det_g / (w * w * w)))
+
     def metres_per_pixel(self, u: float, v: float) -> float:
         """Local scale (geometric mean of the two axes) of the ball-height plane."""
         magnification = 1.0

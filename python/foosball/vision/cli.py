@@ -91,6 +91,8 @@ def register(subparsers: Any) -> None:
     bench.add_argument("--scene", choices=SCENES, default="match", help=SCENE_HELP)
     bench.add_argument("--pixel-format", choices=("bgr", "yuyv"), default="bgr",
                        help="yuyv: as a V4L2 camera delivers; the seed-style side converts")
+    bench.add_argument("--block-frames", type=int,
+                       help="then the same in turns of this many frames (default 16; 1: not)")
     bench.add_argument("--json", action="store_true")
     bench.set_defaults(func=_bench)
 
@@ -324,7 +326,8 @@ def _bench(args: argparse.Namespace) -> int:
 
     report = run_bench(frames=args.frames, repeats=args.repeats, seed=args.seed,
                        threads=args.threads, scene=args.scene,
-                       pixel_format=args.pixel_format)
+                       pixel_format=args.pixel_format,
+                       **({} if args.block_frames is None else {"block": args.block_frames}))
     _print(report, args.json)
     return 0
 

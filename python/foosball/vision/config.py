@@ -277,8 +277,9 @@ def parse_settings(data: Any) -> VisionSettings:
 
 
 # The detector fields the game panel tunes (VisionConfig), kept in thresholds_file.
-THRESHOLD_FIELDS = ("hue_low", "hue_high", "sat_low", "sat_high", "val_low", "val_high",
-                    "min_area", "max_area", "min_density", "max_eccentricity")
+HSV_BAND_FIELDS = ("hue_low", "hue_high", "sat_low", "sat_high", "val_low", "val_high")
+THRESHOLD_FIELDS = (*HSV_BAND_FIELDS, "min_area", "max_area", "min_density",
+                    "max_eccentricity")
 
 
 def load_thresholds(path: str, detector: DetectorConfig) -> DetectorConfig:

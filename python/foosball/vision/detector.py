@@ -3,8 +3,10 @@
 The hot path works on a small window of the frame in the camera's native pixel format:
 only the window is converted (YUYV -> BGR -> HSV) and thresholded, into buffers allocated
 once. Converting and thresholding whole frames is what the seed did and what costs most.
-A lost ball is re-acquired on a decimated copy of the whole frame, then refined in a
-full-resolution window.
+While tracking, a window holding one whole ball and nothing else (most frames) is read
+from the moments of its mask (two small matrix products) instead of tracing and measuring
+outlines (five OpenCV calls). A lost ball is re-acquired on a decimated copy of the whole
+frame, then refined in a full-resolution window.
 """
 
 from __future__ import annotations
@@ -29,12 +31,28 @@ EDGE_INSET = 0.25
 # Expected ball radius in pixels at a pixel position, from the calibration (None: unknown).
 RadiusAt = Callable[[float, float], float]
 
+# A tracking window's mask is one whole ball and nothing else when its pixel count is this
+# share of the expected disc (pi r^2; measured on rendered whole balls: 0.75-1.00, median
+# 0.94; partly hidden ones at most 0.87) ...
+LONE_BALL_AREA = (0.885, 1.2)
+# ... and its polar moment is at most this much above a disc's of the same area. The disc
+# has the least polar moment of all shapes of its area (2 pi (mu20 + mu02) / m00^2 = 1);
+# a cut, a second blob, a streak all raise it (whole balls: 0.998-1.036, median 1.000;
+# partly hidden ones 1.009-1.75).
+LONE_BALL_ROUNDNESS = 1.02
+# Such a mask's moment ellipse is nearly round: any shape's second moments have
+# det >= (area / 4 pi)^2 (equality for ellipses), so a trace within 1.02 of a disc's keeps
+# the axes' variance ratio above 0.67, the eccentricity below 0.575 (0.65 allows for the
+# pixels' own extent). Blob filters at least this loose need not compute it.
+LONE_BALL_MAX_ECCENTRICITY = 0.65
 
-@dataclass(frozen=True, slots=True)
+
+@dataclass(slots=True)  # read-only by use; not frozen: a frozen __init__ costs 3x per frame
 class Detection:
     u: float  # pixel centre, full resolution, x to the right
     v: float  # pixel centre, y down
-    area: float  # outline polygon area, px^2 (all fragments when partial)
+    area: float  # px^2: the outline polygon's (all fragments when partial), or the
+    # pixel count of a lone whole ball
     partial: bool  # partly hidden: centre from the enclosing circle, less certain
 
 
@@ -60,19 +78,22 @@ def blob_stats(contour: np.ndarray, offset_u: float = 0.0, offset_v: float = 0.0
     _, _, w, h = cv2.boundingRect(contour)
     # The outline runs through boundary pixel centres, so its box is one pixel smaller.
     density = area / max(1, (w - 1) * (h - 1))
-    a, b, c = m["mu20"] / area, m["mu11"] / area, m["mu02"] / area
-    spread = math.sqrt(((a - c) * 0.5) ** 2 + b * b)
-    major, minor = (a + c) * 0.5 + spread, (a + c) * 0.5 - spread
-    eccentricity = math.sqrt(max(0.0, 1.0 - minor / major)) if major > 0 else 1.0
     return BlobStats(
         u=offset_u + scale * m["m10"] / area,
         v=offset_v + scale * m["m01"] / area,
         area=area * scale * scale,
         perimeter=perimeter * scale,
         density=min(1.0, density),
-        eccentricity=eccentricity,
+        eccentricity=moment_eccentricity(m["mu20"] / area, m["mu11"] / area, m["mu02"] / area),
         span=max(w, h),
     )
+
+
+def moment_eccentricity(var_u: float, cov: float, var_v: float) -> float:
+    """Of the ellipse with these second moments (per unit area) of a blob."""
+    spread = math.sqrt(((var_u - var_v) * 0.5) ** 2 + cov * cov)
+    major, minor = (var_u + var_v) * 0.5 + spread, (var_u + var_v) * 0.5 - spread
+    return math.sqrt(max(0.0, 1.0 - minor / major)) if major > 0 else 1.0
 
 
 def passes(stats: BlobStats, cfg: DetectorConfig) -> bool:
@@ -97,12 +118,15 @@ class ColourThreshold:
             raise ValueError(f"pixel format {pixel_format!r} is not one of {PIXEL_FORMATS}")
         self.pixel_format = pixel_format
         pixels = max_rows * max_cols
-        channels = 3 if pixel_format == "bgr" else 2
-        self._native = np.empty(pixels * channels, np.uint8)
+        self._channels = 3 if pixel_format == "bgr" else 2
+        self._native = np.empty(pixels * self._channels, np.uint8)
         self._bgr = np.empty((1, pixels, 3), np.uint8)
         self._hsv = np.empty((1, pixels, 3), np.uint8)
         self._mask = np.empty(pixels, np.uint8)
         self._mask2 = np.empty((1, pixels), np.uint8)
+        # The buffers' views for each window shape met so far (a tracking window has a
+        # few dozen shapes): slicing and reshaping afresh cost as much as the conversion.
+        self._views: dict[tuple[int, int], tuple[np.ndarray, ...]] = {}
         self.configure(cfg)
 
     def configure(self, cfg: DetectorConfig) -> None:
@@ -116,36 +140,50 @@ class ColourThreshold:
             self._lo = np.array([cfg.hue_low, cfg.sat_low, cfg.val_low], np.uint8)
             self._hi = np.array([cfg.hue_high, cfg.sat_high, cfg.val_high], np.uint8)
 
+    def _views_for(self, rows: int, cols: int) -> tuple[np.ndarray, ...]:
+        count = rows * cols
+        channels = self._channels
+        native = self._native[:count * channels]
+        views = (
+            native.reshape(rows, cols, channels),  # the window copied in
+            native.reshape(1, count, channels),  # ... as one row
+            self._bgr[:, :count],
+            self._hsv[:, :count],
+            self._mask[:count].reshape(1, count),
+            self._mask2[:, :count],
+            self._mask[:count].reshape(rows, cols),  # the mask, shaped as the window
+        )
+        self._views[rows, cols] = views
+        return views
+
     def mask(self, native: np.ndarray) -> np.ndarray:
         """Mask (a view into a reused buffer, valid until the next call) of `native`."""
-        rows, cols, channels = native.shape
-        count = rows * cols
-        line = self._native[:count * channels].reshape(rows, cols, channels)
-        np.copyto(line, native)
-        line = line.reshape(1, count, channels)
+        rows, cols = native.shape[:2]
+        views = self._views.get((rows, cols)) or self._views_for(rows, cols)
+        window, line, bgr, hsv, flat, flat2, mask = views
+        np.copyto(window, native)
         if self.pixel_format == "yuyv":  # pixel pairs stay pairs: every row has even length
-            bgr = self._bgr[:, :count]
             cv2.cvtColor(line, cv2.COLOR_YUV2BGR_YUYV, dst=bgr)
-        else:
-            bgr = line
-        hsv = self._hsv[:, :count]
-        cv2.cvtColor(bgr, cv2.COLOR_BGR2HSV, dst=hsv)
-        flat = self._mask[:count].reshape(1, count)
+            line = bgr
+        cv2.cvtColor(line, cv2.COLOR_BGR2HSV, dst=hsv)
         cv2.inRange(hsv, self._lo, self._hi, dst=flat)
         if self._wraps:
-            flat2 = self._mask2[:, :count]
             cv2.inRange(hsv, self._lo2, self._hi2, dst=flat2)
             cv2.bitwise_or(flat, flat2, dst=flat)
-        return self._mask[:count].reshape(rows, cols)
+        return mask
 
 
 class BallDetector:
     """Finds the ball in a window around a predicted pixel, or anywhere in a frame."""
 
+    # Whether `observe` does anything (the tracker skips the call per frame otherwise).
+    observes = False
+
     def __init__(self, cfg: DetectorConfig, pixel_format: str, frame_size: tuple[int, int],
                  radius_at: RadiusAt | None = None,
                  on_table: Callable[[float, float], bool] | None = None,
-                 field_mask: np.ndarray | None = None):
+                 field_mask: np.ndarray | None = None,
+                 table_interior: np.ndarray | None = None):
         self.cfg = cfg.validate()
         self.pixel_format = pixel_format
         self.width, self.height = frame_size
@@ -157,9 +195,14 @@ class BallDetector:
         # lies outside (the wooden frame, the markers) is cleared from every mask, so it
         # can neither take the candidates' places nor merge with the ball.
         self.field_mask = field_mask
-        # How far inside the mask each pixel is: a window wholly inside needs no masking.
-        self._field_depth = None if field_mask is None else cv2.distanceTransform(
-            field_mask, cv2.DIST_L2, 3)
+        # Pixels (uint8, nonzero) whose neighbours within two pixels `on_table` accepts:
+        # a centre there needs no projection to the table (bytes: the cheapest lookup).
+        self._table_interior = None if table_interior is None else cv2.erode(
+            table_interior, np.ones((5, 5), np.uint8)).tobytes()
+        # How far inside the mask each pixel is (whole pixels, rounded down, at most 255;
+        # bytes, the cheapest lookup from Python): a window wholly inside needs no masking.
+        self._field_depth = None if field_mask is None else np.minimum(cv2.distanceTransform(
+            field_mask, cv2.DIST_L2, 3), 255).astype(np.uint8).tobytes()
         side = 2 * cfg.roi_max_half
         self._window = ColourThreshold(cfg, pixel_format, side, side)
         dec = cfg.reacquire_decimation
@@ -173,6 +216,9 @@ class BallDetector:
             field_mask, (self._small_cols, self._small_rows), interpolation=cv2.INTER_AREA)
         if self._small_field is not None:
             self._small_field[self._small_field > 0] = 255  # a partly covered cell counts
+        steps = np.arange(side, dtype=np.float64)
+        self._power_table = np.stack([np.ones(side), steps, steps * steps])  # 1, p, p^2
+        self._powers: dict[tuple[int, int], tuple[np.ndarray, np.ndarray]] = {}
         self.last_window: tuple[int, int, int, int] | None = None  # x0, y0, cols, rows
         self._last_mask = self._window.mask(np.zeros((2, 2, channels), np.uint8))
 
@@ -189,7 +235,11 @@ class BallDetector:
 
     # --- tracking: a window around the prediction -------------------------------------
 
-    def search_window(self, image: np.ndarray, u: float, v: float, half: int) -> Detection | None:
+    def search_window(self, image: np.ndarray, u: float, v: float, half: int,
+                      radius: float = 0.0) -> Detection | None:
+        """The ball in a window of half size `half` around (u, v). `radius`: the ball's
+        expected image radius there, when tracking: a window holding one whole ball and
+        nothing else is then read from the mask's moments (see `_lone_ball`)."""
         half = max(4, min(int(half), self.cfg.roi_max_half))
         cols = min(2 * half, self.width)
         rows = min(2 * half, self.height)
@@ -203,14 +253,71 @@ class BallDetector:
         self.last_window = (x0, y0, cols, rows)
         mask = self._window_mask(image, x0, y0, cols, rows)
         depth = self._field_depth
-        if depth is not None and depth[y0 + rows // 2, x0 + cols // 2] <= 0.71 * (
+        if depth is not None and depth[(y0 + rows // 2) * self.width + x0 + cols // 2] <= 0.71 * (
                 rows + cols) + 2:
             cv2.bitwise_and(mask, self.field_mask[y0:y0 + rows, x0:x0 + cols], dst=mask)
         self._last_mask = mask
+        if radius > 0.0:
+            lone = self._lone_ball(mask, x0, y0, radius)
+            if lone is not None:
+                return lone
         contours, _ = cv2.findContours(mask, cv2.RETR_EXTERNAL, cv2.CHAIN_APPROX_SIMPLE)
         if not contours:
             return None
         return self._choose(contours, x0, y0, u, v, min(cols, rows))
+
+    def _lone_ball(self, mask: np.ndarray, x0: int, y0: int,
+                   radius: float) -> Detection | None:
+        """The window's mask as one whole ball, or None when it may be anything else (then
+        the outlines decide). A mask whose pixel count is the expected disc's and whose
+        polar moment is a disc's (the least any shape of that area has) is one disc: a cut,
+        a second blob, a streak would raise it. Its centre is the pixels' centroid (on
+        rendered whole balls within 0.05 px of the outline's, median 0.01 px)."""
+        rows, cols = mask.shape
+        powers = self._powers.get((rows, cols)) or self._powers_for(rows, cols)
+        # Sums of y^q x^p over the mask (255 per pixel): rows q, columns p.
+        (s00, s10, s20), (s01, s11, _), (s02, _, _) = np.dot(
+            powers[0], np.dot(mask, powers[1])).tolist()
+        area = s00 / 255.0
+        disc = math.pi * radius * radius
+        if not LONE_BALL_AREA[0] * disc <= area <= LONE_BALL_AREA[1] * disc:
+            return None
+        cu, cv = s10 / s00, s01 / s00
+        var_u, var_v = s20 / s00 - cu * cu, s02 / s00 - cv * cv
+        if 2.0 * math.pi * (var_u + var_v) > LONE_BALL_ROUNDNESS * area:
+            return None
+        reach = math.sqrt(area / math.pi) + 1.0
+        if not (reach <= cu <= cols - 1 - reach and reach <= cv <= rows - 1 - reach):
+            return None  # at the window's edge: what lies beyond is not known
+        # The seed's blob filter on the disc this is (its outline would run through the
+        # boundary pixels' centres, half a pixel inside; its density is pi / 4).
+        cfg = self.cfg
+        inner = reach - 1.5
+        if not (cfg.min_area <= math.pi * inner * inner <= cfg.max_area
+                and cfg.min_perimeter <= 2.0 * math.pi * inner <= cfg.max_perimeter
+                and cfg.min_density <= math.pi / 4):
+            return None
+        if cfg.max_eccentricity < LONE_BALL_MAX_ECCENTRICITY and moment_eccentricity(
+                var_u, s11 / s00 - cu * cv, var_v) > cfg.max_eccentricity:
+            return None
+        u, v = x0 + cu, y0 + cv
+        if not self._surely_on_table(u, v) and self.on_table is not None and \
+                not self.on_table(u, v):
+            return None
+        return Detection(u, v, area, False)
+
+    def _surely_on_table(self, u: float, v: float) -> bool:
+        """A pixel well inside the region `on_table` accepts (a lookup; False: ask it)."""
+        inside = self._table_interior
+        return inside is not None and inside[int(v) * self.width + int(u)] != 0
+
+    def _powers_for(self, rows: int, cols: int) -> tuple[np.ndarray, np.ndarray]:
+        """1, y, y^2 by row (3 x rows) and 1, x, x^2 by column (cols x 3) of a window shape:
+        the mask's moments are then two small matrix products (cheaper than cv2.moments,
+        which also computes and boxes 24 values)."""
+        powers = (self._power_table[:, :rows], np.ascontiguousarray(self._power_table[:, :cols].T))
+        self._powers[rows, cols] = powers
+        return powers
 
     def _choose(self, contours, x0: int, y0: int, u: float, v: float,
                 window: int) -> Detection | None:

@@ -33,10 +33,13 @@ class FieldRegion:
         # its radius (the silhouette around the centre).
         hl, hw, gy = f.half_length, f.half_width, f.goal_width / 2
         self._outlines = [
-            [(-hl, -hw), (hl, -hw), (hl, hw), (-hl, hw)],
+            _box(hl, hw),
             *([(s * hl, -gy), (s * (self._x_goal + r), -gy), (s * (self._x_goal + r), gy),
                (s * hl, gy)] for s in (-1.0, 1.0)),
         ]
+        # ... and of the centre's region itself (`contains`).
+        self._centre_outlines = [_box(self._x_field, self._y_field),
+                                 _box(self._x_goal, self._y_goal)]
 
     def contains(self, u: float, v: float) -> bool:
         x, y = self.projector.to_table(u, v)
@@ -46,9 +49,20 @@ class FieldRegion:
 
     def mask(self, margin_px: int = 2) -> np.ndarray:
         """Full-resolution uint8 mask (255: a ball's pixel may be there)."""
+        mask = self._fill(self._outlines)
+        if margin_px > 0:
+            mask = cv2.dilate(mask, np.ones((2 * margin_px + 1, 2 * margin_px + 1), np.uint8))
+        return mask
+
+    def centre_mask(self) -> np.ndarray:
+        """Full-resolution uint8 mask (255: `contains` holds at the pixel, to within the
+        half pixel of the outline's rasterisation)."""
+        return self._fill(self._centre_outlines)
+
+    def _fill(self, outlines: list[list[tuple[float, float]]]) -> np.ndarray:
         width, height = self.projector.calibration.image_size
         mask = np.zeros((height, width), np.uint8)
-        for outline in self._outlines:
+        for outline in outlines:
             # Edges sampled densely, so a lens model's curved edges are followed too.
             points = []
             for (x0, y0), (x1, y1) in zip(outline, outline[1:] + outline[:1], strict=True):
@@ -57,6 +71,8 @@ class FieldRegion:
                                                           y0 + (y1 - y0) * t))
             pixels = np.round(np.array(points) * 16).astype(np.int32)
             cv2.fillPoly(mask, [pixels], 255, cv2.LINE_8, shift=4)
-        if margin_px > 0:
-            mask = cv2.dilate(mask, np.ones((2 * margin_px + 1, 2 * margin_px + 1), np.uint8))
         return mask
+
+
+def _box(half_x: float, half_y: float) -> list[tuple[float, float]]:
+    return [(-half_x, -half_y), (half_x, -half_y), (half_x, half_y), (-half_x, half_y)]

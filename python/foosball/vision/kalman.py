@@ -129,6 +129,3 @@ class BallFilter:
 
     def state(self) -> tuple[float, float, float, float]:
         return self.x.p, self.y.p, self.x.v, self.y.v
-
-    def variances(self) -> tuple[float, float, float, float]:
-        return self.x.a, self.y.a, self.x.c, self.y.c

@@ -71,7 +71,7 @@ def learn_colour(frames: Sequence[np.ndarray], base: DetectorConfig,
         raise LearnError(f"need at least 5 frames of the ball rolling, got {len(frames)}")
     table = np.median(np.stack(frames), axis=0).astype(np.uint8)
     where = field_mask if field_mask is not None else np.full(table.shape[:2], 255, np.uint8)
-    ball_samples, not_ball, found = [], [], 0
+    ball_samples, whole_samples, not_ball, found = [], [], [], 0
     for image in frames:
         blob = _moving_ball(image, table, where, base, radius_at)
         hsv = cv2.cvtColor(image, cv2.COLOR_BGR2HSV)
@@ -79,6 +79,7 @@ def learn_colour(frames: Sequence[np.ndarray], base: DetectorConfig,
             found += 1
             core = cv2.erode(blob, np.ones((3, 3), np.uint8), iterations=2)
             ball_samples.append(hsv[core > 0])
+            whole_samples.append(hsv[blob > 0])
             away = cv2.dilate(blob, np.ones((9, 9), np.uint8)) == 0
         else:
             away = np.ones(table.shape[:2], bool)
@@ -103,7 +104,10 @@ def learn_colour(frames: Sequence[np.ndarray], base: DetectorConfig,
         f"{COVERAGES[-1]:.0%} of the ball's pixels (hue {band.hue_low}-{band.hue_high}, "
         f"saturation from {band.sat_low}, value from {band.val_low}) takes in "
         f"{share:.1%} of the rest of the frame; use detector.method = \"background\"",
-        band=_band(ball, COVERAGES[0], base))
+        # For the background detector, which needs no separation: the ball's colour with
+        # its rim, where its shaded side is (without it the mask misses the dark crescent
+        # and the centre moves to the lit side).
+        band=_band(np.concatenate(whole_samples), COVERAGES[0], base))
 
 
 def _widen(band: DetectorConfig, others: np.ndarray, table: np.ndarray, where: np.ndarray,

@@ -36,7 +36,7 @@ class Search(IntEnum):
     FRAME = 1  # the decimated whole frame was searched
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)  # read-only by use; not frozen: a frozen __init__ costs 3x per frame
 class TrackResult:
     status: TrackStatus
     x: float
@@ -63,7 +63,8 @@ class BallTracker:
         self.detector = make_detector(detector_cfg, pixel_format, calibration.image_size,
                                       radius_at=self.projector.radius_px,
                                       on_table=self.field.contains,
-                                      field_mask=self.field.mask())
+                                      field_mask=self.field.mask(),
+                                      table_interior=self.field.centre_mask())
         self.cfg = filter_cfg.validate()
         self.walls = Walls.of_table(f.half_length, f.half_width, f.goal_width, radius)
         self.filter = BallFilter(filter_cfg, self.walls)
@@ -83,7 +84,8 @@ class BallTracker:
             result = self._track(image, capture_time_ns)
         else:
             result = self._acquire(image, capture_time_ns)
-        self.detector.observe(image, result.detection)
+        if self.detector.observes:
+            self.detector.observe(image, result.detection)
         return result
 
     # --- with a track -------------------------------------------------------------------
@@ -92,14 +94,13 @@ class BallTracker:
         cfg, flt = self.cfg, self.filter
         flt.predict(now)
         px, py = flt.x.p, flt.y.p
-        u, v = self.projector.to_pixel(px, py)
-        metres_per_px = self.projector.metres_per_pixel(u, v)
+        u, v, metres_per_px = self.projector.to_pixel_and_scale(px, py)
         radius_px = self.projector.calibration.ball_radius / metres_per_px
         half = radius_px + 2.0 + self.detector.cfg.roi_sigmas * flt.position_sigma / metres_per_px
         search = Search.WINDOW
         detection = None
         if -half < u < self.detector.width + half and -half < v < self.detector.height + half:
-            detection = self.detector.search_window(image, u, v, int(half + 1))
+            detection = self.detector.search_window(image, u, v, int(half + 1), radius_px)
         if detection is None:
             search = Search.FRAME
             detection = self.detector.search_frame(image, near=(u, v))
@@ -181,9 +182,9 @@ class BallTracker:
 
     def _result(self, status: TrackStatus, detection: Detection | None, search: Search,
                 restarted: bool) -> TrackResult:
-        flt = self.filter
-        return TrackResult(status, flt.x.p, flt.y.p, flt.x.v, flt.y.v, flt.variances(),
-                           detection, search, restarted)
+        x, y = self.filter.x, self.filter.y
+        return TrackResult(status, x.p, y.p, x.v, y.v, (x.a, y.a, x.c, y.c), detection, search,
+                           restarted)
 
     def _lost(self, search: Search) -> TrackResult:
         x, y = self._last_xy

@@ -100,6 +100,12 @@ class BallStatus(IntEnum):
     LOST = 2  # not seen for too long; position meaningless
 
 
+class LearnStage(IntEnum):
+    REQUEST = 0  # game panel -> ball tracker: learn the band from your next frames
+    LEARNT = 1  # ball tracker -> game panel: the band learnt, now in use
+    REFUSED = 2  # ball tracker -> game panel: none taken, `text` says why
+
+
 # --- field specs ---------------------------------------------------------------------------
 
 
@@ -687,6 +693,29 @@ class HumanRods:
 
 
 @dataclass(frozen=True, slots=True)
+class VisionLearn:
+    """Game panel -> ball tracker: learn the ball's HSV band from your own frames of it
+    rolling (the moving blob), instead of thresholds by hand. Ball tracker -> game panel:
+    what came of it, the band now in use or why none was taken (a band that takes in the
+    field or the frame is refused). One message both ways, told apart by `stage`; the
+    reply carries the request's number. The band fields are 0 in a request."""
+
+    TYPE_ID: ClassVar[int] = 18
+    request: int = integer(1, 0, INT32)
+    stage: LearnStage = choice(2, LearnStage)
+    frames: int = integer(3, 0, 240)  # request: frames to learn from; reply: with the ball
+    hue_low: int = integer(4, 0, 179)
+    hue_high: int = integer(5, 0, 179)
+    sat_low: int = integer(6, 0, 255)
+    sat_high: int = integer(7, 0, 255)
+    val_low: int = integer(8, 0, 255)
+    val_high: int = integer(9, 0, 255)
+    ball_share: float = num(10, 0.0, 1.0)  # of the ball's pixels inside the band
+    table_share: float = num(11, 0.0, 1.0)  # of the other pixels of the frames inside it
+    text: str = text(12, 200)
+
+
+@dataclass(frozen=True, slots=True)
 class OtaCommand:
     """Update tool -> a board's update agent."""
 
@@ -731,6 +760,7 @@ SENDERS: dict[type, frozenset[Agent]] = {
     VisionPreview: frozenset({Agent.BALL_TRACKER}),
     CalibrationStatus: frozenset({Agent.BALL_TRACKER}),
     HumanRods: frozenset({Agent.BALL_TRACKER}),
+    VisionLearn: frozenset({Agent.GAME_PANEL, Agent.TOOL, Agent.BALL_TRACKER}),  # by stage
     OtaCommand: frozenset({Agent.OTA, Agent.TOOL}),
     OtaStatus: frozenset({Agent.OTA}),
 }

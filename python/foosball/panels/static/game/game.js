@@ -136,6 +136,7 @@ function buildSliders() {
   $("preview-on").addEventListener("change", (event) => {
     send("preview", { on: event.target.checked });
   });
+  $("learn").addEventListener("click", () => send("learn"));
 }
 
 function showVision(vision) {
@@ -146,6 +147,22 @@ function showVision(vision) {
   }
   if (document.activeElement !== $("preview-on")) { $("preview-on").checked = vision.config.preview; }
   $("vision-sent").textContent = vision.sent || "never (the tracker's own values are not reported)";
+  showLearning(vision.learning);
+}
+
+// The tracker's answer to "learn from the ball": the band it now uses, or why none.
+function showLearning(learning) {
+  const line = $("learn-state");
+  if (!learning) { return; }
+  let text = `request ${learning.request}: ${learning.state}`;
+  if (learning.band) {
+    const b = learning.band;
+    text += ` (hue ${b.hue_low}-${b.hue_high}, sat ${b.sat_low}-${b.sat_high}, ` +
+      `value ${b.val_low}-${b.val_high}; ${(100 * learning.ball_share).toFixed(1)} % of ` +
+      `the ball, ${(100 * learning.table_share).toFixed(2)} % of the rest)`;
+  }
+  line.textContent = learning.text ? `${text}: ${learning.text}` : text;
+  line.className = `small learn-${learning.state}`;
 }
 
 function showPreview(preview) {
