@@ -725,7 +725,10 @@ class EtherCatHardware:
         np.percentile(np.zeros(2), 99)
 
     def sense(self, timeout_s: float) -> BusSample:
-        """The cycle is the pace; `timeout_s` does not shorten it."""
+        """Waits for the cycle's deadline (the cycle is the pace; `timeout_s` does not
+        shorten it) and gives the drives' inputs of the last exchange; `act()` sends the
+        step's outputs at once, so a command the step took leaves in this cycle's frame,
+        not the next one's (and a drive's fault is answered in as many frames as before)."""
         period = self.cycle_s
         now = self.clock()
         if self._deadline is None:
@@ -738,10 +741,8 @@ class EtherCatHardware:
         if late > period:  # overran: do not try to catch up with a burst of frames
             self._deadline = woke
         self._deadline += period
-        if self._answering:  # these setpoints answer a ball state: they leave now
-            self.capture_to_setpoint.append((self.wall_ns() - self._answering) * 1e-9)
-            self._answering = 0
-        self.last = self.bus.exchange(self.outputs)
+        if self.last is None:  # the first cycle: the drives' inputs to start from
+            self._exchange()
         if self.stats.count % 200 == 1:
             latency = (0.0, 0.0)  # none measured in this window
             if self.capture_to_setpoint:
@@ -749,7 +750,14 @@ class EtherCatHardware:
                 latency = (float(p50), float(p99))
                 self.capture_to_setpoint.clear()
             self._timing = CycleTiming(period, self.recent_p99(), *latency)
+        assert self.last is not None
         return BusSample(self.last, self._timing, self.al_state, self._alignment_read)
+
+    def _exchange(self) -> None:
+        if self._answering:  # these setpoints answer a ball state: they leave now
+            self.capture_to_setpoint.append((self.wall_ns() - self._answering) * 1e-9)
+            self._answering = 0
+        self.last = self.bus.exchange(self.outputs)
 
     def recent_p99(self) -> float:
         """Wake-up lateness p99 over the latest `P99_CYCLES` cycles (0.1 ms on a PC). Over
@@ -764,9 +772,11 @@ class EtherCatHardware:
     def act(self, actuation: MdaOutputs | None) -> None:
         if actuation is None:  # the step failed: stop every drive where it is
             self.outputs = self.quick_stop_outputs()
+            self._exchange()
             return
         self.outputs = actuation.drives
         self._answering = actuation.ball_capture_time or self._answering
+        self._exchange()
         self._read_alignment(actuation.read_alignment)
         now = self.clock()
         if actuation.recover_bus and now - self._last_recover_s > 0.1:
@@ -819,6 +829,7 @@ class EtherCatHardware:
             self.outputs = self.quick_stop_outputs()
             for _ in range(3):
                 self.sense(self.cycle_s)
+                self._exchange()
         except Exception:
             log.exception("quick stop at shutdown failed")
         finally:
