@@ -726,6 +726,24 @@ def test_the_status_says_how_long_from_a_frame_to_the_setpoint_that_answers_it(r
     assert status.capture_to_setpoint_p99_s == pytest.approx(status.capture_to_setpoint_p50_s)
 
 
+def test_a_motor_driver_started_into_a_halted_game_enables_nothing_until_a_restart() -> None:
+    # Seen on the rig: the motor driver killed and started again while the game was halted
+    # latched the system's FAULT in its first cycle, then enabled every drive anyway.
+    r = Rig()
+    for drive in r.bus.drives:
+        drive.inject(FaultKind.EMERGENCY_BUTTON)  # the drives' watchdog left them faulted
+        drive.clear()
+    halted = Heartbeat(agent=Agent.STRATEGY, state=SafetyState.FAULT, period_s=0.01,
+                       cpu_load=1.0, memory=2.0, temperature=30.0)
+    r.endpoint(Agent.STRATEGY).send(halted)
+    r.run_for(0.5)
+    assert r.core.latched is not None
+    assert not any(d.state is L.Cia402State.OPERATION_ENABLED for d in r.bus.drives)
+    assert all(s in (DriveState.QUICK_STOP, DriveState.FAULT) for s in r.core.drive_states())
+    r.restart()
+    assert r.run_until(r.operational, 5.0)  # the game panel's restart starts them
+
+
 def test_closing_the_hardware_quick_stops_every_drive_then_closes_the_bus(rig: Rig) -> None:
     rig.move(0, 30.0)
     rig.run_for(0.05)

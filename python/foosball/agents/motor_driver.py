@@ -307,7 +307,9 @@ class MotorDriverCore:
                 faulty = faulty or tx.state in _FAULTY
         if not self.started:
             self.started = True
-            self._start_all(now)
+            if self.latched is None:  # started into a system in FAULT: nothing enables
+                self._start_all(now)  # until a restart (seen: a restarted motor driver
+                # re-enabled every drive of a halted game in its first four cycles)
         for message in inputs.messages:
             self._message(message, now, out)
         if faulty:  # no drive reports a fault: nothing to look at
