@@ -239,7 +239,7 @@ class Match:
         key = (rods_of, frame)
         known = self._statuses.get(key)
         if known is None or known[0] != poses:
-            known = self._statuses[key] = (poses, rod_status(poses, frame))
+            known = self._statuses[key] = (poses, rod_status(poses, frame, known))
         return known[1]
 
     def _apply(self, team: str, command: RodCommand) -> None:

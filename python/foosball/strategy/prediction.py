@@ -14,7 +14,7 @@ frame whose origin is the field centre (the robot frame of a controller, or the 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from foosball.geometry import Table
 from foosball.strategy.params import PredictionParams
@@ -22,8 +22,7 @@ from foosball.strategy.params import PredictionParams
 _EPS = 1e-9
 
 
-@dataclass(frozen=True, slots=True)
-class BallPoint:
+class BallPoint(NamedTuple):  # tuples: a step makes dozens of points and segments
     t: float  # s after the state the prediction started from
     x: float
     y: float
@@ -35,8 +34,7 @@ class BallPoint:
         return math.hypot(self.vx, self.vy)
 
 
-@dataclass(frozen=True, slots=True)
-class Segment:
+class Segment(NamedTuple):
     """A straight run between two events (start, bounce, stop, goal, horizon)."""
 
     t0: float
