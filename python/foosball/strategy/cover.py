@@ -225,7 +225,8 @@ def plan_cover(ball_x: float, ball_y: float, goalkeeper: Rod, defence: Rod, goal
         # value by at most 5e-6, so a cover this much below the best's cannot tie it
         if best is not None and covered < best_covered - _CLEARLY_LESS:
             return
-        key = -round(covered, 5)
+        # (a cover equal to the best's, as when both close the whole mouth, rounds the same)
+        key = best[0] if best is not None and covered == best_covered else -round(covered, 5)
         if best is not None and key != best[0]:
             if key > best[0]:
                 return
