@@ -86,6 +86,9 @@ class RodPlan:
     absolute: bool = False  # the rotation as it is, not the nearest same pose (a wind-up)
 
 
+_IDLE = RodPlan(IDLE_PLAN)  # shared by every idle rod (plans are changed only where made)
+
+
 class ImprovedStrategy(RodStrategy):
     name = "improved"
 
@@ -192,12 +195,12 @@ class ImprovedStrategy(RodStrategy):
             plans[hidden_under] = self.play_hidden(hidden_under, here[hidden_under])
         self.plans_last = plans
         for i, rod in enumerate(self.rods):
-            plan = plans[i] if plans is not None else RodPlan(IDLE_PLAN)
+            plan = plans[i] if plans is not None else _IDLE
             out.append(self.act(i, rod, now, plan, here[i]))
         return out
 
     def plan_rods(self, now: float, b: BallPoint, here: list[RodView]) -> list[RodPlan]:
-        plans = [RodPlan(IDLE_PLAN) for _ in self.rods]
+        plans = [_IDLE for _ in self.rods]  # every rod's entry is replaced, never changed
         keeper, defence = self.rods[0], self.rods[1]
         # 1. who plays the ball: a rod with the ball slow (or rolling in) within its reach
         owner = None
@@ -220,11 +223,12 @@ class ImprovedStrategy(RodStrategy):
         # 3. a ball that will reach a rod before any opponent can touch it: go to its crossing;
         #    otherwise block the shot the opponent can take where he next meets the ball
         origin_x, origin_y = self.threat_origin(b)
+        fast = b.speed > SHOT_SPEED
         for i, rod in enumerate(self.rods):
             if i == owner or plans[i].mode == "lift":
                 continue
             # a shot (fast) passes the opponent's rods, which lift for it or miss it
-            unhindered = b.speed > SHOT_SPEED or not _any_between(self.their_xs, rod.x, b.x)
+            unhindered = fast or not _any_between(self.their_xs, rod.x, b.x)
             if b.vx < -0.3 and unhindered and b.x > rod.x:
                 hit = self.predictor.crossing(b.x, b.y, b.vx, b.vy, rod.x)
                 if hit is not None:
@@ -267,9 +271,10 @@ class ImprovedStrategy(RodStrategy):
         """Where the opponent can next shoot from: the ball itself when it is slow, else the
         predicted point where it crosses the first opponent rod line on its way (just in
         front of that rod, from where his feet strike)."""
-        if b.speed < 0.3 or (b.vx < 0 and b.speed > SHOT_SPEED):
+        speed = b.speed
+        if speed < 0.3 or (b.vx < 0 and speed > SHOT_SPEED):
             return b.x, b.y  # at rest, or a shot already in flight
-        if abs(b.vx) < SIDEWAYS_VX and b.speed < SHOT_SPEED:
+        if abs(b.vx) < SIDEWAYS_VX and speed < SHOT_SPEED:
             # rolling along a rod (a pull or push shot being set up): the shot can come at
             # any moment, from where the ball is then, not from where it would come to rest
             soon = self.predictor.state_at(b.x, b.y, b.vx, b.vy, THREAT_LEAD_S)
