@@ -75,6 +75,22 @@ class _TopView:
         self.man_scale = (camera_height - r) / (camera_height - (man.rod_height - 0.02))
         self.near = r + (reach + MAN_HALF_THICKNESS) * self.man_scale  # a man may hide it
         self.rods = [(i, rod, rod.x * self.man_scale) for i, rod in enumerate(table.rods)]
+        # each man's y relative to the rod's translation (as `Rod.men_y` adds them)
+        self.offsets = [rod.men_y(0.0) for rod in table.rods]
+        self._extents: list[dict[float, tuple[float, float]]] = [{} for _ in table.rods]
+        self.reach = reach
+
+    def extent(self, i: int, rotation: float) -> tuple[float, float]:
+        """x-range rod i's men cover as the camera sees them at the ball's centre plane, by
+        angle (a rod at rest shows the same one frame after frame)."""
+        known = self._extents[i].get(rotation)
+        if known is None:
+            if len(self._extents[i]) >= 4096:
+                self._extents[i].clear()
+            lo, hi = man_x_extent(rotation, self.reach)
+            x, scale = self.table.rods[i].x, self.man_scale
+            known = self._extents[i][rotation] = ((x + lo) * scale, (x + hi) * scale)
+        return known
 
 
 _TOP_VIEWS: dict[int, _TopView] = {}
@@ -111,13 +127,13 @@ def visible_fraction(
             if hidden is None:
                 hidden, xs, ys = _disc_at(bx, by, r)
             hidden |= np.abs(xs - rod_x) < ROD_RADIUS * rod_scale
-        lo, hi = man_x_extent(state.rotations[i], reach)
-        lo, hi = (rod.x + lo) * man_scale, (rod.x + hi) * man_scale
+        lo, hi = view.extent(i, state.rotations[i])
         if not lo - r < bx < hi + r:
             continue
         half_width = MAN_HALF_WIDTH * man_scale
-        for y_man in rod.men_y(state.translations[i]):
-            y_seen = y_man * man_scale
+        translation = state.translations[i]
+        for offset in view.offsets[i]:
+            y_seen = (translation + offset) * man_scale
             if abs(by - y_seen) < r + half_width:
                 if hidden is None:
                     hidden, xs, ys = _disc_at(bx, by, r)
