@@ -70,9 +70,13 @@ class AxisBank:
 
     def command(self, index: int, target: float, speed: float = 0.0) -> None:
         """New setpoint; `speed` > 0 caps the speed of this move (0: the axis maximum)."""
-        target = min(self.high[index], max(self.low[index], float(target)))
+        # min(high, max(low, target)) and min(speed, limit), written out (the same picks):
+        # the match loop commands a few axes every frame
+        target, low, high = float(target), self.low[index], self.high[index]
+        target = target if target > low else low
+        target = target if target < high else high
         limit = self.max_speed[index]
-        cap = limit if speed <= 0.0 else min(speed, limit)
+        cap = limit if speed <= 0.0 or limit < speed else speed
         if (
             target == self.target[index]
             and cap == self.speed_cap[index]
