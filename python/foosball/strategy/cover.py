@@ -11,7 +11,6 @@ around the point where the line from the ball through the man meets the goal lin
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 from typing import NamedTuple
 
 from foosball.geometry import Rod
@@ -109,8 +108,7 @@ def _widest_gap(mouth: Interval, shadows: list[Interval]) -> tuple[float, float]
 _CLEARLY_LESS = 1e-4  # m of cover: a candidate this far below the best cannot win (score)
 
 
-@dataclass(frozen=True, slots=True)
-class CoverPlan:
+class CoverPlan(NamedTuple):  # a tuple: made once a step
     """Translations for goalkeeper and defence and how much of the mouth they leave open."""
 
     goalkeeper_translation: float
