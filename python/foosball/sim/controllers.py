@@ -18,8 +18,9 @@ caps for that move (0 means the axis maximum).
 Optional, duck-typed extras the runner honours:
 - ``rod_limits``: (translation AxisLimits, rotation AxisLimits) for this team's rods when
   it plays the human side (the scripted opponents' hands); otherwise the robot's drives;
-- ``observe_opponents(rods: RodStatus)``: the other team's rods in this controller's frame,
-  called before `step` (a human sees the whole table).
+- ``observe_opponents(rods: Callable[[], RodStatus])``: the other team's rods in this
+  controller's frame, called before `step` (a human sees the whole table) with a function
+  that makes the RodStatus of this frame when called (most frames nobody looks).
 
 `CONTROLLERS` is the registry the CLI and the match runner read: add a strategy with a
 one-line entry.

@@ -25,6 +25,7 @@ from __future__ import annotations
 import math
 from collections import deque
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any
 
 import numpy as np
@@ -225,8 +226,9 @@ class Match:
             other = "human" if team == "robot" else "robot"
             observe = getattr(controller, "observe_opponents", None)
             if observe is not None:
-                # the other team's rods in this team's frame (mirrored for the human)
-                observe(self._rod_status(poses[other], other, team))
+                # the other team's rods in this team's frame (mirrored for the human), made
+                # only if the controller looks (a scripted human does when it aims a shot)
+                observe(partial(self._rod_status, poses[other], other, team))
             seen = ball if team == "robot" else mirror_ball(ball)
             command = controller.step(seen, self._rod_status(poses[team], team, team), now_ns)
             if command is not None:
