@@ -18,12 +18,14 @@ import math
 
 import numpy as np
 
-from foosball.geometry import Table
+from foosball.geometry import Rod, Table
 from foosball.sim.params import SimParams
 from foosball.sim.physics import WorldState
 from foosball.wire.catalogue import (
     BallState,
     BallStatus,
+    HumanRod,
+    HumanRods,
     RodId,
     RodPosition,
     RodStatus,
@@ -240,6 +242,36 @@ class TrackerModel:
 
 def _clip(value: float) -> float:
     return max(-2.0, min(2.0, value))
+
+
+# --- the human's rods, as the ball tracker's rod meter measures them ----------------------
+
+HUMAN_RODS_EVERY = 4  # frames between two HumanRods (the tracker's `rods.every_frames`)
+ROD_TRANSLATION_NOISE = 0.0015  # m, 1 sigma: the meter's translation error (p95 < 3 mm)
+ROD_ROTATION_NOISE = 0.1  # rad, 1 sigma: the shape's rotation is coarse
+ROTATION_SEEN_MIN = math.radians(20.0)  # below this the men's shape shows no rotation
+
+
+def human_rods(rods: list[Rod], poses: list[tuple[float, float, float, float]],
+               capture_time: int, frame: int, rng: np.random.Generator) -> HumanRods:
+    """HumanRods for one frame, from the human's rod poses (table frame, role order): the
+    translation with the meter's noise; the rotation where the men's shape shows it
+    (|rotation| >= 20 deg: then with noise), else 0 and not seen; every man seen. Table
+    frame, as the tracker reports them (positive rotation: feet towards the human's goal)."""
+    noise = rng.normal(0.0, 1.0, 2 * len(poses)).tolist()
+    measured_rods = []
+    for i, (rod, (translation, rotation, _, _)) in enumerate(zip(rods, poses, strict=True)):
+        turned = math.remainder(rotation, 2 * math.pi)
+        seen = abs(turned) >= ROTATION_SEEN_MIN
+        measured = turned + ROD_ROTATION_NOISE * noise[2 * i + 1] if seen else 0.0
+        measured_rods.append(HumanRod(
+            rod=ROD_IDS[i],
+            translation=max(-1.0, min(1.0, translation + ROD_TRANSLATION_NOISE * noise[2 * i])),
+            rotation=max(-math.pi, min(math.pi, measured)),
+            men_seen=min(5, rod.men),
+            rotation_seen=seen,
+        ))
+    return HumanRods(capture_time=capture_time, frame=frame, rods=tuple(measured_rods))
 
 
 # --- mirroring for the human side ----------------------------------------------------------
