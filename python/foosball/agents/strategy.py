@@ -26,6 +26,7 @@ from foosball.wire.catalogue import (
     GameCommand,
     GameControl,
     GameState,
+    HumanRods,
     MotorStatus,
     RodCommand,
     RodId,
@@ -70,7 +71,8 @@ def rods_from_motors(motors: MotorStatus, table: Table) -> RodStatus:
 
 class StrategyAgentCore:
     agent = Agent.STRATEGY
-    reads = (BallState, GameState, MotorStatus, RodStatus)  # and the runtime's RUNTIME_READS
+    # and the runtime's RUNTIME_READS; HumanRods only for a strategy that asks for them
+    reads = (BallState, GameState, MotorStatus, RodStatus, HumanRods)
 
     def __init__(self, controller: Controller, table: Table) -> None:
         self.controller = controller
@@ -122,6 +124,9 @@ class StrategyAgentCore:
                 self.motors = message
             elif isinstance(message, RodStatus):
                 self.rods = message
+            elif isinstance(message, HumanRods) and getattr(self.controller, "wants_human_rods",
+                                                             False):
+                self.controller.observe_human_rods(message)  # type: ignore[attr-defined]
         command = None
         if ball is not None:
             command = self.decide(ball, inputs.wall_ns, inputs.safety.faulted)

@@ -18,8 +18,13 @@ caps for that move (0 means the axis maximum).
 Optional, duck-typed extras the runner honours:
 - ``rod_limits``: (translation AxisLimits, rotation AxisLimits) for this team's rods when
   it plays the human side (the scripted opponents' hands); otherwise the robot's drives;
-- ``observe_opponents(rods: RodStatus)``: the other team's rods in this controller's frame,
-  called before `step` (a human sees the whole table).
+- ``observe_opponents(rods: Callable[[], RodStatus])``: the other team's rods in this
+  controller's frame, called before `step` (a human sees the whole table) with a function
+  that makes the RodStatus of this frame when called (most frames nobody looks).
+- ``wants_human_rods`` (true) and ``observe_human_rods(rods: HumanRods)``: the robot's
+  controller is handed the human's rods as the ball tracker measures them (every fourth
+  frame, with the ball's delay and the rod meter's noise: `perception.human_rods`), before
+  the `step` of the ball state of the same frame.
 
 `CONTROLLERS` is the registry the CLI and the match runner read: add a strategy with a
 one-line entry.

@@ -70,9 +70,13 @@ class AxisBank:
 
     def command(self, index: int, target: float, speed: float = 0.0) -> None:
         """New setpoint; `speed` > 0 caps the speed of this move (0: the axis maximum)."""
-        target = min(self.high[index], max(self.low[index], float(target)))
+        # min(high, max(low, target)) and min(speed, limit), written out (the same picks):
+        # the match loop commands a few axes every frame
+        target, low, high = float(target), self.low[index], self.high[index]
+        target = target if target > low else low
+        target = target if target < high else high
         limit = self.max_speed[index]
-        cap = limit if speed <= 0.0 else min(speed, limit)
+        cap = limit if speed <= 0.0 or limit < speed else speed
         if (
             target == self.target[index]
             and cap == self.speed_cap[index]
@@ -109,7 +113,6 @@ class AxisBank:
             return
         done = []
         fine = self._fine
-        step_axis = self._step_axis
         for i in sorted(self._active):  # sorted: the same order every run
             if self.external[i]:
                 self.position[i] = self.target[i]
@@ -119,86 +122,88 @@ class AxisBank:
             # fine substeps where one tick of full jerk would change the speed by more than
             # 5 % of the axis maximum (human hands), so speeds are not quantised coarsely
             substeps = 1 if fine[i] >= dt else math.ceil(dt / fine[i])
-            tick = dt / substeps
-            for _ in range(substeps):
-                if step_axis(i, tick):
-                    done.append(i)
-                    break
+            if self._advance(i, dt / substeps, substeps):
+                done.append(i)
         for i in done:
             self._active.discard(i)
 
-    def _step_axis(self, i: int, dt: float) -> bool:
-        """One tick of axis i; True when it has come to rest on its target."""
+    def _advance(self, i: int, dt: float, ticks: int) -> bool:
+        """Up to `ticks` ticks of dt of axis i; True when it has come to rest on its target.
+
+        The tick's constants (which depend on dt and the axis alone) are worked out once for
+        all its ticks, and the state is kept in locals in between: the same arithmetic, in
+        the same order, as one tick at a time."""
         p, v, a = self.position[i], self.velocity[i], self.accel[i]
         target = self.target[i]
         amax, jmax, cap = self.max_accel[i], self.max_jerk[i], self.speed_cap[i]
-        error = target - p
-        direction = 1.0 if error > 0 else -1.0 if error < 0 else 0.0
-        # land: the remainder is within what one tick of braking resolves
-        if (
-            direction * v >= 0
-            and abs(v) <= amax * dt
-            and abs(a) <= jmax * dt
-            and abs(error)
-            <= abs(v) * dt
-            + (amax * dt * dt / 2 if v != 0 else min(amax * dt * dt, jmax * dt**3) / 6)
-        ):
-            self.position[i], self.velocity[i], self.accel[i] = target, 0.0, 0.0
-            return True
         knee = self._knee[i]
         inv_sqrt_jerk = self._inv_sqrt_jerk[i]
+        low, high = self.low[i], self.high[i]
+        amax_dt, jmax_dt = amax * dt, jmax * dt
+        land_moving = amax * dt * dt / 2
+        land_rest = min(amax * dt * dt, jmax * dt**3) / 6
         h2, h6 = dt * dt / 2, dt * dt * dt / 6
-        push = direction * jmax
-        # a full tick of maximum jerk may be too much (a short move from rest, the top of a
-        # ramp into the speed cap): then try gentler pushes before holding
-        at_rest = v == 0.0 and a == 0.0
-        candidates = _FROM_REST if at_rest else _MOVING
-        chosen = None
-        jerk = 0.0
-        for scale in candidates:
-            jerk = push * scale
-            a_new = a + jerk * dt
-            if a_new > amax:
-                a_new = amax
-            elif a_new < -amax:
-                a_new = -amax
-            j = (a_new - a) / dt
-            v_new = v + a * dt + j * h2
-            p_new = p + v * dt + a * h2 + j * h6
-            chosen = (p_new, v_new, a_new)
-            if scale < 0.0:
-                break
-            ramp = abs(a_new) / jmax
-            toward = direction * (v_new + a_new * ramp / 2)
-            if toward > cap:
-                continue
-            left = direction * (target - (p_new + v_new * ramp + a_new * ramp * ramp / 3))
-            if toward <= 0:
-                stop = -toward * dt
-            elif toward < knee:
-                stop = toward * math.sqrt(toward) * inv_sqrt_jerk + toward * dt
-            else:
-                stop = toward * toward / (2 * amax) + toward * amax / (2 * jmax) + toward * dt
-            if left >= stop:
-                break
-        if at_rest and jerk * direction <= 0.0:
-            # even the gentlest push would overshoot: what is left is below resolution
-            self.position[i], self.velocity[i], self.accel[i] = target, 0.0, 0.0
-            return True
-        assert chosen is not None
-        p_new, v_new, a_new = chosen
-        if abs(v_new) > cap:
-            v_new = math.copysign(cap, v_new)
-            a_new = 0.0
+        two_amax = 2 * amax
+        two_jmax = 2 * jmax
         # a remainder smaller than one tick of jerk cannot be moved any finer: snap to it
         tolerance = min(0.01, max(1e-5, 2 * jmax * dt**3))
-        if (
-            abs(target - p_new) < tolerance
-            and abs(v_new) < max(jmax * dt * dt, 0.05 * amax * dt)
-            and abs(a_new) <= jmax * dt
-        ):
-            self.position[i], self.velocity[i], self.accel[i] = target, 0.0, 0.0
-            return True
-        self.position[i] = min(self.high[i], max(self.low[i], p_new))
-        self.velocity[i], self.accel[i] = v_new, a_new
+        snap_speed = max(jmax * dt * dt, 0.05 * amax * dt)
+        sqrt = math.sqrt
+        for _ in range(ticks):
+            error = target - p
+            direction = 1.0 if error > 0 else -1.0 if error < 0 else 0.0
+            # land: the remainder is within what one tick of braking resolves
+            if (
+                direction * v >= 0
+                and abs(v) <= amax_dt
+                and abs(a) <= jmax_dt
+                and abs(error) <= abs(v) * dt + (land_moving if v != 0 else land_rest)
+            ):
+                self.position[i], self.velocity[i], self.accel[i] = target, 0.0, 0.0
+                return True
+            push = direction * jmax
+            # a full tick of maximum jerk may be too much (a short move from rest, the top
+            # of a ramp into the speed cap): then try gentler pushes before holding
+            at_rest = v == 0.0 and a == 0.0
+            jerk = 0.0
+            p_new = v_new = a_new = 0.0
+            for scale in _FROM_REST if at_rest else _MOVING:
+                jerk = push * scale
+                a_new = a + jerk * dt
+                if a_new > amax:
+                    a_new = amax
+                elif a_new < -amax:
+                    a_new = -amax
+                j = (a_new - a) / dt
+                v_new = v + a * dt + j * h2
+                p_new = p + v * dt + a * h2 + j * h6
+                if scale < 0.0:
+                    break
+                ramp = abs(a_new) / jmax
+                toward = direction * (v_new + a_new * ramp / 2)
+                if toward > cap:
+                    continue
+                left = direction * (target - (p_new + v_new * ramp + a_new * ramp * ramp / 3))
+                if toward <= 0:
+                    stop = -toward * dt
+                elif toward < knee:
+                    stop = toward * sqrt(toward) * inv_sqrt_jerk + toward * dt
+                else:
+                    stop = toward * toward / two_amax + toward * amax / two_jmax + toward * dt
+                if left >= stop:
+                    break
+            if at_rest and jerk * direction <= 0.0:
+                # even the gentlest push would overshoot: what is left is below resolution
+                self.position[i], self.velocity[i], self.accel[i] = target, 0.0, 0.0
+                return True
+            if abs(v_new) > cap:
+                v_new = math.copysign(cap, v_new)
+                a_new = 0.0
+            if (abs(target - p_new) < tolerance and abs(v_new) < snap_speed
+                    and abs(a_new) <= jmax_dt):
+                self.position[i], self.velocity[i], self.accel[i] = target, 0.0, 0.0
+                return True
+            p = high if p_new > high else low if p_new < low else p_new
+            v, a = v_new, a_new
+        self.position[i], self.velocity[i], self.accel[i] = p, v, a
         return False

@@ -25,6 +25,7 @@ from __future__ import annotations
 import math
 from collections import deque
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any
 
 import numpy as np
@@ -33,7 +34,9 @@ from foosball.geometry import Table, default_table
 from foosball.sim.controllers import Controller, make_controller
 from foosball.sim.params import SimParams, draw_params
 from foosball.sim.perception import (
+    HUMAN_RODS_EVERY,
     TrackerModel,
+    human_rods,
     mirror_ball,
     rod_status,
     unmirror_target,
@@ -41,7 +44,7 @@ from foosball.sim.perception import (
 )
 from foosball.sim.physics import Contact, World, WorldState
 from foosball.sim.rules import Referee, Restart
-from foosball.wire.catalogue import BallState, RodCommand, RodStatus, RodTarget
+from foosball.wire.catalogue import BallState, HumanRods, RodCommand, RodStatus, RodTarget
 
 SHOT_MIN_SPEED = 2.0  # m/s
 STILL_SPEED = 0.05  # m/s
@@ -148,8 +151,13 @@ class Match:
             drives = self.params.robot_limits(self.table.rods[i].metres_per_motor_radian())
             self.world.set_rod_limits(i, *(hands or drives))
         self.tracker = TrackerModel(self.table, self.params, self.rng)
+        # the human's rods as the camera measures them, for a robot controller that reads
+        # them (`wants_human_rods`); the meter's noise from a stream of its own, so that a
+        # match without it draws exactly as before
+        self._measure_human = bool(getattr(self.controllers["robot"], "wants_human_rods", False))
+        self._rods_rng = np.random.default_rng([seed, 15])
         self.on_frame = on_frame
-        self._deliveries: deque[tuple[float, BallState]] = deque()
+        self._deliveries: deque[tuple[float, BallState, HumanRods | None]] = deque()
         self._commands: deque[tuple[float, str, RodCommand]] = deque()
         # the last RodStatus made of each team's rods, in each team's frame (_rod_status)
         self._statuses: dict[tuple[str, str], tuple[list[Any], RodStatus]] = {}
@@ -205,9 +213,16 @@ class Match:
             state = world.state()
         fraction = visible_fraction(self.table, state, world.man.reach, self.params.camera_height)
         ball = self.tracker.observe(state, fraction)
-        self._deliveries.append((now + delivery_delay, ball))
+        rods = None
+        if self._measure_human and self.tracker.frame % HUMAN_RODS_EVERY == 0:
+            rods = human_rods(self.table.human_rods,
+                              [world.rod_pose(i) for i in self.team_rods["human"]],
+                              state.time_ns, self.tracker.frame, self._rods_rng)
+        self._deliveries.append((now + delivery_delay, ball, rods))
         while self._deliveries and self._deliveries[0][0] <= now + 1e-9:
-            _, delivered = self._deliveries.popleft()
+            _, delivered, measured = self._deliveries.popleft()
+            if measured is not None:  # the robot's frame is the table frame: as measured
+                self.controllers["robot"].observe_human_rods(measured)  # type: ignore[attr-defined]
             self._run_controllers(delivered, now)
         while self._commands and self._commands[0][0] <= now + 1e-9:
             _, team, command = self._commands.popleft()
@@ -225,8 +240,9 @@ class Match:
             other = "human" if team == "robot" else "robot"
             observe = getattr(controller, "observe_opponents", None)
             if observe is not None:
-                # the other team's rods in this team's frame (mirrored for the human)
-                observe(self._rod_status(poses[other], other, team))
+                # the other team's rods in this team's frame (mirrored for the human), made
+                # only if the controller looks (a scripted human does when it aims a shot)
+                observe(partial(self._rod_status, poses[other], other, team))
             seen = ball if team == "robot" else mirror_ball(ball)
             command = controller.step(seen, self._rod_status(poses[team], team, team), now_ns)
             if command is not None:
@@ -239,7 +255,7 @@ class Match:
         key = (rods_of, frame)
         known = self._statuses.get(key)
         if known is None or known[0] != poses:
-            known = self._statuses[key] = (poses, rod_status(poses, frame))
+            known = self._statuses[key] = (poses, rod_status(poses, frame, known))
         return known[1]
 
     def _apply(self, team: str, command: RodCommand) -> None:

@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import math
 from collections import deque
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -165,7 +166,7 @@ class ScriptedOpponent:
         self._kicks: list[_Kick | None] = [None] * len(self.rods)
         self._block_error = [0.0] * len(self.rods)
         self._error_until = 0.0
-        self._opponents: RodStatus | None = None
+        self._opponents: Callable[[], RodStatus] | None = None  # observe_opponents
         self._next_decision = 0.0
         man = table.man
         self._lever = man.rod_height - table.ball.radius
@@ -175,7 +176,7 @@ class ScriptedOpponent:
 
     # --- interface -------------------------------------------------------------------------
 
-    def observe_opponents(self, rods: RodStatus) -> None:
+    def observe_opponents(self, rods: Callable[[], RodStatus]) -> None:
         self._opponents = rods
 
     def step(self, ball: BallState, rods: RodStatus, now_ns: int) -> RodCommand | None:
@@ -367,7 +368,7 @@ class ScriptedOpponent:
         # the opponent's rods, in this frame: same layout as ours, mirrored in x
         blockers = [
             (-self.rods[int(p.rod)].x, self.rods[int(p.rod)].men_y(p.translation))
-            for p in self._opponents.rods
+            for p in self._opponents().rods
         ]
         best, best_clearance = 0.0, -math.inf
         for goal_y in np.linspace(-0.8 * half_goal, 0.8 * half_goal, 17).tolist():

@@ -18,12 +18,14 @@ import math
 
 import numpy as np
 
-from foosball.geometry import Table
+from foosball.geometry import Rod, Table
 from foosball.sim.params import SimParams
 from foosball.sim.physics import WorldState
 from foosball.wire.catalogue import (
     BallState,
     BallStatus,
+    HumanRod,
+    HumanRods,
     RodId,
     RodPosition,
     RodStatus,
@@ -75,6 +77,22 @@ class _TopView:
         self.man_scale = (camera_height - r) / (camera_height - (man.rod_height - 0.02))
         self.near = r + (reach + MAN_HALF_THICKNESS) * self.man_scale  # a man may hide it
         self.rods = [(i, rod, rod.x * self.man_scale) for i, rod in enumerate(table.rods)]
+        # each man's y relative to the rod's translation (as `Rod.men_y` adds them)
+        self.offsets = [rod.men_y(0.0) for rod in table.rods]
+        self._extents: list[dict[float, tuple[float, float]]] = [{} for _ in table.rods]
+        self.reach = reach
+
+    def extent(self, i: int, rotation: float) -> tuple[float, float]:
+        """x-range rod i's men cover as the camera sees them at the ball's centre plane, by
+        angle (a rod at rest shows the same one frame after frame)."""
+        known = self._extents[i].get(rotation)
+        if known is None:
+            if len(self._extents[i]) >= 4096:
+                self._extents[i].clear()
+            lo, hi = man_x_extent(rotation, self.reach)
+            x, scale = self.table.rods[i].x, self.man_scale
+            known = self._extents[i][rotation] = ((x + lo) * scale, (x + hi) * scale)
+        return known
 
 
 _TOP_VIEWS: dict[int, _TopView] = {}
@@ -111,18 +129,20 @@ def visible_fraction(
             if hidden is None:
                 hidden, xs, ys = _disc_at(bx, by, r)
             hidden |= np.abs(xs - rod_x) < ROD_RADIUS * rod_scale
-        lo, hi = man_x_extent(state.rotations[i], reach)
-        lo, hi = (rod.x + lo) * man_scale, (rod.x + hi) * man_scale
+        lo, hi = view.extent(i, state.rotations[i])
         if not lo - r < bx < hi + r:
             continue
         half_width = MAN_HALF_WIDTH * man_scale
-        for y_man in rod.men_y(state.translations[i]):
-            y_seen = y_man * man_scale
+        translation = state.translations[i]
+        for offset in view.offsets[i]:
+            y_seen = (translation + offset) * man_scale
             if abs(by - y_seen) < r + half_width:
                 if hidden is None:
                     hidden, xs, ys = _disc_at(bx, by, r)
                 hidden |= (xs > lo) & (xs < hi) & (np.abs(ys - y_seen) < half_width)
-    return 1.0 if hidden is None else float(1.0 - hidden.mean())
+    # the share of hidden samples as np.mean would give it (an integer count over 61),
+    # without its per-call overhead
+    return 1.0 if hidden is None else 1.0 - int(np.count_nonzero(hidden)) / len(hidden)
 
 
 def _disc_at(x: float, y: float, r: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -224,6 +244,36 @@ def _clip(value: float) -> float:
     return max(-2.0, min(2.0, value))
 
 
+# --- the human's rods, as the ball tracker's rod meter measures them ----------------------
+
+HUMAN_RODS_EVERY = 4  # frames between two HumanRods (the tracker's `rods.every_frames`)
+ROD_TRANSLATION_NOISE = 0.0015  # m, 1 sigma: the meter's translation error (p95 < 3 mm)
+ROD_ROTATION_NOISE = 0.1  # rad, 1 sigma: the shape's rotation is coarse
+ROTATION_SEEN_MIN = math.radians(20.0)  # below this the men's shape shows no rotation
+
+
+def human_rods(rods: list[Rod], poses: list[tuple[float, float, float, float]],
+               capture_time: int, frame: int, rng: np.random.Generator) -> HumanRods:
+    """HumanRods for one frame, from the human's rod poses (table frame, role order): the
+    translation with the meter's noise; the rotation where the men's shape shows it
+    (|rotation| >= 20 deg: then with noise), else 0 and not seen; every man seen. Table
+    frame, as the tracker reports them (positive rotation: feet towards the human's goal)."""
+    noise = rng.normal(0.0, 1.0, 2 * len(poses)).tolist()
+    measured_rods = []
+    for i, (rod, (translation, rotation, _, _)) in enumerate(zip(rods, poses, strict=True)):
+        turned = math.remainder(rotation, 2 * math.pi)
+        seen = abs(turned) >= ROTATION_SEEN_MIN
+        measured = turned + ROD_ROTATION_NOISE * noise[2 * i + 1] if seen else 0.0
+        measured_rods.append(HumanRod(
+            rod=ROD_IDS[i],
+            translation=max(-1.0, min(1.0, translation + ROD_TRANSLATION_NOISE * noise[2 * i])),
+            rotation=max(-math.pi, min(math.pi, measured)),
+            men_seen=min(5, rod.men),
+            rotation_seen=seen,
+        ))
+    return HumanRods(capture_time=capture_time, frame=frame, rods=tuple(measured_rods))
+
+
 # --- mirroring for the human side ----------------------------------------------------------
 
 
@@ -240,15 +290,28 @@ def mirror_ball(ball: BallState) -> BallState:
     )
 
 
-def rod_status(poses: list[tuple[float, float, float, float]], team: str) -> RodStatus:
+def rod_status(
+    poses: list[tuple[float, float, float, float]],
+    team: str,
+    before: tuple[list[tuple[float, float, float, float]], RodStatus] | None = None,
+) -> RodStatus:
     """RodStatus of one team's rods (role order) in that team's own frame; poses are
-    (translation, rotation, v_t, v_r) in the table frame."""
+    (translation, rotation, v_t, v_r) in the table frame. `before`: earlier poses and the
+    status made of them, whose RodPosition is taken again for each rod whose pose is the
+    same (the messages are immutable; most frames only some rods move)."""
     sign = 1.0 if team == "robot" else -1.0
     ids = ROD_IDS
-    # positional arguments and a list: built three times a frame, this is worth the terseness
+    if before is None:
+        # positional arguments and a list: built twice a frame, worth the terseness
+        return RodStatus(tuple([
+            RodPosition(ids[i], sign * t, sign * r, sign * vt, sign * vr)
+            for i, (t, r, vt, vr) in enumerate(poses)
+        ]))
+    old_poses, old = before
     return RodStatus(tuple([
-        RodPosition(ids[i], sign * t, sign * r, sign * vt, sign * vr)
-        for i, (t, r, vt, vr) in enumerate(poses)
+        old.rods[i] if pose == old_poses[i] else RodPosition(
+            ids[i], sign * pose[0], sign * pose[1], sign * pose[2], sign * pose[3])
+        for i, pose in enumerate(poses)
     ]))
 
 

@@ -50,6 +50,8 @@ from foosball.sim.params import AxisLimits, SimParams
 MAX_SLICE_ANGLE = 0.08  # rad a rod may turn within one collision slice near the ball
 _EPS = 1e-9
 _MAX_CONTACTS_PER_STEP = 32
+_UNKNOWN = object()
+_INTERVALS_KEPT = 4096  # man_interval results kept (by angle) before the memo starts again
 
 
 @dataclass(frozen=True, slots=True)
@@ -187,6 +189,7 @@ class World:
         self._reach_x = self.man.reach + self.man.half_thickness + self.radius + 1e-3
         f = table.field
         self._half_l, self._half_w, self._half_goal = f.half_length, f.half_width, f.goal_width / 2
+        self._intervals: dict[float, tuple[float, float] | None] = {}  # man_interval by angle
 
     # --- set-up and commands -------------------------------------------------------------
 
@@ -451,6 +454,15 @@ class World:
     def man_interval(self, rotation: float) -> tuple[float, float] | None:
         """x-interval (relative to the rod) where the ball centre touches a man's leg at this
         rod angle, or None when the feet are lifted clear of the ball."""
+        known = self._intervals.get(rotation, _UNKNOWN)
+        if known is _UNKNOWN:
+            # a rod at rest asks for the same angle again and again
+            if len(self._intervals) >= _INTERVALS_KEPT:
+                self._intervals.clear()
+            known = self._intervals[rotation] = self._man_interval(rotation)
+        return known  # type: ignore[return-value]
+
+    def _man_interval(self, rotation: float) -> tuple[float, float] | None:
         m = self.man
         r = self.radius
         rho = r + m.half_thickness

@@ -89,12 +89,20 @@ def _view(position: RodPosition) -> RodView:
 
 def to_target(rod_id: RodId, rod: Rod, setpoint: RodSetpoint) -> RodTarget:
     """Wire target; translation clamped to the travel (the pole driver checks again)."""
+    translation, rotation, translation_speed, rotation_speed = setpoint
+    # each clamp written out as what max(low, min(high, value)) picks (the same value, NaN
+    # included), without two calls per field: this runs for most rods every step
+    low, high = rod.travel_min, rod.travel_max
+    translation = translation if translation > low else low
+    rotation = rotation if rotation < _TURN else _TURN
+    translation_speed = translation_speed if translation_speed < 20.0 else 20.0
+    rotation_speed = rotation_speed if rotation_speed < 1000.0 else 1000.0
     return RodTarget(
-        rod=rod_id,
-        translation=rod.clamp(setpoint.translation),
-        rotation=max(-_TURN, min(_TURN, setpoint.rotation)),
-        translation_speed=max(0.0, min(20.0, setpoint.translation_speed)),
-        rotation_speed=max(0.0, min(1000.0, setpoint.rotation_speed)),
+        rod_id,
+        translation if translation < high else high,
+        rotation if rotation > -_TURN else -_TURN,
+        translation_speed if translation_speed > 0.0 else 0.0,
+        rotation_speed if rotation_speed > 0.0 else 0.0,
     )
 
 

@@ -11,7 +11,6 @@ around the point where the line from the ball through the man meets the goal lin
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 from typing import NamedTuple
 
 from foosball.geometry import Rod
@@ -106,8 +105,10 @@ def _widest_gap(mouth: Interval, shadows: list[Interval]) -> tuple[float, float]
     return widest
 
 
-@dataclass(frozen=True, slots=True)
-class CoverPlan:
+_CLEARLY_LESS = 1e-4  # m of cover: a candidate this far below the best cannot win (score)
+
+
+class CoverPlan(NamedTuple):  # a tuple: made once a step
     """Translations for goalkeeper and defence and how much of the mouth they leave open."""
 
     goalkeeper_translation: float
@@ -206,6 +207,7 @@ def plan_cover(ball_x: float, ball_y: float, goalkeeper: Rod, defence: Rod, goal
     keeper_view = _Projection(goalkeeper, ball_x, ball_y, goal_x, block_half)
     defence_view = _Projection(defence, ball_x, ball_y, goal_x, block_half)
     best: tuple[float, float, float, float] | None = None  # (-covered, move, gk, def)
+    best_covered = 0.0  # the best's cover before rounding
 
     def keeper_for(others: list[Interval]) -> float:
         low, high = _widest_gap(mouth, others)
@@ -213,13 +215,27 @@ def plan_cover(ball_x: float, ball_y: float, goalkeeper: Rod, defence: Rod, goal
 
     def score(gk_t: float, def_t: float, others: list[Interval]) -> None:
         """`others`: the fixed shadows and the defence's at def_t."""
-        nonlocal best
+        nonlocal best, best_covered
         shadows = others + keeper_view.shadows(gk_t)
         covered = covered_length(mouth, shadows)
+        # `candidate < best` for candidate = (-round(covered, 5), round(move, 4), gk_t, def_t),
+        # with each round() (slow) only where it can decide: round() is monotonic and moves a
+        # value by at most 5e-6, so a cover this much below the best's cannot tie it
+        if best is not None and covered < best_covered - _CLEARLY_LESS:
+            return
+        # (a cover equal to the best's, as when both close the whole mouth, rounds the same)
+        key = best[0] if best is not None and covered == best_covered else -round(covered, 5)
+        if best is not None and key != best[0]:
+            if key > best[0]:
+                return
+        else:
+            move = abs(gk_t - current_goalkeeper) + abs(def_t - current_defence)
+            candidate = (key, round(move, 4), gk_t, def_t)
+            if best is None or candidate < best:
+                best, best_covered = candidate, covered
+            return
         move = abs(gk_t - current_goalkeeper) + abs(def_t - current_defence)
-        candidate = (-round(covered, 5), round(move, 4), gk_t, def_t)
-        if best is None or candidate < best:
-            best = candidate
+        best, best_covered = (key, round(move, 4), gk_t, def_t), covered
 
     if not keeper_view.between:
         score(_place(goalkeeper, ball_y, current_goalkeeper), current_defence,

@@ -60,7 +60,14 @@ from foosball.strategy.possession import PossessionClock
 from foosball.strategy.prediction import BallPoint, BallPredictor
 from foosball.strategy.rods import reach
 from foosball.strategy.setpoint import RodSetpoint
-from foosball.wire.catalogue import BallState, BallStatus, RodCommand, RodId, RodStatus
+from foosball.wire.catalogue import (
+    BallState,
+    BallStatus,
+    HumanRods,
+    RodCommand,
+    RodId,
+    RodStatus,
+)
 
 HOME_TURN = math.pi + 0.2  # rad: rotation targets stay within this of 0 (see _unwound)
 HIDDEN_SPEED = 0.5  # m/s: a ball lost slower than this is taken to lie where it was last seen
@@ -70,6 +77,8 @@ LIFT = -1.5  # rad: feet back and up, the ball passes underneath
 SHOT_SPEED = 3.0  # m/s: a ball this fast towards our goal is a shot in flight
 SIDEWAYS_VX = 0.5  # m/s: a ball slower than this along the table rolls along a rod line
 THREAT_LEAD_S = 0.06  # s: how far ahead a ball rolling along a rod is covered (drive lag)
+HUMAN_FEET_UP = 0.85  # rad: a human man turned further has his foot above the ball
+GAP_MARGIN = 0.005  # m: room for the human's men moving while the shot is on its way
 IDLE_PLAN = "idle"
 
 
@@ -84,6 +93,9 @@ class RodPlan:
     rotation_speed: float = 0.0
     kick: KickRequest | None = None
     absolute: bool = False  # the rotation as it is, not the nearest same pose (a wind-up)
+
+
+_IDLE = RodPlan(IDLE_PLAN)  # shared by every idle rod (plans are changed only where made)
 
 
 class ImprovedStrategy(RodStrategy):
@@ -132,12 +144,35 @@ class ImprovedStrategy(RodStrategy):
         self.aim_slopes = [(a, math.tan(a)) for a in angles]  # straight first
         self.log: list[tuple[float, int, BallPoint | None, str]] | None = None  # kicks, if set
         self.plans_last: list[RodPlan] | None = None  # for tests and diagnostics
+        # (rod x, men y) of the human's rods with their feet down, as the camera last
+        # measured them (observe_human_rods); None: not measured, or not asked for
+        self.human_men: list[tuple[float, tuple[float, ...]]] | None = None
         # per rod, the last setpoint and its wire target (a NaN never equals: made again)
         unset = RodSetpoint(math.nan, math.nan, math.nan, math.nan)
         self.sent = [(unset, to_target(rod_id, rod, unset))
                      for rod_id, rod in zip(self.rod_ids, self.rods, strict=True)]
 
     # --- the controller interface --------------------------------------------------------
+
+    @property
+    def wants_human_rods(self) -> bool:
+        """Whether this strategy reads the human's rods (HumanRods): only to aim past his
+        men (`aim_through_gaps`)."""
+        return self.params.improved.aim_through_gaps
+
+    def observe_human_rods(self, rods: HumanRods) -> None:
+        """The human's men where the ball tracker measured them (table frame, the robot's
+        frame). A rod whose feet are seen lifted past the ball's height hides nothing; a rod
+        not measured on that frame (men_seen 0) keeps its last values, as the message says."""
+        men = []
+        for measured in rods.rods:
+            if not 0 <= measured.rod < len(self.their_rods):
+                continue
+            if measured.rotation_seen and abs(measured.rotation) > HUMAN_FEET_UP:
+                continue
+            rod = self.their_rods[measured.rod]
+            men.append((rod.x, rod.men_y(measured.translation)))
+        self.human_men = men
 
     def step(self, ball: BallState, rods: RodStatus, now_ns: int) -> RodCommand | None:
         now = now_ns * 1e-9
@@ -192,12 +227,12 @@ class ImprovedStrategy(RodStrategy):
             plans[hidden_under] = self.play_hidden(hidden_under, here[hidden_under])
         self.plans_last = plans
         for i, rod in enumerate(self.rods):
-            plan = plans[i] if plans is not None else RodPlan(IDLE_PLAN)
+            plan = plans[i] if plans is not None else _IDLE
             out.append(self.act(i, rod, now, plan, here[i]))
         return out
 
     def plan_rods(self, now: float, b: BallPoint, here: list[RodView]) -> list[RodPlan]:
-        plans = [RodPlan(IDLE_PLAN) for _ in self.rods]
+        plans = [_IDLE for _ in self.rods]  # every rod's entry is replaced, never changed
         keeper, defence = self.rods[0], self.rods[1]
         # 1. who plays the ball: a rod with the ball slow (or rolling in) within its reach
         owner = None
@@ -220,11 +255,12 @@ class ImprovedStrategy(RodStrategy):
         # 3. a ball that will reach a rod before any opponent can touch it: go to its crossing;
         #    otherwise block the shot the opponent can take where he next meets the ball
         origin_x, origin_y = self.threat_origin(b)
+        fast = b.speed > SHOT_SPEED
         for i, rod in enumerate(self.rods):
             if i == owner or plans[i].mode == "lift":
                 continue
             # a shot (fast) passes the opponent's rods, which lift for it or miss it
-            unhindered = b.speed > SHOT_SPEED or not _any_between(self.their_xs, rod.x, b.x)
+            unhindered = fast or not _any_between(self.their_xs, rod.x, b.x)
             if b.vx < -0.3 and unhindered and b.x > rod.x:
                 hit = self.predictor.crossing(b.x, b.y, b.vx, b.vy, rod.x)
                 if hit is not None:
@@ -267,9 +303,10 @@ class ImprovedStrategy(RodStrategy):
         """Where the opponent can next shoot from: the ball itself when it is slow, else the
         predicted point where it crosses the first opponent rod line on its way (just in
         front of that rod, from where his feet strike)."""
-        if b.speed < 0.3 or (b.vx < 0 and b.speed > SHOT_SPEED):
+        speed = b.speed
+        if speed < 0.3 or (b.vx < 0 and speed > SHOT_SPEED):
             return b.x, b.y  # at rest, or a shot already in flight
-        if abs(b.vx) < SIDEWAYS_VX and b.speed < SHOT_SPEED:
+        if abs(b.vx) < SIDEWAYS_VX and speed < SHOT_SPEED:
             # rolling along a rod (a pull or push shot being set up): the shot can come at
             # any moment, from where the ball is then, not from where it would come to rest
             soon = self.predictor.state_at(b.x, b.y, b.vx, b.vy, THREAT_LEAD_S)
@@ -409,15 +446,34 @@ class ImprovedStrategy(RodStrategy):
     def aim_angle(self, origin_x: float, origin_y: float) -> float:
         """Direction of the shot (rad, 0 = straight down the table): the smallest angle the
         kick can make whose path, folded at the side walls, ends in the opponent's goal
-        mouth; straight on if none does (a clear). The rig does not measure the opponent's
-        men, so the aim does not look for gaps between them."""
+        mouth; straight on if none does (a clear). With the human's men measured
+        (`aim_through_gaps`), the smallest such angle whose path also passes every man with
+        his feet down, if there is one."""
         wall = self.table.field.half_width - self.radius
         run = self.their_goal_x - origin_x
+        first = None
         for angle, slope in self.aim_slopes:
             goal_y = _fold(origin_y + slope * run, wall)
             if self.aim_mouth.low < goal_y < self.aim_mouth.high:
-                return angle
-        return 0.0
+                if self.human_men is None or self._passes_men(origin_x, origin_y, slope, wall):
+                    return angle
+                if first is None:
+                    first = angle
+        return first if first is not None else 0.0
+
+    def _passes_men(self, origin_x: float, origin_y: float, slope: float, wall: float) -> bool:
+        """Whether a shot along `slope` passes every measured human man between the ball
+        and the goal by more than half a foot, a ball radius and GAP_MARGIN."""
+        assert self.human_men is not None
+        clear = self.block_half + GAP_MARGIN
+        for rod_x, men in self.human_men:
+            if not origin_x < rod_x < self.their_goal_x:
+                continue
+            y = _fold(origin_y + slope * (rod_x - origin_x), wall)
+            for man_y in men:
+                if abs(y - man_y) < clear:
+                    return False
+        return True
 
     def offset_for(self, angle: float) -> float:
         """Ball offset from the man's centre for a shot at `angle` (the kick calibration)."""

@@ -88,6 +88,7 @@ class ImprovedParams:
     block_margin: float = 0.004  # m
     translation_speed: float = 4.0  # m/s
     kick_time_to_contact: float = 0.24  # s from kick start to the foot at the ball (kick-eval)
+    aim_through_gaps: bool = False  # aim past the human's men the camera measures (HumanRods)
 
 
 @dataclass(frozen=True, slots=True)
@@ -121,6 +122,9 @@ def _section(cls: type, data: Any, where: str) -> Any:
             ):
                 raise ParameterError(f"[{where}].{key}: expected a list of numbers")
             value = tuple(float(v) for v in value)
+        elif wanted == "bool":
+            if not isinstance(value, bool):
+                raise ParameterError(f"[{where}].{key}: expected true or false, got {value!r}")
         elif wanted == "int":
             if isinstance(value, bool) or not isinstance(value, int):
                 raise ParameterError(f"[{where}].{key}: expected an integer, got {value!r}")

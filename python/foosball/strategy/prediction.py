@@ -14,16 +14,16 @@ frame whose origin is the field centre (the robot frame of a controller, or the 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from foosball.geometry import Table
 from foosball.strategy.params import PredictionParams
 
 _EPS = 1e-9
+_FIRST_RUN_MARGIN = 1e-6  # m: a look ahead ending this far before the first wall needs no bounce
 
 
-@dataclass(frozen=True, slots=True)
-class BallPoint:
+class BallPoint(NamedTuple):  # tuples: a step makes dozens of points and segments
     t: float  # s after the state the prediction started from
     x: float
     y: float
@@ -35,8 +35,7 @@ class BallPoint:
         return math.hypot(self.vx, self.vy)
 
 
-@dataclass(frozen=True, slots=True)
-class Segment:
+class Segment(NamedTuple):
     """A straight run between two events (start, bounce, stop, goal, horizon)."""
 
     t0: float
@@ -204,6 +203,9 @@ class BallPredictor:
         if t <= 0:
             return BallPoint(0.0, x, y, vx, vy)
         if t < self.params.horizon:
+            point = self._on_first_run(x, y, vx, vy, t)
+            if point is not None:
+                return point
             segments = self._segments(x, y, vx, vy, t)  # a short look ahead: only its runs
         else:
             segments = self.segments(x, y, vx, vy)
@@ -217,6 +219,40 @@ class BallPredictor:
                 x1, y1 = seg.x0 + seg.ux * d, seg.y0 + seg.uy * d
                 return BallPoint(t, x1, y1, seg.ux * s, seg.uy * s)
         raise AssertionError("unreachable")
+
+    def _on_first_run(self, x: float, y: float, vx: float, vy: float,
+                      t: float) -> BallPoint | None:
+        """`state_at` for a look ahead that ends well before the first wall (most do), without
+        the time to that wall (`_segments` finds it by Newton's method). The same numbers:
+        the first run, as `_segments` makes it, and the same arithmetic on it. None when the
+        ball may reach a wall within `t` (or is at rest): then `_segments` decides."""
+        speed = math.hypot(vx, vy)
+        if speed < 1e-6:
+            return None
+        ux, uy = vx / speed, vy / speed
+        to_wall = math.inf
+        if uy > _EPS:
+            to_wall = (self.y_wall - y) / uy
+        elif uy < -_EPS:
+            to_wall = (-self.y_wall - y) / uy
+        if ux > _EPS and (self.x_wall - x) / ux < to_wall:
+            to_wall = (self.x_wall - x) / ux
+        elif ux < -_EPS and (-self.x_wall - x) / ux < to_wall:
+            to_wall = (-self.x_wall - x) / ux
+        to_wall = max(0.0, to_wall)
+        model = self.model
+        if model.distance(speed, t) >= to_wall - _FIRST_RUN_MARGIN:
+            return None
+        if to_wall >= model.distance(speed, self.params.horizon):
+            # the run ends where the ball stops or at the horizon: its duration as there
+            dt = min(t - 0.0, min(self.params.horizon, model.stop_time(speed)))
+        else:
+            # the run ends at the wall, later than t: Newton's iterates rise to the wall's
+            # time from below and stop within 1e-9 m of it, far more than the margin after t
+            dt = t - 0.0
+        d = model.distance(speed, dt)
+        s = model.speed(speed, dt)
+        return BallPoint(t, x + ux * d, y + uy * d, ux * s, uy * s)
 
     def crossing(self, x: float, y: float, vx: float, vy: float, line_x: float) -> BallPoint | None:
         """First time the ball reaches the line x = line_x (a rod line), or None."""
