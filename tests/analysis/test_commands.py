@@ -5,6 +5,7 @@ from __future__ import annotations
 import importlib.util
 import io
 import json
+import subprocess
 import sys
 from pathlib import Path
 
@@ -78,3 +79,14 @@ def test_the_readme_table_is_made_again_from_a_saved_run(tmp_path: Path) -> None
 def test_a_readme_without_the_markers_is_refused() -> None:
     with pytest.raises(ValueError, match="no <!-- bench:begin -->"):
         run_all().update_readme("no markers here", "table")
+
+
+def test_the_match_speed_figure_is_read_from_the_benchmarks_own_output() -> None:
+    # A format change of match_speed.py once left the README's table without the row.
+    result = subprocess.run([sys.executable, str(REPO / "benchmarks" / "match_speed.py"),
+                             "--seconds", "1", "--repeat", "1", "--json"],
+                            capture_output=True, text=True, check=True, timeout=120)
+    [(what, figure, ratio, issue)] = run_all()._match(json.loads(result.stdout))
+    assert what.startswith("whole 1 s match") and issue == "issue 13"
+    assert "`hold` vs `club`" in figure and "`improved` vs `club`" in figure
+    assert ratio.startswith("improved ") and ratio.endswith("x the speed of hold")
