@@ -8,6 +8,7 @@ OpenCV can still run the commands of its own agents.
 from __future__ import annotations
 
 import argparse
+import faulthandler
 import importlib
 import signal
 import sys
@@ -63,6 +64,9 @@ def main(argv: list[str] | None = None) -> int:
     # A parent thread that blocked them (a runtime's I/O thread, a test) hands its mask down
     # through fork and exec: an agent that cannot be stopped by SIGTERM is no agent of ours.
     signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGTERM, signal.SIGINT})
+    # `kill -USR1` writes every thread's stack to stderr (the agent's log) and carries on:
+    # what a process that does not stop is doing (the rig asks before it kills one).
+    faulthandler.register(signal.SIGUSR1, all_threads=True)
     parser = build_parser(argv)
     args = parser.parse_args(argv)
     func = getattr(args, "func", None)

@@ -253,6 +253,12 @@ class Rig:
         try:
             return process.wait(timeout=timeout_s)
         except subprocess.TimeoutExpired:
+            # Not stopped: its threads' stacks into its log first (faulthandler, foosball/
+            # cli.py), so the log says where it hung, then killed.
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(process.pid, signal.SIGUSR1)
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                return process.wait(timeout=1.0)
             process.kill()
             return process.wait()
 
