@@ -8,8 +8,10 @@ OpenCV can still run the commands of its own agents.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import faulthandler
 import importlib
+import io
 import signal
 import sys
 
@@ -66,7 +68,8 @@ def main(argv: list[str] | None = None) -> int:
     signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGTERM, signal.SIGINT})
     # `kill -USR1` writes every thread's stack to stderr (the agent's log) and carries on:
     # what a process that does not stop is doing (the rig asks before it kills one).
-    faulthandler.register(signal.SIGUSR1, all_threads=True)
+    with contextlib.suppress(io.UnsupportedOperation, ValueError):  # stderr not a file
+        faulthandler.register(signal.SIGUSR1, all_threads=True)  # (main() called in a test)
     parser = build_parser(argv)
     args = parser.parse_args(argv)
     func = getattr(args, "func", None)
