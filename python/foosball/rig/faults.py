@@ -33,6 +33,7 @@ from foosball.wire.catalogue import (
 
 HOMED = ("READY", "RUNNING")
 ENABLED = "operation enabled"  # the emulator reports CiA 402 states by name
+REFUSED = re.compile(r"restart refused: (.*)")  # the runtime's log line
 
 
 @dataclass
@@ -208,6 +209,28 @@ class FaultMatrix:
                 return time.monotonic() - start
         return None
 
+    def log_marks(self) -> dict[str, int]:
+        """Where each agent's log ends now (for `refusal`)."""
+        return {agent: len(self.rig.log_text(agent)) for agent in self.rig.options.agents}
+
+    def refusal(self, asked_s: float, logs_at: dict[str, int], tries: int = 4) -> str | None:
+        """The refusal of the RESTART pressed at `asked_s` ("who: why"), on the wire or, where
+        this laptop does not hear it, in a board's log since `logs_at`; pressed again while
+        nothing answers, as a person would (in a flood the agents' sockets overflow and a
+        RESTART may be lost with the flood's frames, and this laptop's socket too)."""
+        for _ in range(tries):
+            heard = self.observer.wait_for(lambda: self.observer.first(
+                asked_s, lambda h: isinstance(h.message, Alarm)
+                and h.message.code == AlarmCode.RESTART_REFUSED), 0.5)
+            if heard is not None:
+                return f"{heard.sender.name.lower()}: {heard.message.text}"
+            for agent, at in logs_at.items():
+                logged = REFUSED.search(self.rig.log_text(agent)[at:])
+                if logged is not None:
+                    return f"{agent} (its log): {logged.group(1)}"
+            self.observer.restart()
+        return None
+
     # -- one case ------------------------------------------------------------------------
     def run(self, fault: Fault, refuse_after_s: float = 0.5) -> FaultResult:
         result = FaultResult(fault.name)
@@ -230,28 +253,11 @@ class FaultMatrix:
                         result.since_last_heartbeat_ms = (first.at_s - last_beat) * 1e3
             self._quick_stop(result, t0, mda_log_at, fault)
             time.sleep(refuse_after_s)
-            asked = time.monotonic()
-            logs_at = {a: len(self.rig.log_text(a)) for a in self.rig.options.agents}
-            refusal = None
-            # As a person would, pressed again while nothing answers: in a flood the agents'
-            # sockets overflow and a RESTART may be lost with the flood's frames.
-            for _ in range(4):
-                self.observer.restart()
-                refusal = self.observer.wait_for(lambda: self.observer.first(
-                    asked, lambda h: isinstance(h.message, Alarm)
-                    and h.message.code == AlarmCode.RESTART_REFUSED), 0.5)
-                if refusal is not None:
-                    break
-            if refusal is not None:
-                result.restart_refused = True
-                result.refusal = f"{refusal.sender.name.lower()}: {refusal.message.text}"
-            else:  # the observer (a laptop) may be flooded too: the agents' logs have it
-                for agent, at in logs_at.items():
-                    logged = re.search(r"restart refused: (.*)", self.rig.log_text(agent)[at:])
-                    if logged is not None:
-                        result.restart_refused = True
-                        result.refusal = f"{agent} (its log): {logged.group(1)}"
-                        break
+            asked, logs_at = time.monotonic(), self.log_marks()
+            self.observer.restart()
+            refusal = self.refusal(asked, logs_at)
+            result.restart_refused = refusal is not None
+            result.refusal = refusal or ""
         finally:
             fault.clear(self.rig)
         cleared = time.monotonic()

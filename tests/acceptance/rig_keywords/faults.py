@@ -18,7 +18,6 @@ from foosball.rig.rig import Rig
 from foosball.wire.catalogue import (
     Agent,
     Alarm,
-    AlarmCode,
     GameState,
     Heartbeat,
     MotorStatus,
@@ -47,7 +46,6 @@ def latched_in_logs(rig: Rig, since_s: float) -> dict[str, float]:
 
 
 LATCHED = re.compile(r"FAULT latched: .*?\(mono=([\d.]+)")
-REFUSED = re.compile(r"restart refused: (.*)")
 ALL_STOPPED = re.compile(r"every drive out of operation enabled \(mono=([\d.]+)")
 
 
@@ -180,27 +178,14 @@ class FaultKeywords:
 
     @keyword("the restart is refused")
     def refused(self) -> None:
-        """On the wire, or in a board's log where this laptop does not hear it (in a flood
-        its socket overflows; the boards' sockets too, so a RESTART may be lost with the
-        flood's frames: pressed again while nothing answers, as a person would)."""
-        rig, observer, asked = self.ctx.rig, self.ctx.observer, self.ctx.restart_pressed_s
-        logs_at = {agent: len(rig.log_text(agent)) for agent in rig.options.agents}
-        for _ in range(4):
-            refusal = observer.wait_for(lambda: observer.first(asked, lambda h: isinstance(
-                h.message, Alarm) and h.message.code == AlarmCode.RESTART_REFUSED), 0.5)
-            if refusal is not None:
-                self.notes.append(f"restart refused by {refusal.sender.name.lower()}: "
-                                  f"{refusal.message.text}")
-                return
-            for agent, at in logs_at.items():
-                logged = REFUSED.search(rig.log_text(agent)[at:])
-                if logged is not None:
-                    self.notes.append(f"restart refused by {agent} (its log): "
-                                      f"{logged.group(1)}")
-                    return
-            observer.restart()
-        raise AssertionError(f"a RESTART (pressed 4 times) was not refused while the cause "
-                             f"was there: {self._states()}")
+        """On the wire, or in a board's log where this laptop does not hear it; pressed
+        again while nothing answers (`FaultMatrix.refusal`)."""
+        faults = self.ctx.faults
+        refusal = faults.refusal(self.ctx.restart_pressed_s, faults.log_marks())
+        if refusal is None:
+            raise AssertionError(f"a RESTART (pressed 4 times) was not refused while the "
+                                 f"cause was there: {self._states()}")
+        self.notes.append(f"restart refused by {refusal}")
 
     @keyword("the game stays halted for ${limit} s")
     def stays_halted(self, limit: str) -> None:
