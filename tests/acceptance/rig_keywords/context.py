@@ -10,6 +10,7 @@ import socket
 import tempfile
 import time
 from bisect import bisect_left
+from collections.abc import Iterator
 from operator import attrgetter
 from pathlib import Path
 
@@ -28,6 +29,7 @@ from foosball.wire.catalogue import (
     Heartbeat,
     MotorStatus,
     RodCommand,
+    SafetyState,
 )
 from rig_keywords.truth import Truth, TruthListener
 
@@ -152,6 +154,17 @@ class SimulatedTable:
     def mark_start(self) -> None:
         self.started_s = time.monotonic()
         self.start_truth = self.truth.latest()
+
+    def with_game_state(self, frames: list[Truth]
+                        ) -> Iterator[tuple[Truth, SafetyState | None]]:
+        """Each frame the table told, with the state of the last GameState heard before it
+        (None before any): the table plays on whatever the game does."""
+        games = self.observer.since(frames[0].at_s - 1.0, GameState) if frames else []
+        state, g = None, 0
+        for frame in frames:
+            while g < len(games) and games[g].at_s <= frame.at_s:
+                state, g = games[g].message.state, g + 1
+            yield frame, state
 
     def alarms_since(self, at_s: float) -> str:
         """The latched alarms heard since `at_s`, for failure messages."""

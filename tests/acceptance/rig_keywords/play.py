@@ -46,11 +46,8 @@ class PlayKeywords:
         if previous is None:
             raise AssertionError("no truth from the live table when the game was started "
                                  "('the game is started' first)")
-        games = ctx.observer.since(ctx.started_s - 1.0, GameState)
-        tally, state, g = Tally(alarms=ctx.alarms_since(ctx.started_s)), None, 0
-        for frame in ctx.truth.since(ctx.started_s):
-            while g < len(games) and games[g].at_s <= frame.at_s:
-                state, g = games[g].message.state, g + 1
+        tally = Tally(alarms=ctx.alarms_since(ctx.started_s))
+        for frame, state in ctx.with_game_state(ctx.truth.since(ctx.started_s)):
             playing = state == SafetyState.PLAYING
             goals = (frame.score_robot - previous.score_robot,
                      frame.score_human - previous.score_human)

@@ -9,7 +9,7 @@ import time
 from robot.api import logger
 from robot.api.deco import keyword
 
-from foosball.wire.catalogue import BallState, BallStatus, GameState, SafetyState
+from foosball.wire.catalogue import BallState, BallStatus, SafetyState
 from rig_keywords.context import SimulatedTable
 from rig_keywords.truth import Truth
 from rig_keywords.waiting import wait_until
@@ -71,7 +71,8 @@ class TrackingKeywords:
         if not told:
             raise AssertionError("the live table told no truth in the window (camera log: "
                                  f"{self.ctx.log_tail('camera', 300)!r})")
-        frames = self._while_playing(told)
+        frames = [frame for frame, state in self.ctx.with_game_state(told)
+                  if state == SafetyState.PLAYING]
         if len(frames) < len(told) / 2:
             raise AssertionError(f"the game was PLAYING for {len(frames)} of the window's "
                                  f"{len(told)} frames: {self.ctx.alarms_since(start)}")
@@ -80,16 +81,6 @@ class TrackingKeywords:
                         f"not PLAYING, left out: {self.ctx.alarms_since(start)}")
         return [(t, states.get(t.t_ns)) for t in frames]
 
-    def _while_playing(self, frames: list[Truth]) -> list[Truth]:
-        """The frames told while the last GameState heard said PLAYING."""
-        games = self.ctx.observer.since(frames[0].at_s - 1.0, GameState)
-        playing, state, g = [], None, 0
-        for frame in frames:
-            while g < len(games) and games[g].at_s <= frame.at_s:
-                state, g = games[g].message.state, g + 1
-            if state == SafetyState.PLAYING:
-                playing.append(frame)
-        return playing
 
     @keyword("the ball is reported in ${pct} % of the frames in which it is in play")
     def reported(self, pct: str) -> None:
