@@ -317,6 +317,62 @@ def test_a_track_that_ends_outside_a_goal_mouth_is_no_goal(x, y, vx, vy, lost_af
     assert confirmed(goals, lost_after_ns) is None
 
 
+def test_a_shot_lost_for_a_frame_on_its_way_in_keeps_its_heading():
+    # Seen on the live table at 50 fps: a 5 m/s shot seen, hidden by a man for one frame,
+    # seen once more (the filter's velocity restarted at 0), then in the goal.
+    goals = GoalDetector(TABLE)
+    goals.observe(ball(-0.31, -0.208, t=0))
+    assert goals.observe(lost_at(20_000_000)) is None
+    goals.observe(ball(-0.524, -0.05, t=40_000_000))
+    assert confirmed(goals, 60_000_000) == "human"
+
+
+def test_a_ball_last_seen_still_at_the_line_inside_the_mouth_is_a_goal():
+    # Seen on the live table at 50 fps: seen once on the line (the filter's velocity just
+    # restarted at 0), then in the goal; beside the mouth the end wall stops it earlier.
+    goals = GoalDetector(TABLE)
+    goals.observe(ball(HALF_L - 0.001, 0.064, t=0))
+    assert confirmed(goals, 20_000_000) == "robot"
+
+
+def test_a_ball_lost_rolling_beside_the_mouth_and_next_seen_at_the_serve_is_a_goal():
+    # Seen on the rig (an acceptance run's first goal): last seen 3 cm from the end wall,
+    # 4 cm beside the post, rolling along the wall; hidden by the men until it was in.
+    goals = GoalDetector(TABLE)
+    goals.observe(BallState(capture_time=0, frame=0, x=0.568, y=0.141, vx=0.05, vy=-0.4,
+                            covariance=(0.0, 0.0, 0.0, 0.0), status=BallStatus.DETECTED))
+    assert confirmed(goals, 10_000_000) is None  # not carried over the line in the mouth
+    assert goals.observe(lost_at(1_000_000_000)) is None
+    assert goals.observe(ball(0.0, 0.3, t=1_300_000_000)) == "robot"  # the serve
+    assert goals.observe(ball(0.02, 0.25, t=1_310_000_000)) is None  # once
+
+
+@pytest.mark.parametrize("last, next_seen, seen_after_ns", [
+    ((-0.56, 0.0, 0.0, 0.5), (-0.45, 0.0), 1_000_000_000),  # seen again in front of the goal
+    ((-0.56, 0.0, 0.0, 0.5), (0.0, -0.3), 300_000_000),  # too soon for a ball taken out
+    ((-0.56, 0.0, 0.0, 0.0), (0.0, -0.3), 2_000_000_000),  # still under a man, taken away
+    ((-0.56, 0.2, 0.0, 0.5), (0.0, -0.3), 2_000_000_000),  # lost far beside the mouth
+    ((-0.30, 0.0, 0.0, 0.5), (0.0, -0.3), 2_000_000_000),  # lost in front of the 2-man rod
+    ((-0.56, 0.0, 0.0, 0.5), (-0.373, 0.0), 2_000_000_000),  # put at the 2-man rod (off table)
+])
+def test_a_ball_lost_near_a_mouth_is_no_goal_unless_it_comes_back_at_the_serve(
+        last, next_seen, seen_after_ns):
+    x, y, vx, vy = last
+    goals = GoalDetector(TABLE)
+    goals.observe(BallState(capture_time=0, frame=0, x=x, y=y, vx=vx, vy=vy,
+                            covariance=(0.0, 0.0, 0.0, 0.0), status=BallStatus.DETECTED))
+    assert confirmed(goals, 10_000_000) is None
+    assert goals.observe(ball(*next_seen, t=seen_after_ns)) is None
+
+
+def test_the_serve_after_a_ball_lost_rolling_in_front_of_the_human_s_mouth_is_his_goal():
+    goals = GoalDetector(TABLE)
+    goals.observe(BallState(capture_time=0, frame=0, x=-0.56, y=0.0, vx=0.0, vy=0.5,
+                            covariance=(0.0, 0.0, 0.0, 0.0), status=BallStatus.DETECTED))
+    assert confirmed(goals, 10_000_000) is None
+    assert goals.observe(ball(0.075, 0.0, t=2_000_000_000)) == "human"
+
+
 def test_ball_view_has_a_trail_of_recent_states_and_a_predicted_path():
     p = Panel()
     for i in range(200):

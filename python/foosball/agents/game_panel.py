@@ -30,7 +30,12 @@ the ball stays LOST for GOAL_CONFIRM_S (a ball bounced back off the goalkeeper i
 in the field first). The carrying-on matters: a ball shot into the goal vanishes between two
 frames, and at 50 fps its last sighting is still in front of the line. One goal per entry:
 the ball must be seen back inside the field before the next counts. Only goals during
-PLAYING count. The robot scores at x = +L/2 (the human's goal).
+PLAYING count. The robot scores at x = +L/2 (the human's goal). A ball can also go in
+unseen: lost while rolling in a goal area (behind the 2-man rods, in front of the mouth; off
+the end wall, a post or the goalkeeper it goes in behind the men), it is next seen at the
+serve, half a second or more later; that sighting counts the goal (the serve after a goal
+is at the 5-man rods, and nothing else brings a ball from a goal area to the middle unseen
+but a foul or a time limit, where the ball lay still).
 
 Camera calibration: the ball tracker's CalibrationStatus (1 Hz) goes to the page with what
 to worry about: no report for `calibration_silence_s`, no date, or a reprojection error
@@ -119,6 +124,14 @@ def vision_from_detector(detector: DetectorConfig, preview: bool = False) -> Vis
 GOAL_HORIZON_S = 0.1  # the longest a vanished ball is carried on (5 frames at 50 fps)
 GOAL_CONFIRM_S = 0.25  # LOST this long, not seen back in the field: the goal stands
 TWO_SIGHTINGS_S = 0.05  # sightings this close give the heading (the filter's lags a kick)
+# The goal the camera does not see go in: a ball lost while rolling in the goal area (behind
+# the 2-man rods, within MOUTH_MARGIN_M of the posts: off the end wall or the goalkeeper it
+# may still go in, hidden by the men) and seen next at the serve (|x| <= SERVE_ZONE_M: the
+# 5-man rods and the side holes), at least SERVE_GAP_S later.
+MOUTH_MARGIN_M = 0.05
+ROLLING_M_S = 0.1  # a still ball lost under a man is not on its way in
+SERVE_ZONE_M = 0.1
+SERVE_GAP_S = 0.5  # no ball crosses half the table hidden from the camera
 
 
 class GoalDetector:
@@ -128,9 +141,12 @@ class GoalDetector:
         self.half_length = table.field.half_length
         self.goal_half = table.field.goal_width / 2
         self.field_x = table.field.half_length - table.ball.radius  # inside the end walls
+        self.goal_area_x = min(abs(rod.x) for rod in table.rods if rod.role == "defence")
         self.previous: BallState | None = None  # the sighting before `last`
-        self.last: BallState | None = None  # the last sighting, until the ball is LOST
+        self.last: BallState | None = None  # the last sighting
+        self.judged = False  # whether the loss after `last` was looked at
         self.pending: tuple[str, int] | None = None  # (team, LOST at): a goal to confirm
+        self.unseen: tuple[str, int] | None = None  # (team, LOST at): a goal only a serve tells
         self.armed = True
 
     def observe(self, ball: BallState) -> str | None:
@@ -139,14 +155,15 @@ class GoalDetector:
             # Only what the camera saw: a predicted state is the filter's guess of a ball it
             # no longer sees, which drifts (a slow ball entering the mouth near a post was
             # predicted beside the post, out of the mouth).
-            self.previous, self.last = self.last, ball
+            self.previous, self.last, self.judged = self.last, ball, False
+            served = self._served(ball)
             if abs(ball.x) < self.field_x:
                 self.armed = True
                 self.pending = None  # back in the field: it bounced out, no goal
-            return None
+            return served
         if ball.status != BallStatus.LOST:
             return None
-        if self.last is not None and self.armed and self.pending is None:
+        if self.last is not None and not self.judged and self.armed and self.pending is None:
             # Carried on as far as it goes in GOAL_HORIZON_S: the tracker gives up a
             # restarted track within a frame, and a ball hidden by a man on its way in is
             # still on its way in; a ball that was not in the goal is seen back in the field
@@ -154,12 +171,31 @@ class GoalDetector:
             team = self._mouth_reached(self.last)
             if team is not None:
                 self.pending, self.armed = (team, ball.capture_time), False
-        self.previous = self.last = None
+            else:
+                team = self._rolling_in_goal_area(self.last)
+                if team is not None:
+                    self.unseen = (team, ball.capture_time)
+        self.judged = True
         if self.pending is not None and \
                 (ball.capture_time - self.pending[1]) * 1e-9 >= GOAL_CONFIRM_S:
             team, self.pending = self.pending[0], None
             return team
         return None
+
+    def _served(self, ball: BallState) -> str | None:
+        """The team that scored unseen, when `ball` is the serve after such a loss."""
+        unseen, self.unseen = self.unseen, None  # any sighting ends the doubt
+        if unseen is None or abs(ball.x) > SERVE_ZONE_M or \
+                (ball.capture_time - unseen[1]) * 1e-9 < SERVE_GAP_S:
+            return None
+        return unseen[0]
+
+    def _rolling_in_goal_area(self, last: BallState) -> str | None:
+        vx, vy = self._heading(last)
+        if abs(last.x) < self.goal_area_x or abs(last.y) > self.goal_half + MOUTH_MARGIN_M or \
+                math.hypot(vx, vy) < ROLLING_M_S:
+            return None
+        return "robot" if last.x > 0 else "human"
 
     def _heading(self, last: BallState) -> tuple[float, float]:
         """The ball's velocity when last seen: from its last two sightings when they are
@@ -173,9 +209,13 @@ class GoalDetector:
         return last.vx, last.vy
 
     def _mouth_reached(self, last: BallState) -> str | None:
-        """The team scoring if `last`, carried on for GOAL_HORIZON_S, is over a goal line
-        having crossed it inside the mouth."""
+        """The team scoring if `last` is in a mouth, or carried on for GOAL_HORIZON_S is
+        over a goal line having crossed it inside the mouth."""
         vx, vy = self._heading(last)
+        if abs(last.x) > self.field_x and abs(last.y) <= self.goal_half and vx * last.x >= 0:
+            # past where the end wall stops a ball, not coming out: only the mouth lets it
+            # (seen on the live table: last seen 1 mm in front of the line, still, at 50 fps)
+            return "robot" if last.x > 0 else "human"
         x = last.x + vx * GOAL_HORIZON_S
         if abs(x) < self.half_length:
             return None

@@ -108,8 +108,9 @@ class PlayKeywords:
     @keyword("the game panel's score is the table's")
     def panel_score(self, within_s: float = 3.0) -> GameState:
         """GameState's score equals the goals the table counted while the game was playing
-        (the panel counts a goal once the tracker has lost the ball behind the line: allow
-        it a moment). Returns that GameState."""
+        (the panel counts a goal once the tracker has lost the ball behind the line, and one
+        the camera did not see go in at the serve after it, a second later on the simulated
+        table: allow it three). Returns that GameState."""
         observer = self.ctx.observer
 
         def agrees() -> GameState | None:
