@@ -5,8 +5,9 @@ only the window is converted and thresholded, by one compiled call (`_band.c`) t
 clears what lies off the field and sums the mask's moments, into a buffer allocated once.
 Converting and thresholding whole frames is what the seed did and what costs most. While
 tracking, a window holding one whole ball and nothing else (most frames) is read from
-those moments instead of tracing and measuring outlines (five OpenCV calls). A lost ball is re-acquired on a decimated copy of the whole
-frame, then refined in a full-resolution window.
+those moments instead of tracing and measuring outlines (five OpenCV calls). A lost ball
+is re-acquired on a decimated copy of the whole frame, then refined in a full-resolution
+window.
 """
 
 from __future__ import annotations
