@@ -11,7 +11,7 @@ import pytest
 from foosball.vision._band import band_mask, mask_sums
 from foosball.vision.bench import to_yuyv
 from foosball.vision.config import DetectorConfig
-from foosball.vision.detector import ColourThreshold
+from foosball.vision.detector import BallDetector, ColourThreshold
 from foosball.vision.synthetic import SynthCamera, ball_pixel, render
 
 CAMERA = SynthCamera()
@@ -184,3 +184,18 @@ def test_arguments_that_would_read_or_write_outside_are_refused():
         band_mask(image, 0, 0, 40, 40, band[:5], out, None, 0, 0)
     with pytest.raises(BufferError):
         band_mask(image, 0, 0, 40, 40, band, b"read-only" * 200, None, 0, 0)
+
+
+@pytest.mark.parametrize("pixel_format", ["bgr", "yuyv"])
+def test_the_panel_s_preview_mask_is_the_same_band(pixel_format):
+    image, _ = rendered_frame((0.25, 0.1))
+    cfg = DetectorConfig(hue_low=170, hue_high=20)  # through red: the ball and more
+    frame = to_yuyv(image) if pixel_format == "yuyv" else image
+    preview = BallDetector(cfg, pixel_format, (CAMERA.width, CAMERA.height)).frame_mask(
+        frame, (320, 240))
+    bgr = cv2.cvtColor(frame, cv2.COLOR_YUV2BGR_YUYV) if pixel_format == "yuyv" else image
+    small = cv2.resize(bgr, (320, 240), interpolation=cv2.INTER_NEAREST)
+    expected = opencv_mask(small, (170, 20, cfg.sat_low, cfg.sat_high, cfg.val_low,
+                                   cfg.val_high))
+    assert np.count_nonzero(expected) > 10
+    assert np.array_equal(preview, expected)

@@ -5,9 +5,10 @@ alternating order (so each pays for the cold cache of a new frame half the time)
 Interleaved frame by frame, the seed-style pipeline sweeps about 2.5 MB through the caches
 just before every other step of ours, so half of our steps find their code and data
 evicted (measured with the compiled window threshold: median 18 us after our own previous
-step, 30 us right after the seed-style one; 25 and 61 us before it). A second figure interleaves blocks of frames instead (ours on a block,
-the seed-style pipeline on the same block, alternating which goes first): load still hits
-both alike, and each runs with the caches as it leaves them, as it would alone.
+step, 30 us right after the seed-style one; 25 and 61 us before it). A second figure
+interleaves blocks of frames instead (ours on a block, the seed-style pipeline on the same
+block, alternating which goes first): load still hits both alike, and each runs with the
+caches as it leaves them, as it would alone.
 
 Ours is the whole tracker step: window detection (or whole-frame re-acquisition), pixel ->
 table with the ball-height correction, gating and the Kalman update. The seed-style

@@ -465,16 +465,7 @@ class BallDetector:
         if self.pixel_format == "yuyv":
             image = cv2.cvtColor(image, cv2.COLOR_YUV2BGR_YUYV)
         small = cv2.resize(image, (width, height), interpolation=cv2.INTER_NEAREST)
-        hsv = cv2.cvtColor(small, cv2.COLOR_BGR2HSV)
-        cfg = self.cfg
-        lows = [(cfg.hue_low, 179)] if cfg.hue_wraps else [(cfg.hue_low, cfg.hue_high)]
-        if cfg.hue_wraps:
-            lows.append((0, cfg.hue_high))
-        mask = np.zeros((height, width), np.uint8)
-        for h_lo, h_hi in lows:
-            mask |= cv2.inRange(hsv, np.array([h_lo, cfg.sat_low, cfg.val_low], np.uint8),
-                                np.array([h_hi, cfg.sat_high, cfg.val_high], np.uint8))
-        return mask
+        return ColourThreshold(self.cfg, "bgr", height, width).mask(small)
 
 
 # detector.method -> (module, class): one table, read only by make_detector.
