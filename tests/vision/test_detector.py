@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 
 from foosball.geometry import default_table
+from foosball.vision._band import mask_sums
 from foosball.vision.calibration import BallProjector, calibrate
 from foosball.vision.config import DetectorConfig, VisionConfigError
 from foosball.vision.detector import BallDetector, ColourThreshold
@@ -187,7 +188,9 @@ def both_ways(detector: BallDetector, projector: BallProjector, image: np.ndarra
     radius = projector.radius_px(u, v)
     tracked = detector.search_window(image, u, v, half, radius)
     x0, y0, _, _ = detector.last_window  # type: ignore[misc]
-    lone = detector._lone_ball(detector._last_mask, x0, y0, radius) is not None
+    rows, cols = detector._last_mask.shape
+    lone = detector._lone_ball(mask_sums(detector._last_mask), rows, cols, x0, y0,
+                               radius) is not None
     return by_outline, tracked, lone
 
 

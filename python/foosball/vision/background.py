@@ -28,8 +28,9 @@ from typing import Any
 import cv2
 import numpy as np
 
+from foosball.vision._band import mask_sums
 from foosball.vision.config import DetectorConfig
-from foosball.vision.detector import BallDetector, Detection
+from foosball.vision.detector import BallDetector, Detection, MaskSums
 
 # Around a found ball this many radii are kept out of the model (its blur, its shadow).
 KEEP_OUT_RADII = 2.5
@@ -78,20 +79,22 @@ class BackgroundDetector(BallDetector):
         return mask
 
     def _window_mask(self, image: np.ndarray, x0: int, y0: int, cols: int,
-                     rows: int) -> np.ndarray:
+                     rows: int) -> tuple[np.ndarray, MaskSums]:
         mask = self._window_mask_buffer[:rows, :cols]
         if self.background is None:
             mask[:] = 0
-            return mask
-        background = self.background[y0:y0 + rows, x0:x0 + cols]
-        self._foreground(image[y0:y0 + rows, x0:x0 + cols], background,
+            return mask, mask_sums(mask)
+        self._foreground(image[y0:y0 + rows, x0:x0 + cols],
+                         self.background[y0:y0 + rows, x0:x0 + cols],
                          self._difference[:rows, :cols], self._summed[:rows, :cols], mask)
-        cv2.bitwise_and(mask, super()._window_mask(image, x0, y0, cols, rows), dst=mask)
-        if not self._camouflaged:
-            return mask
-        # Where the model still holds a man that has moved away, the field shows: it differs
-        # and is in the band, but the model there is not (the ball lies on the field).
-        return cv2.bitwise_and(mask, self._window.mask(background), dst=mask)
+        cv2.bitwise_and(mask, super()._window_mask(image, x0, y0, cols, rows)[0], dst=mask)
+        if self._camouflaged:
+            # Where the model still holds a man that has moved away, the field shows: it
+            # differs and is in the band, but the model there is not (the ball lies on the
+            # field).
+            in_band, _ = self._window.window(self.background, x0, y0, cols, rows)
+            cv2.bitwise_and(mask, in_band, dst=mask)
+        return mask, mask_sums(mask)
 
     def _frame_mask(self, small: np.ndarray) -> np.ndarray:
         if self.background is None:

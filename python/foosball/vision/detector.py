@@ -1,12 +1,13 @@
 """Ball detection: HSV colour threshold, blobs, the seed's blob filter, sub-pixel centre.
 
 The hot path works on a small window of the frame in the camera's native pixel format:
-only the window is converted (YUYV -> BGR -> HSV) and thresholded, into buffers allocated
-once. Converting and thresholding whole frames is what the seed did and what costs most.
-While tracking, a window holding one whole ball and nothing else (most frames) is read
-from the moments of its mask (two small matrix products) instead of tracing and measuring
-outlines (five OpenCV calls). A lost ball is re-acquired on a decimated copy of the whole
-frame, then refined in a full-resolution window.
+only the window is converted and thresholded, by one compiled call (`_band.c`) that also
+clears what lies off the field and sums the mask's moments, into a buffer allocated once.
+Converting and thresholding whole frames is what the seed did and what costs most. While
+tracking, a window holding one whole ball and nothing else (most frames) is read from
+those moments instead of tracing and measuring outlines (five OpenCV calls). A lost ball
+is re-acquired on a decimated copy of the whole frame, then refined in a full-resolution
+window.
 """
 
 from __future__ import annotations
@@ -20,7 +21,8 @@ from typing import Any
 import cv2
 import numpy as np
 
-from foosball.vision.config import DetectorConfig
+from foosball.vision._band import band_mask
+from foosball.vision.config import DetectorConfig, RodsConfig
 
 PIXEL_FORMATS = ("bgr", "yuyv")
 
@@ -30,6 +32,9 @@ EDGE_INSET = 0.25
 
 # Expected ball radius in pixels at a pixel position, from the calibration (None: unknown).
 RadiusAt = Callable[[float, float], float]
+
+# Sums over a mask's set pixels: count, x, y, x^2, x y, y^2 (its moments up to order 2).
+MaskSums = tuple[int, int, int, int, int, int]
 
 # A tracking window's mask is one whole ball and nothing else when its pixel count is this
 # share of the expected disc (pi r^2; measured on rendered whole balls: 0.75-1.00, median
@@ -106,71 +111,67 @@ def passes(stats: BlobStats, cfg: DetectorConfig) -> bool:
 
 
 class ColourThreshold:
-    """HSV band -> binary mask for a window of a native-format frame, into reused buffers.
+    """HSV band -> binary mask of a window of a frame, and the mask's moments (sums), into
+    a reused buffer.
 
-    The window is copied into a contiguous buffer and converted as one long row: OpenCV's
-    colour conversion pays a fixed cost per row (measured: a 182 x 48 strip took 3x the
-    time of a 128 x 128 square), so a window's rows laid end to end cost less than the
-    rows themselves."""
+    BGR windows are read straight from the frame by one compiled call (`_band.band_mask`:
+    OpenCV's HSV conversion and inRange to the bit, the clip mask, the sums; no
+    intermediate image). YUYV windows are first converted to BGR by OpenCV, copied into a
+    contiguous buffer and converted as one long row: OpenCV's colour conversion pays a
+    fixed cost per row (measured: a 182 x 48 strip took 3x the time of a 128 x 128
+    square)."""
 
-    def __init__(self, cfg: DetectorConfig, pixel_format: str, max_rows: int, max_cols: int):
+    def __init__(self, cfg: DetectorConfig | RodsConfig, pixel_format: str, max_rows: int,
+                 max_cols: int):
         if pixel_format not in PIXEL_FORMATS:
             raise ValueError(f"pixel format {pixel_format!r} is not one of {PIXEL_FORMATS}")
         self.pixel_format = pixel_format
         pixels = max_rows * max_cols
-        self._channels = 3 if pixel_format == "bgr" else 2
-        self._native = np.empty(pixels * self._channels, np.uint8)
-        self._bgr = np.empty((1, pixels, 3), np.uint8)
-        self._hsv = np.empty((1, pixels, 3), np.uint8)
         self._mask = np.empty(pixels, np.uint8)
-        self._mask2 = np.empty((1, pixels), np.uint8)
+        if pixel_format == "yuyv":
+            self._yuyv = np.empty(pixels * 2, np.uint8)
+            self._bgr = np.empty(pixels * 3, np.uint8)
         # The buffers' views for each window shape met so far (a tracking window has a
         # few dozen shapes): slicing and reshaping afresh cost as much as the conversion.
         self._views: dict[tuple[int, int], tuple[np.ndarray, ...]] = {}
         self.configure(cfg)
 
-    def configure(self, cfg: DetectorConfig) -> None:
-        self._wraps = cfg.hue_wraps
-        if self._wraps:  # two bands: hue_low..179 and 0..hue_high
-            self._lo = np.array([cfg.hue_low, cfg.sat_low, cfg.val_low], np.uint8)
-            self._hi = np.array([179, cfg.sat_high, cfg.val_high], np.uint8)
-            self._lo2 = np.array([0, cfg.sat_low, cfg.val_low], np.uint8)
-            self._hi2 = np.array([cfg.hue_high, cfg.sat_high, cfg.val_high], np.uint8)
-        else:
-            self._lo = np.array([cfg.hue_low, cfg.sat_low, cfg.val_low], np.uint8)
-            self._hi = np.array([cfg.hue_high, cfg.sat_high, cfg.val_high], np.uint8)
+    def configure(self, cfg: DetectorConfig | RodsConfig) -> None:
+        self._band = bytes((cfg.hue_low, cfg.hue_high, cfg.sat_low, cfg.sat_high,
+                            cfg.val_low, cfg.val_high))
 
     def _views_for(self, rows: int, cols: int) -> tuple[np.ndarray, ...]:
         count = rows * cols
-        channels = self._channels
-        native = self._native[:count * channels]
-        views = (
-            native.reshape(rows, cols, channels),  # the window copied in
-            native.reshape(1, count, channels),  # ... as one row
-            self._bgr[:, :count],
-            self._hsv[:, :count],
-            self._mask[:count].reshape(1, count),
-            self._mask2[:, :count],
-            self._mask[:count].reshape(rows, cols),  # the mask, shaped as the window
-        )
+        views: tuple[np.ndarray, ...] = (self._mask[:count].reshape(rows, cols),)
+        if self.pixel_format == "yuyv":  # pixel pairs stay pairs: every row has even length
+            native = self._yuyv[:count * 2]
+            bgr = self._bgr[:count * 3]
+            views += (native.reshape(rows, cols, 2),  # the window copied in
+                      native.reshape(1, count, 2),  # ... as one row
+                      bgr.reshape(1, count, 3),  # converted
+                      bgr.reshape(rows, cols, 3))  # ... shaped as the window
         self._views[rows, cols] = views
         return views
 
-    def mask(self, native: np.ndarray) -> np.ndarray:
-        """Mask (a view into a reused buffer, valid until the next call) of `native`."""
-        rows, cols = native.shape[:2]
+    def window(self, image: np.ndarray, x0: int, y0: int, cols: int, rows: int,
+               clip: np.ndarray | None = None) -> tuple[np.ndarray, MaskSums]:
+        """The mask of image[y0:y0 + rows, x0:x0 + cols] (a view into the reused buffer,
+        valid until the next call), cleared where `clip` (frame-sized, or None) is 0, and
+        its sums (count, x, y, x^2, x y, y^2; x, y from the window's corner)."""
         views = self._views.get((rows, cols)) or self._views_for(rows, cols)
-        window, line, bgr, hsv, flat, flat2, mask = views
-        np.copyto(window, native)
-        if self.pixel_format == "yuyv":  # pixel pairs stay pairs: every row has even length
-            cv2.cvtColor(line, cv2.COLOR_YUV2BGR_YUYV, dst=bgr)
-            line = bgr
-        cv2.cvtColor(line, cv2.COLOR_BGR2HSV, dst=hsv)
-        cv2.inRange(hsv, self._lo, self._hi, dst=flat)
-        if self._wraps:
-            cv2.inRange(hsv, self._lo2, self._hi2, dst=flat2)
-            cv2.bitwise_or(flat, flat2, dst=flat)
-        return mask
+        if self.pixel_format == "bgr":
+            sums = band_mask(image, x0, y0, cols, rows, self._band, self._mask, clip, x0, y0)
+        else:
+            _, window, line, bgr_line, bgr = views
+            np.copyto(window, image[y0:y0 + rows, x0:x0 + cols])
+            cv2.cvtColor(line, cv2.COLOR_YUV2BGR_YUYV, dst=bgr_line)
+            sums = band_mask(bgr, 0, 0, cols, rows, self._band, self._mask, clip, x0, y0)
+        return views[0], sums
+
+    def mask(self, image: np.ndarray) -> np.ndarray:
+        """The mask of the whole of `image` (a view into the reused buffer)."""
+        rows, cols = image.shape[:2]
+        return self.window(image, 0, 0, cols, rows)[0]
 
 
 class BallDetector:
@@ -199,10 +200,6 @@ class BallDetector:
         # a centre there needs no projection to the table (bytes: the cheapest lookup).
         self._table_interior = None if table_interior is None else cv2.erode(
             table_interior, np.ones((5, 5), np.uint8)).tobytes()
-        # How far inside the mask each pixel is (whole pixels, rounded down, at most 255;
-        # bytes, the cheapest lookup from Python): a window wholly inside needs no masking.
-        self._field_depth = None if field_mask is None else np.minimum(cv2.distanceTransform(
-            field_mask, cv2.DIST_L2, 3), 255).astype(np.uint8).tobytes()
         side = 2 * cfg.roi_max_half
         self._window = ColourThreshold(cfg, pixel_format, side, side)
         dec = cfg.reacquire_decimation
@@ -216,9 +213,6 @@ class BallDetector:
             field_mask, (self._small_cols, self._small_rows), interpolation=cv2.INTER_AREA)
         if self._small_field is not None:
             self._small_field[self._small_field > 0] = 255  # a partly covered cell counts
-        steps = np.arange(side, dtype=np.float64)
-        self._power_table = np.stack([np.ones(side), steps, steps * steps])  # 1, p, p^2
-        self._powers: dict[tuple[int, int], tuple[np.ndarray, np.ndarray]] = {}
         self.last_window: tuple[int, int, int, int] | None = None  # x0, y0, cols, rows
         self._last_mask = self._window.mask(np.zeros((2, 2, channels), np.uint8))
 
@@ -251,14 +245,10 @@ class BallDetector:
             x0 &= ~1
             cols &= ~1
         self.last_window = (x0, y0, cols, rows)
-        mask = self._window_mask(image, x0, y0, cols, rows)
-        depth = self._field_depth
-        if depth is not None and depth[(y0 + rows // 2) * self.width + x0 + cols // 2] <= 0.71 * (
-                rows + cols) + 2:
-            cv2.bitwise_and(mask, self.field_mask[y0:y0 + rows, x0:x0 + cols], dst=mask)
+        mask, sums = self._window_mask(image, x0, y0, cols, rows)
         self._last_mask = mask
         if radius > 0.0:
-            lone = self._lone_ball(mask, x0, y0, radius)
+            lone = self._lone_ball(sums, rows, cols, x0, y0, radius)
             if lone is not None:
                 return lone
         contours, _ = cv2.findContours(mask, cv2.RETR_EXTERNAL, cv2.CHAIN_APPROX_SIMPLE)
@@ -266,19 +256,15 @@ class BallDetector:
             return None
         return self._choose(contours, x0, y0, u, v, min(cols, rows))
 
-    def _lone_ball(self, mask: np.ndarray, x0: int, y0: int,
+    def _lone_ball(self, sums: MaskSums, rows: int, cols: int, x0: int, y0: int,
                    radius: float) -> Detection | None:
         """The window's mask as one whole ball, or None when it may be anything else (then
         the outlines decide). A mask whose pixel count is the expected disc's and whose
         polar moment is a disc's (the least any shape of that area has) is one disc: a cut,
         a second blob, a streak would raise it. Its centre is the pixels' centroid (on
         rendered whole balls within 0.05 px of the outline's, median 0.01 px)."""
-        rows, cols = mask.shape
-        powers = self._powers.get((rows, cols)) or self._powers_for(rows, cols)
-        # Sums of y^q x^p over the mask (255 per pixel): rows q, columns p.
-        (s00, s10, s20), (s01, s11, _), (s02, _, _) = np.dot(
-            powers[0], np.dot(mask, powers[1])).tolist()
-        area = s00 / 255.0
+        s00, s10, s01, s20, s11, s02 = sums
+        area = float(s00)
         disc = math.pi * radius * radius
         if not LONE_BALL_AREA[0] * disc <= area <= LONE_BALL_AREA[1] * disc:
             return None
@@ -310,14 +296,6 @@ class BallDetector:
         """A pixel well inside the region `on_table` accepts (a lookup; False: ask it)."""
         inside = self._table_interior
         return inside is not None and inside[int(v) * self.width + int(u)] != 0
-
-    def _powers_for(self, rows: int, cols: int) -> tuple[np.ndarray, np.ndarray]:
-        """1, y, y^2 by row (3 x rows) and 1, x, x^2 by column (cols x 3) of a window shape:
-        the mask's moments are then two small matrix products (cheaper than cv2.moments,
-        which also computes and boxes 24 values)."""
-        powers = (self._power_table[:, :rows], np.ascontiguousarray(self._power_table[:, :cols].T))
-        self._powers[rows, cols] = powers
-        return powers
 
     def _choose(self, contours, x0: int, y0: int, u: float, v: float,
                 window: int) -> Detection | None:
@@ -407,8 +385,9 @@ class BallDetector:
     # --- what is the ball's colour: the parts a second detector replaces ---------------
 
     def _window_mask(self, image: np.ndarray, x0: int, y0: int, cols: int,
-                     rows: int) -> np.ndarray:
-        return self._window.mask(image[y0:y0 + rows, x0:x0 + cols])
+                     rows: int) -> tuple[np.ndarray, MaskSums]:
+        """The window's mask, outside the field mask cleared, and its sums."""
+        return self._window.window(image, x0, y0, cols, rows, self.field_mask)
 
     def _frame_mask(self, small: np.ndarray) -> np.ndarray:
         return self._whole.mask(small)
@@ -486,16 +465,7 @@ class BallDetector:
         if self.pixel_format == "yuyv":
             image = cv2.cvtColor(image, cv2.COLOR_YUV2BGR_YUYV)
         small = cv2.resize(image, (width, height), interpolation=cv2.INTER_NEAREST)
-        hsv = cv2.cvtColor(small, cv2.COLOR_BGR2HSV)
-        cfg = self.cfg
-        lows = [(cfg.hue_low, 179)] if cfg.hue_wraps else [(cfg.hue_low, cfg.hue_high)]
-        if cfg.hue_wraps:
-            lows.append((0, cfg.hue_high))
-        mask = np.zeros((height, width), np.uint8)
-        for h_lo, h_hi in lows:
-            mask |= cv2.inRange(hsv, np.array([h_lo, cfg.sat_low, cfg.val_low], np.uint8),
-                                np.array([h_hi, cfg.sat_high, cfg.val_high], np.uint8))
-        return mask
+        return ColourThreshold(self.cfg, "bgr", height, width).mask(small)
 
 
 # detector.method -> (module, class): one table, read only by make_detector.

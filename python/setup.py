@@ -1,0 +1,9 @@
+"""The one compiled module, the ball detector's colour threshold (foosball/vision/_band.c);
+everything else is in pyproject.toml. setup.py because setuptools reads extension modules
+from pyproject.toml only from version 74 on, and Yocto scarthgap ships 69.1. The editable
+install (`./tools/setup`) builds it in place: run it again after changing the C file."""
+
+from setuptools import Extension, setup
+
+setup(ext_modules=[Extension("foosball.vision._band", ["foosball/vision/_band.c"],
+                             libraries=["m"])])  # lrint
