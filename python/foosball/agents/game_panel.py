@@ -31,7 +31,7 @@ in the field first). The carrying-on matters: a ball shot into the goal vanishes
 frames, and at 50 fps its last sighting is still in front of the line. One goal per entry:
 the ball must be seen back inside the field before the next counts. Only goals during
 PLAYING count. The robot scores at x = +L/2 (the human's goal). A ball can also go in
-unseen: lost while rolling in a goal area (behind the 2-man rods, in front of the mouth; off
+unseen: lost while rolling in a goal area (behind the goalkeeper, in front of the mouth; off
 the end wall, a post or the goalkeeper it goes in behind the men), it is next seen at the
 serve, half a second or more later; that sighting counts the goal (the serve after a goal
 is at the 5-man rods, and nothing else brings a ball from a goal area to the middle unseen
@@ -124,10 +124,11 @@ def vision_from_detector(detector: DetectorConfig, preview: bool = False) -> Vis
 GOAL_HORIZON_S = 0.1  # the longest a vanished ball is carried on (5 frames at 50 fps)
 GOAL_CONFIRM_S = 0.25  # LOST this long, not seen back in the field: the goal stands
 TWO_SIGHTINGS_S = 0.05  # sightings this close give the heading (the filter's lags a kick)
-# The goal the camera does not see go in: a ball lost while rolling in the goal area (behind
-# the 2-man rods, within MOUTH_MARGIN_M of the posts: off the end wall or the goalkeeper it
-# may still go in, hidden by the men) and seen next at the serve (|x| <= SERVE_ZONE_M: the
-# 5-man rods and the side holes), at least SERVE_GAP_S later.
+# The goal the camera does not see go in: a ball lost while rolling behind a goalkeeper
+# (within MOUTH_MARGIN_M of the posts: off the end wall or the goalkeeper it may still go in,
+# hidden by the men; further out a ball lost under a man and served again as a dead ball
+# looks the same) and seen next at the serve (|x| <= SERVE_ZONE_M: the 5-man rods and the
+# side holes), at least SERVE_GAP_S later.
 MOUTH_MARGIN_M = 0.05
 ROLLING_M_S = 0.1  # a still ball lost under a man is not on its way in
 SERVE_ZONE_M = 0.1
@@ -141,7 +142,7 @@ class GoalDetector:
         self.half_length = table.field.half_length
         self.goal_half = table.field.goal_width / 2
         self.field_x = table.field.half_length - table.ball.radius  # inside the end walls
-        self.goal_area_x = min(abs(rod.x) for rod in table.rods if rod.role == "defence")
+        self.goal_area_x = min(abs(rod.x) for rod in table.rods if rod.role == "goalkeeper")
         self.previous: BallState | None = None  # the sighting before `last`
         self.last: BallState | None = None  # the last sighting
         self.judged = False  # whether the loss after `last` was looked at
