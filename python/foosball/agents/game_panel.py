@@ -183,6 +183,11 @@ class GoalDetector:
             return team
         return None
 
+    def forget(self) -> None:
+        """A match starts or resumes: a goal not yet confirmed went in while nobody played
+        (seen on the rig: the last test's goal counted at the serve in the next match)."""
+        self.pending = self.unseen = None
+
     def _served(self, ball: BallState) -> str | None:
         """The team that scored unseen, when `ball` is the serve after such a loss."""
         unseen, self.unseen = self.unseen, None  # any sighting ends the doubt
@@ -327,6 +332,7 @@ class GamePanelCore:
                 self.score = {"robot": 0, "human": 0}
                 self.clock_s = 0.0
             self.match = "playing"
+            self.goals.forget()
         elif command == GameCommand.PAUSE:
             self.match = "paused"
         elif command == GameCommand.STOP:

@@ -77,6 +77,16 @@ class PlayKeywords:
             told.append(f"goal at ({goal.x:+.3f}, {goal.y:+.3f}): {track or 'no BallState'}")
         return "; ".join(told) or "no goal on the table"
 
+    def _panel_goals(self) -> str:
+        """When the game panel's score went up since the start (for a failure)."""
+        states = self.ctx.observer.since(self.ctx.started_s - 1.0, GameState)
+        told = [f"{now.message.score_robot}:{now.message.score_human} "
+                f"{now.at_s - self.ctx.started_s:+.2f} s"
+                for before, now in itertools.pairwise(states)
+                if (now.message.score_robot, now.message.score_human)
+                != (before.message.score_robot, before.message.score_human)]
+        return "its score went " + (", ".join(told) or "nowhere") + " after the start"
+
     def _left(self, limit: str) -> float:
         return seconds(limit) - (time.monotonic() - self.ctx.started_s)
 
@@ -125,8 +135,8 @@ class PlayKeywords:
             states = observer.since(time.monotonic() - 1.0, GameState)
             said = (f"{states[-1].message.score_robot}:{states[-1].message.score_human}"
                     if states else "nothing (no GameState)")
-            return (f"the game panel says {said}; the table {self._tally()}; "
-                    f"{self._tracked_at_goals()}")
+            return (f"the game panel says {said}, {self._panel_goals()}; the table "
+                    f"{self._tally()}; {self._tracked_at_goals()}")
         state = wait_until(agrees, within_s, failure)
         logger.info(f"game panel {state.score_robot}:{state.score_human}; the table "
                     f"{self._tally()}")
