@@ -26,6 +26,7 @@ import os
 import select
 import socket
 import struct
+import sys
 import time
 from collections.abc import Callable
 
@@ -41,6 +42,7 @@ SLOT_HEADER = struct.Struct("<qQ")  # capture time (ns), index + 1 (0: being wri
 SLOTS = 4  # the camera laps a slot after 4 frames: 20 ms at 200 fps, 100 times a copy
 MAX_PIXELS = 4096 * 4096
 RECONNECT_S = 0.2
+LATE_REPORT_S = 0.05  # a frame this late is written to the camera's log
 
 
 def pause(seconds: float) -> None:
@@ -294,9 +296,18 @@ class CameraServer:
                 if not self.accept(0.2):
                     continue
                 deadline = time.monotonic()
+            started = time.monotonic()
             image, capture_ns = self.next_frame(self.index)
+            rendered = time.monotonic()
             if not self.publish(image, capture_ns):
                 continue
+            late = rendered - deadline
+            if late > LATE_REPORT_S:
+                # The tracker raises CAMERA_LOST after its camera_timeout_s without a frame:
+                # say whether the frame itself took long or this process was not run.
+                print(f"camera: frame {self.index - 1} late by {late * 1e3:.0f} ms at "
+                      f"monotonic {rendered:.3f} s (rendering it took "
+                      f"{(rendered - started) * 1e3:.0f} ms)", file=sys.stderr, flush=True)
             deadline += self.period
             wait = deadline - time.monotonic()
             if wait > 0:

@@ -24,6 +24,7 @@ from foosball.rig.observer import Heard, Observer
 from foosball.rig.rig import AGENT_BOARD, PANEL_PORTS, Rig, RigOptions
 from foosball.wire.catalogue import (
     Alarm,
+    AlarmCode,
     BallState,
     GameState,
     Heartbeat,
@@ -176,8 +177,13 @@ class SimulatedTable:
             key = f"{h.sender.name.lower()}: {h.message.code.name} {h.message.text}"
             texts[key] = texts.get(key, 0) + 1
         first = alarms[0].at_s - at_s
-        return (f"{len(alarms)} latched alarms since, the first {first:.1f} s in: "
+        told = (f"{len(alarms)} latched alarms since, the first {first:.1f} s in: "
                 + "; ".join(f"{text} (x{n})" for text, n in list(texts.items())[:4]))
+        if any(h.message.code == AlarmCode.CAMERA_LOST for h in alarms):
+            late = [line for line in self.rig.log_text("camera").splitlines()
+                    if " late by " in line]
+            told += f"; the camera's late frames: {'; '.join(late[-3:]) or 'none'}"
+        return told
 
     def require(self, tags: list[str]) -> None:
         """Skip (with the reason) a test that needs what this rig has not."""
