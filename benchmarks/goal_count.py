@@ -4,11 +4,10 @@
 
 The live table (the `club` human against the robot's strategy) is rendered at `--fps` into
 the ball tracker's core; its BallStates go to the game panel's GoalDetector. A goal of the
-table is matched by a panel goal for the same team from 0.4 s before to 3 s after it (a
-goal the camera did not see go in is counted at the serve, a second later); what is left on
-either side is a missed or an extra goal. The agents, the wire and the page are not in this
-chain (the acceptance suite's score test runs them); what it shows is the rule on the
-tracker's real output.
+table is matched by a panel goal for the same team from 0.4 s before to 1 s after it; what
+is left on either side is a missed or an extra goal. The agents, the wire and the page are
+not in this chain (the acceptance suite's score test runs them); what it shows is the rule
+on the tracker's real output.
 """
 
 from __future__ import annotations
@@ -29,7 +28,7 @@ from foosball.vision.sources import CapturedFrame
 from foosball.vision.tracker import BallTracker
 from foosball.wire.catalogue import BallState
 
-EARLY_S, LATE_S = 0.4, 3.0
+EARLY_S, LATE_S = 0.4, 1.0
 
 
 @dataclass

@@ -72,7 +72,7 @@ The Page Shows The Score ${robot}:${human}
     Wait Until Element Contains    id:score-human    ${human}
 
 The Page Shows The Score The Game Panel Keeps
-    ${game}=    The Game Panel's Score Is The Table's
+    ${game}=    The Game Panel Counts Every Goal The Camera Saw And No Other
     The Page Shows The Score ${game.score_robot}:${game.score_human}
 
 Start Is Clicked On The Page

@@ -29,7 +29,7 @@ The Game Panel Keeps The Score
     [Tags]    sim
     Given the game is playing
     When a goal is scored within ${PLAY_S} s
-    Then the game panel's score is the table's
+    Then the game panel counts every goal the camera saw and no other
 
 Pausing The Game Holds The Rods
     Given the game is playing

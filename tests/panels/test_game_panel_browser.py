@@ -200,6 +200,20 @@ def test_a_goal_updates_the_score(rig, page):
     page.save_screenshot(str(DOCS / "game-panel-800x480.png"))
 
 
+def test_the_operator_corrects_the_score_on_the_page(rig, page):
+    clicked(page, "start")  # the goal test's match goes on (1:1), or a new one
+    wait_for(lambda: state_shown(page) == "PLAYING", 5)
+    robot = int(page.find_element(By.ID, "score-robot").text)
+    clicked(page, "score-robot-up")
+    wait_for(lambda: page.find_element(By.ID, "score-robot").text == str(robot + 1), 5,
+             "the corrected score")
+    assert [m.score_robot for m in rig.listener.of(GameState)][-1] == robot + 1
+    assert "127.0.0.1 score robot +1: sent" in page.find_element(By.ID, "log").text
+    clicked(page, "score-robot-down")
+    wait_for(lambda: page.find_element(By.ID, "score-robot").text == str(robot), 5,
+             "the score put back")
+
+
 def test_a_fault_shows_its_causes_and_restart_waits_until_they_are_gone(rig, page):
     clicked(page, "start")
     wait_for(lambda: state_shown(page) == "PLAYING", 5)

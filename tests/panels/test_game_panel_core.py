@@ -242,20 +242,16 @@ def test_goals_count_only_while_playing_and_a_new_match_starts_at_zero():
 
 
 def test_a_goal_that_went_in_before_the_match_started_is_not_the_match_s():
-    # Seen on the rig: the previous test's last goal, lost behind the human's goalkeeper,
-    # was counted at the serve after the next match had started.
+    # Seen on the rig: the previous test's last goal, not yet confirmed when the next test
+    # started a new match, was counted in it.
     p = Panel()
-    p.step(BallState(capture_time=0, frame=0, x=0.56, y=0.05, vx=0.0, vy=-0.5,
-                     covariance=(0.0, 0.0, 0.0, 0.0), status=BallStatus.DETECTED))
+    p.step(ball(HALF_L + 0.01, 0.0, t=0))
     p.step(ball(0.0, 0.0, BallStatus.LOST, t=10_000_000))
     p.act("start")
-    p.step(ball(0.0, 0.3, t=1_500_000_000))  # the serve
+    p.step(ball(0.0, 0.0, BallStatus.LOST, t=10_000_000 + CONFIRM_NS))
     assert p.core.score == {"robot": 0, "human": 0}
-    # the same goal in the match counts
-    p.step(BallState(capture_time=2_000_000_000, frame=0, x=0.56, y=0.05, vx=0.0, vy=-0.5,
-                     covariance=(0.0, 0.0, 0.0, 0.0), status=BallStatus.DETECTED))
-    p.step(ball(0.0, 0.0, BallStatus.LOST, t=2_010_000_000))
-    p.step(ball(0.0, 0.3, t=3_500_000_000))
+    p.step(ball(0.0, 0.3, t=1_000_000_000))  # served
+    goal_run(p, [0.59, HALF_L + 0.01])  # the same goal in the match counts
     assert p.core.score == {"robot": 1, "human": 0}
 
 
@@ -353,44 +349,49 @@ def test_a_ball_last_seen_still_at_the_line_inside_the_mouth_is_a_goal():
     assert confirmed(goals, 20_000_000) == "robot"
 
 
-def test_a_ball_lost_rolling_beside_the_mouth_and_next_seen_at_the_serve_is_a_goal():
-    # Seen on the rig (an acceptance run's first goal): last seen 3 cm from the end wall,
-    # 4 cm beside the post, rolling along the wall; hidden by the men until it was in.
+def test_a_ball_hidden_all_the_way_in_is_not_counted():
+    # Seen on the rig, twice the same sightings: last seen rolling along the end wall
+    # towards the mouth, hidden by the men, then either in the goal (the table counted it)
+    # or stopped behind the goalkeeper (served again as a dead ball). The camera cannot tell
+    # them apart, so neither counts; the operator corrects the score.
     goals = GoalDetector(TABLE)
     goals.observe(BallState(capture_time=0, frame=0, x=0.568, y=0.141, vx=0.05, vy=-0.4,
                             covariance=(0.0, 0.0, 0.0, 0.0), status=BallStatus.DETECTED))
-    assert confirmed(goals, 10_000_000) is None  # not carried over the line in the mouth
-    assert goals.observe(lost_at(1_000_000_000)) is None
-    assert goals.observe(ball(0.0, 0.3, t=1_300_000_000)) == "robot"  # the serve
-    assert goals.observe(ball(0.02, 0.25, t=1_310_000_000)) is None  # once
+    assert confirmed(goals, 10_000_000) is None
+    assert goals.observe(ball(0.0, 0.3, t=1_300_000_000)) is None  # the serve
 
 
-@pytest.mark.parametrize("last, next_seen, seen_after_ns", [
-    ((-0.56, 0.0, 0.0, 0.5), (-0.45, 0.0), 1_000_000_000),  # seen again in front of the goal
-    ((-0.56, 0.0, 0.0, 0.5), (0.0, -0.3), 300_000_000),  # too soon for a ball taken out
-    ((-0.56, 0.0, 0.0, 0.0), (0.0, -0.3), 2_000_000_000),  # still under a man, taken away
-    ((-0.56, 0.2, 0.0, 0.5), (0.0, -0.3), 2_000_000_000),  # lost far beside the mouth
-    # lost in front of the goalkeeper (seen against `pro`: hidden under a 2-man rod's man,
-    # still there, then served again as a dead ball)
-    ((-0.435, -0.143, 0.0, 0.5), (0.0, -0.3), 2_000_000_000),
-    ((-0.56, 0.0, 0.0, 0.5), (-0.373, 0.0), 2_000_000_000),  # put at the 2-man rod (off table)
+def test_the_operator_corrects_the_score_while_a_match_is_on():
+    p = Panel()
+    p.act("score", team="robot", change=1)
+    assert p.core.score == {"robot": 0, "human": 0}  # no match on
+    p.act("start")
+    p.act("score", team="robot", change=1)
+    p.act("score", team="human", change=1)
+    p.act("score", team="human", change=-1)
+    assert p.game["score"] == {"robot": 1, "human": 0}
+    assert p.states[-1].score_robot == 1  # on the wire at once
+    assert p.game["log"][0]["action"] == "score human -1"
+    p.act("pause")
+    p.act("score", team="robot", change=-1)
+    assert p.core.score == {"robot": 0, "human": 0}
+
+
+@pytest.mark.parametrize("args", [
+    {"team": "robot", "change": -1},  # below 0
+    {"team": "referee", "change": 1},
+    {"team": "robot", "change": 2},
+    {"team": "robot", "change": True},
+    {"team": "robot", "change": 1.0},
+    {"team": "robot"},
 ])
-def test_a_ball_lost_near_a_mouth_is_no_goal_unless_it_comes_back_at_the_serve(
-        last, next_seen, seen_after_ns):
-    x, y, vx, vy = last
-    goals = GoalDetector(TABLE)
-    goals.observe(BallState(capture_time=0, frame=0, x=x, y=y, vx=vx, vy=vy,
-                            covariance=(0.0, 0.0, 0.0, 0.0), status=BallStatus.DETECTED))
-    assert confirmed(goals, 10_000_000) is None
-    assert goals.observe(ball(*next_seen, t=seen_after_ns)) is None
-
-
-def test_the_serve_after_a_ball_lost_rolling_in_front_of_the_human_s_mouth_is_his_goal():
-    goals = GoalDetector(TABLE)
-    goals.observe(BallState(capture_time=0, frame=0, x=-0.56, y=0.0, vx=0.0, vy=0.5,
-                            covariance=(0.0, 0.0, 0.0, 0.0), status=BallStatus.DETECTED))
-    assert confirmed(goals, 10_000_000) is None
-    assert goals.observe(ball(0.075, 0.0, t=2_000_000_000)) == "human"
+def test_a_score_correction_out_of_bounds_is_refused_and_changes_nothing(args):
+    p = Panel()
+    p.act("start")
+    p.act("score", **args)
+    assert p.core.score == {"robot": 0, "human": 0}
+    assert p.game["log"][0]["result"] != "sent"
+    assert "refused" in p.game["notice"]
 
 
 def test_ball_view_has_a_trail_of_recent_states_and_a_predicted_path():

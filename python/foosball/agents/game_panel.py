@@ -30,12 +30,11 @@ the ball stays LOST for GOAL_CONFIRM_S (a ball bounced back off the goalkeeper i
 in the field first). The carrying-on matters: a ball shot into the goal vanishes between two
 frames, and at 50 fps its last sighting is still in front of the line. One goal per entry:
 the ball must be seen back inside the field before the next counts. Only goals during
-PLAYING count. The robot scores at x = +L/2 (the human's goal). A ball can also go in
-unseen: lost while rolling in a goal area (behind the goalkeeper, in front of the mouth; off
-the end wall, a post or the goalkeeper it goes in behind the men), it is next seen at the
-serve, half a second or more later; that sighting counts the goal (the serve after a goal
-is at the 5-man rods, and nothing else brings a ball from a goal area to the middle unseen
-but a foul or a time limit, where the ball lay still).
+PLAYING count. The robot scores at x = +L/2 (the human's goal). A goal not yet confirmed
+when a match starts or resumes went in while nobody played, and is forgotten. A ball that
+goes in hidden by the men all the way is not counted: nothing the camera sees tells it from
+a ball that stopped hidden behind the goalkeeper (both seen on the rig); the operator
+corrects the score.
 
 Camera calibration: the ball tracker's CalibrationStatus (1 Hz) goes to the page with what
 to worry about: no report for `calibration_silence_s`, no date, or a reprojection error
@@ -87,7 +86,7 @@ from foosball.wire.catalogue import (
     VisionPreview,
 )
 
-ACTIONS = ("start", "pause", "stop", "restart", "vision", "preview", "learn")
+ACTIONS = ("start", "pause", "stop", "restart", "vision", "preview", "learn", "score")
 COMMANDS = {"start": GameCommand.START, "pause": GameCommand.PAUSE,
             "stop": GameCommand.STOP, "restart": GameCommand.RESTART}
 VISION_FIELDS = tuple(f.name for f in fields(VisionConfig) if f.name != "preview")
@@ -124,17 +123,6 @@ def vision_from_detector(detector: DetectorConfig, preview: bool = False) -> Vis
 GOAL_HORIZON_S = 0.1  # the longest a vanished ball is carried on (5 frames at 50 fps)
 GOAL_CONFIRM_S = 0.25  # LOST this long, not seen back in the field: the goal stands
 TWO_SIGHTINGS_S = 0.05  # sightings this close give the heading (the filter's lags a kick)
-# The goal the camera does not see go in: a ball lost while rolling behind a goalkeeper
-# (within MOUTH_MARGIN_M of the posts: off the end wall or the goalkeeper it may still go in,
-# hidden by the men; further out a ball lost under a man and served again as a dead ball
-# looks the same) and seen next at the serve (|x| <= SERVE_ZONE_M: the 5-man rods and the
-# side holes), at least SERVE_GAP_S later.
-MOUTH_MARGIN_M = 0.05
-ROLLING_M_S = 0.1  # a still ball lost under a man is not on its way in
-SERVE_ZONE_M = 0.1
-SERVE_GAP_S = 0.5  # no ball crosses half the table hidden from the camera
-
-
 class GoalDetector:
     """Goal = a track that ends in a goal mouth, then LOST (see the module doc)."""
 
@@ -142,12 +130,10 @@ class GoalDetector:
         self.half_length = table.field.half_length
         self.goal_half = table.field.goal_width / 2
         self.field_x = table.field.half_length - table.ball.radius  # inside the end walls
-        self.goal_area_x = min(abs(rod.x) for rod in table.rods if rod.role == "goalkeeper")
         self.previous: BallState | None = None  # the sighting before `last`
         self.last: BallState | None = None  # the last sighting
         self.judged = False  # whether the loss after `last` was looked at
         self.pending: tuple[str, int] | None = None  # (team, LOST at): a goal to confirm
-        self.unseen: tuple[str, int] | None = None  # (team, LOST at): a goal only a serve tells
         self.armed = True
 
     def observe(self, ball: BallState) -> str | None:
@@ -157,11 +143,10 @@ class GoalDetector:
             # no longer sees, which drifts (a slow ball entering the mouth near a post was
             # predicted beside the post, out of the mouth).
             self.previous, self.last, self.judged = self.last, ball, False
-            served = self._served(ball)
             if abs(ball.x) < self.field_x:
                 self.armed = True
                 self.pending = None  # back in the field: it bounced out, no goal
-            return served
+            return None
         if ball.status != BallStatus.LOST:
             return None
         if self.last is not None and not self.judged and self.armed and self.pending is None:
@@ -172,10 +157,6 @@ class GoalDetector:
             team = self._mouth_reached(self.last)
             if team is not None:
                 self.pending, self.armed = (team, ball.capture_time), False
-            else:
-                team = self._rolling_in_goal_area(self.last)
-                if team is not None:
-                    self.unseen = (team, ball.capture_time)
         self.judged = True
         if self.pending is not None and \
                 (ball.capture_time - self.pending[1]) * 1e-9 >= GOAL_CONFIRM_S:
@@ -186,22 +167,7 @@ class GoalDetector:
     def forget(self) -> None:
         """A match starts or resumes: a goal not yet confirmed went in while nobody played
         (seen on the rig: the last test's goal counted at the serve in the next match)."""
-        self.pending = self.unseen = None
-
-    def _served(self, ball: BallState) -> str | None:
-        """The team that scored unseen, when `ball` is the serve after such a loss."""
-        unseen, self.unseen = self.unseen, None  # any sighting ends the doubt
-        if unseen is None or abs(ball.x) > SERVE_ZONE_M or \
-                (ball.capture_time - unseen[1]) * 1e-9 < SERVE_GAP_S:
-            return None
-        return unseen[0]
-
-    def _rolling_in_goal_area(self, last: BallState) -> str | None:
-        vx, vy = self._heading(last)
-        if abs(last.x) < self.goal_area_x or abs(last.y) > self.goal_half + MOUTH_MARGIN_M or \
-                math.hypot(vx, vy) < ROLLING_M_S:
-            return None
-        return "robot" if last.x > 0 else "human"
+        self.pending = None
 
     def _heading(self, last: BallState) -> tuple[float, float]:
         """The ball's velocity when last seen: from its last two sightings when they are
@@ -438,11 +404,28 @@ class GamePanelCore:
             result = self._learn_refusal()
             if not result:
                 out.append(self._learn_request(_iso(action.wall_time)))
+        elif name == "score":
+            result = self._correct_score(action.args)
+            if not result:
+                name = f"score {action.args['team']} {action.args['change']:+d}"
         else:
             result = f"no action {name!r}"
         self.notice = f"{name} refused: {result}" if result else f"{name} sent"
         self.log.appendleft({"when": _iso(action.wall_time), "who": action.remote,
                              "action": name, "result": result or "sent"})
+
+    def _correct_score(self, args: Any) -> str:
+        """The operator's correction of a goal the camera missed or counted wrongly: one
+        goal up or down for one team, while a match is on (why not, when refused)."""
+        team, change = args.get("team"), args.get("change")
+        if team not in self.score or type(change) is not int or change not in (1, -1):
+            return "needs team robot or human and change +1 or -1"
+        if self.match == "idle":
+            return "no match is on"
+        if not 0 <= self.score[team] + change <= 999:
+            return f"the {team}'s score cannot go below 0 or above 999"
+        self.score[team] += change
+        return ""
 
     def _vision_request(self, name: str, args: Any) -> tuple[VisionConfig | None, str]:
         values = catalogue.to_json(self.vision)

@@ -7,16 +7,19 @@ PLAYING."""
 
 from __future__ import annotations
 
+import bisect
 import itertools
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from robot.api import logger
 from robot.api.deco import keyword
 
-from foosball.wire.catalogue import BallState, GameState, SafetyState
+from foosball.wire.catalogue import BallState, BallStatus, GameState, SafetyState
 from rig_keywords.context import SimulatedTable
 from rig_keywords.waiting import seconds, wait_until
+
+UNSEEN_S = 0.1  # the game panel carries a vanished ball on this far (GOAL_HORIZON_S)
 
 
 @dataclass
@@ -25,13 +28,16 @@ class Tally:
     human: int = 0
     saves: int = 0
     not_playing: int = 0  # goals the table counted while the game was not PLAYING
-
+    # goals while playing that the camera did not see go in (not DETECTED within
+    # UNSEEN_S before the table counted them), by the scoring team
+    unseen: dict[str, int] = field(default_factory=lambda: {"robot": 0, "human": 0})
     alarms: str = ""
 
     def __str__(self) -> str:
-        return (f"while playing since the start: robot {self.robot} : {self.human} human, "
-                f"{self.saves} robot saves ({self.not_playing} goals while not playing; "
-                f"{self.alarms})")
+        return (f"while playing since the start: robot {self.robot} : {self.human} human "
+                f"(unseen by the camera: robot {self.unseen['robot']}, human "
+                f"{self.unseen['human']}), {self.saves} robot saves ({self.not_playing} goals "
+                f"while not playing; {self.alarms})")
 
 
 class PlayKeywords:
@@ -47,6 +53,8 @@ class PlayKeywords:
             raise AssertionError("no truth from the live table when the game was started "
                                  "('the game is started' first)")
         tally = Tally(alarms=ctx.alarms_since(ctx.started_s))
+        seen_at = sorted(h.message.capture_time for h in ctx.observer.since(
+            ctx.started_s - 1.0, BallState) if h.message.status == BallStatus.DETECTED)
         for frame, state in ctx.with_game_state(ctx.truth.since(ctx.started_s)):
             playing = state == SafetyState.PLAYING
             goals = (frame.score_robot - previous.score_robot,
@@ -55,6 +63,10 @@ class PlayKeywords:
                 tally.robot += goals[0]
                 tally.human += goals[1]
                 tally.saves += frame.saves_robot - previous.saves_robot
+                last_seen = bisect.bisect_right(seen_at, frame.t_ns)
+                if sum(goals) and (last_seen == 0 or frame.t_ns - seen_at[last_seen - 1]
+                                   > UNSEEN_S * 1e9):
+                    tally.unseen["robot" if goals[0] else "human"] += 1
             else:
                 tally.not_playing += sum(goals)
             previous = frame
@@ -115,20 +127,26 @@ class PlayKeywords:
         wait_until(scored, self._left(limit),
                    lambda: f"no goal within {limit} s of the start: {self._tally()}")
 
-    @keyword("the game panel's score is the table's")
+    @keyword("the game panel counts every goal the camera saw and no other")
     def panel_score(self, within_s: float = 3.0) -> GameState:
-        """GameState's score equals the goals the table counted while the game was playing
-        (the panel counts a goal once the tracker has lost the ball behind the line, and one
-        the camera did not see go in at the serve after it, a second later on the simulated
-        table: allow it three). Returns that GameState."""
+        """GameState's score counts, for each team, every goal the table counted while the
+        game was playing, but for goals the camera did not see go in (the ball hidden by the
+        men all the way: nothing the camera sees tells it from a ball stopped behind the
+        goalkeeper, so the panel leaves those to the operator), and no goal more (the panel
+        counts a goal once the tracker has lost the ball behind the line: allow it a
+        moment). Returns that GameState."""
         observer = self.ctx.observer
 
         def agrees() -> GameState | None:
             tally = self._tally()
             states = observer.since(time.monotonic() - 0.3, GameState)
-            if states and (states[-1].message.score_robot,
-                           states[-1].message.score_human) == (tally.robot, tally.human):
-                return states[-1].message
+            if not states:
+                return None
+            state = states[-1].message
+            if all(table - tally.unseen[team] <= panel <= table for team, panel, table in (
+                    ("robot", state.score_robot, tally.robot),
+                    ("human", state.score_human, tally.human))):
+                return state
             return None
 
         def failure() -> str:

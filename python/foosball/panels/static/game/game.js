@@ -108,6 +108,10 @@ function showGame(game) {
   for (const name of ["start", "pause", "stop", "restart"]) {
     $(name).disabled = !game.allowed[name];
   }
+  for (const team of ["robot", "human"]) {
+    $(`score-${team}-up`).disabled = game.match === "idle";
+    $(`score-${team}-down`).disabled = game.match === "idle" || game.score[team] === 0;
+  }
   $("fault").hidden = !game.faulted;
   $("fault-text").textContent = game.fault_text;
   fillList($("causes"), game.causes.length ? game.causes : ["every cause is gone"]);
@@ -348,6 +352,10 @@ function init() {
   });
   for (const name of ["start", "pause", "stop", "restart"]) {
     $(name).addEventListener("click", () => send(name));
+  }
+  for (const team of ["robot", "human"]) {
+    $(`score-${team}-up`).addEventListener("click", () => send("score", { team, change: 1 }));
+    $(`score-${team}-down`).addEventListener("click", () => send("score", { team, change: -1 }));
   }
   for (const tab of document.querySelectorAll(".tab")) {
     tab.addEventListener("click", () => {
