@@ -69,6 +69,7 @@ class BackgroundDetector(BallDetector):
         self._difference = np.empty((side, side, 3), np.uint8)
         self._summed = np.empty((side, side), np.uint8)
         self._window_mask_buffer = np.empty((side, side), np.uint8)
+        self._window_foreground = np.empty((side, side), np.uint8)
         self._small_difference = np.empty_like(self._small)
         self._small_summed = np.empty(self._small.shape[:2], np.uint8)
         self._small_mask = np.empty(self._small.shape[:2], np.uint8)
@@ -133,37 +134,40 @@ class BackgroundDetector(BallDetector):
         and its outline's fit has only an arc. Here the disc of the ball's image size is
         placed where it covers the most of the mask's pixels (holes filled) and the least of
         the table (pixels no different from the model; a man or a rod in front of the ball
-        costs nothing): every pixel of the window tried as its centre at once (one
+        costs nothing): every centre within a radius of `found` tried at once (one
         correlation), refined to a fraction of a pixel. Nearly filled, it is the whole ball
         and its centre; otherwise None: a partly hidden ball, as found."""
         x0, y0, cols, rows = self.last_window  # type: ignore[misc]
         disc = _disc(round(ball - EDGE_INSET, 1))
         half = disc.shape[0] // 2
-        if self.background is None or min(cols, rows) < 2 * half + 3:
+        fu, fv = found.u - x0, found.v - y0
+        # Centres within a radius of the partly hidden fit, the disc inside the window.
+        u0, u1 = max(half, math.ceil(fu - ball)), min(cols - 1 - half, math.floor(fu + ball))
+        v0, v1 = max(half, math.ceil(fv - ball)), min(rows - 1 - half, math.floor(fv + ball))
+        if u0 > u1 or v0 > v1:
             return None
         ball_pixels = _filled(self._last_mask)
-        table = self._foreground(image[y0:y0 + rows, x0:x0 + cols],
-                                 self.background[y0:y0 + rows, x0:x0 + cols],
-                                 self._difference[:rows, :cols], self._summed[:rows, :cols],
-                                 np.empty((rows, cols), np.uint8))
-        table = _filled(table) == 0
+        table = _filled(self._window_foreground[:rows, :cols]) == 0
         weights = ball_pixels.astype(np.float32)
         weights[table & (ball_pixels == 0)] = -1.0
-        score = cv2.filter2D(weights, -1, disc, borderType=cv2.BORDER_CONSTANT)
-        # Centres within a radius of the partly hidden fit, the disc inside the window.
-        ys, xs = np.ogrid[:rows, :cols]
-        allowed = ((xs + x0 - found.u) ** 2 + (ys + y0 - found.v) ** 2 <= ball * ball) \
-            & (xs >= half) & (xs < cols - half) & (ys >= half) & (ys < rows - half)
-        if not allowed.any():
+        # score[j, i]: the disc centred on (u0 + i - 1, v0 + j - 1); a border of -inf, so a
+        # peak at the edge of the centres tried is not refined beyond it.
+        score = np.full((v1 - v0 + 3, u1 - u0 + 3), -np.inf, np.float32)
+        inner = score[1:-1, 1:-1]
+        cv2.matchTemplate(weights[v0 - half:v1 + half + 1, u0 - half:u1 + half + 1], disc,
+                          cv2.TM_CCORR, result=inner)
+        ys, xs = np.ogrid[v0:v1 + 1, u0:u1 + 1]
+        inner[(xs - fu) ** 2 + (ys - fv) ** 2 > ball * ball] = -np.inf
+        j, i = np.unravel_index(int(np.argmax(score)), score.shape)
+        if not math.isfinite(score[j, i]):
             return None
-        score[~allowed] = -np.inf
-        cy, cx = np.unravel_index(int(np.argmax(score)), score.shape)
+        cx, cy = u0 + i - 1, v0 + j - 1
         patch = ball_pixels[cy - half:cy + half + 1, cx - half:cx + half + 1]
         cover = float((patch * disc).sum()) / float(disc.sum())
         if cover < WHOLE_DISC_COVER:
             return None
-        du = _vertex(score[cy, cx - 1], score[cy, cx], score[cy, cx + 1])
-        dv = _vertex(score[cy - 1, cx], score[cy, cx], score[cy + 1, cx])
+        du = _vertex(score[j, i - 1], score[j, i], score[j, i + 1])
+        dv = _vertex(score[j - 1, i], score[j, i], score[j + 1, i])
         return Detection(x0 + cx + du, y0 + cy + dv, cover * float(disc.sum()), False)
 
     def _window_mask(self, image: np.ndarray, x0: int, y0: int, cols: int,
@@ -172,10 +176,14 @@ class BackgroundDetector(BallDetector):
         if self.background is None:
             mask[:] = 0
             return mask, mask_sums(mask)
-        self._foreground(image[y0:y0 + rows, x0:x0 + cols],
-                         self.background[y0:y0 + rows, x0:x0 + cols],
-                         self._difference[:rows, :cols], self._summed[:rows, :cols], mask)
-        cv2.bitwise_and(mask, super()._window_mask(image, x0, y0, cols, rows)[0], dst=mask)
+        # The foreground is kept for the disc test (`_whole_disc`).
+        foreground = self._foreground(image[y0:y0 + rows, x0:x0 + cols],
+                                      self.background[y0:y0 + rows, x0:x0 + cols],
+                                      self._difference[:rows, :cols],
+                                      self._summed[:rows, :cols],
+                                      self._window_foreground[:rows, :cols])
+        cv2.bitwise_and(foreground, super()._window_mask(image, x0, y0, cols, rows)[0],
+                        dst=mask)
         if self._camouflaged:
             # Where the model still holds a man that has moved away, the field shows: it
             # differs and is in the band, but the model there is not (the ball lies on the
