@@ -15,7 +15,8 @@ the field mask. Only the mask differs, so the tracker, the filter and the calibr
 not know which detector they have. For a ball coloured like the field, whose band drops its
 shaded side, a blob taken as partly hidden gets a second look (`search_window`): in a window
 centred on it when its window cut it, then a disc of the ball's size fitted to the mask and
-the difference decides whether it is whole, and where.
+the difference decides whether it is whole, and where; a ball partly hidden indeed is fitted
+to its edge against the table.
 
 Costs: the window's difference is three OpenCV calls; the model follows the table one strip
 of rows per frame (1 / background_every of the frame), so no frame pays a whole update.
@@ -35,7 +36,13 @@ import numpy as np
 
 from foosball.vision._band import mask_sums
 from foosball.vision.config import DetectorConfig
-from foosball.vision.detector import EDGE_INSET, BallDetector, Detection, MaskSums
+from foosball.vision.detector import (
+    EDGE_INSET,
+    BallDetector,
+    Detection,
+    MaskSums,
+    _fit_fixed_circle,
+)
 
 # Around a found ball this many radii are kept out of the model (its blur, its shadow).
 KEEP_OUT_RADII = 2.5
@@ -47,6 +54,9 @@ EDGE_SLACK_PX = 1.5
 # ball on the light field (light 0.6 and 1.0, 1000 frames each): at 0.97, 194 of 310 fully
 # visible balls taken as partly hidden pass, and 4 of 267 balls less than 95 % visible.
 WHOLE_DISC_COVER = 0.97
+# A partly hidden ball's edge against the table is looked for this far (px) either side of
+# the ball's circle around the first fit.
+TABLE_EDGE_PX = 3.0
 
 
 class BackgroundDetector(BallDetector):
@@ -76,6 +86,7 @@ class BackgroundDetector(BallDetector):
         self._keep_out = np.zeros((height, width), np.uint8)
         self._ones = np.ones((1, 3), np.float32)
         self._close = cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (5, 5))
+        self._touch = np.ones((3, 3), np.uint8)
 
     @property
     def ready(self) -> bool:
@@ -107,6 +118,8 @@ class BackgroundDetector(BallDetector):
           in a window centred on it.
         - Still partly hidden, the disc test (`_whole_disc`) decides whether it is in fact
           whole, and where its centre is.
+        - Partly hidden indeed, its centre is fitted to where it meets the table
+          (`_fit_table_edge`) rather than to its mask's outline.
 
         A coloured ball's band holds its shaded side and its partly hidden fits are good:
         they stand. (Both steps for every ball improved the coloured cells' p95 by up to
@@ -125,9 +138,12 @@ class BackgroundDetector(BallDetector):
                 found = again
         if not found.partial:
             return found
-        return self._whole_disc(image, found, ball) or found
+        x0, y0, cols, rows = self.last_window
+        table = _filled(self._window_foreground[:rows, :cols]) == 0
+        return self._whole_disc(found, ball, table) or self._fit_table_edge(found, ball, table) \
+            or found
 
-    def _whole_disc(self, image: np.ndarray, found: Detection, ball: float) -> Detection | None:
+    def _whole_disc(self, found: Detection, ball: float, table: np.ndarray) -> Detection | None:
         """The ball `found` as a whole one, if it is. Its mask (foreground AND the band) lacks
         what is too dark for the band (the shaded side) and, in weak light, what differs
         too little from the field (the lit side), so a fully visible ball often looks cut
@@ -136,7 +152,8 @@ class BackgroundDetector(BallDetector):
         the table (pixels no different from the model; a man or a rod in front of the ball
         costs nothing): every centre within a radius of `found` tried at once (one
         correlation), refined to a fraction of a pixel. Nearly filled, it is the whole ball
-        and its centre; otherwise None: a partly hidden ball, as found."""
+        and its centre; otherwise None. `table`: the window's pixels no different from the
+        model (the foreground's holes filled)."""
         x0, y0, cols, rows = self.last_window  # type: ignore[misc]
         disc = _disc(round(ball - EDGE_INSET, 1))
         half = disc.shape[0] // 2
@@ -147,7 +164,6 @@ class BackgroundDetector(BallDetector):
         if u0 > u1 or v0 > v1:
             return None
         ball_pixels = _filled(self._last_mask)
-        table = _filled(self._window_foreground[:rows, :cols]) == 0
         weights = ball_pixels.astype(np.float32)
         weights[table & (ball_pixels == 0)] = -1.0
         # score[j, i]: the disc centred on (u0 + i - 1, v0 + j - 1); a border of -inf, so a
@@ -169,6 +185,29 @@ class BackgroundDetector(BallDetector):
         du = _vertex(score[j, i - 1], score[j, i], score[j, i + 1])
         dv = _vertex(score[j - 1, i], score[j, i], score[j + 1, i])
         return Detection(x0 + cx + du, y0 + cy + dv, cover * float(disc.sum()), False)
+
+    def _fit_table_edge(self, found: Detection, ball: float,
+                        table: np.ndarray) -> Detection | None:
+        """A partly hidden ball's centre from where it meets the table: there the difference
+        from the model is the ball's own rim, whatever the band drops (its shaded side), so
+        the table's pixels along the foreground's border lie just outside the ball. A circle
+        of the ball's radius (+ half a pixel) is fitted to those border pixels within
+        `TABLE_EDGE_PX` of the ball's circle around `found`, by the arc points only
+        (`_fit_fixed_circle`; a man in front of the ball is foreground, and a rod's edge,
+        which is table, runs inside the circle). None when too few such pixels or the fit
+        wanders more than 0.75 radius from `found`."""
+        x0, y0, _, _ = self.last_window  # type: ignore[misc]
+        touching = cv2.dilate((~table).astype(np.uint8), self._touch) > 0
+        ys, xs = np.nonzero(table & touching)
+        fu, fv = found.u - x0, found.v - y0
+        near = np.abs(np.hypot(xs - fu, ys - fv) - ball) <= TABLE_EDGE_PX
+        if int(near.sum()) < 8:
+            return None
+        points = np.stack([xs[near], ys[near]], axis=1).astype(np.float64)
+        fit = _fit_fixed_circle(points, (fu, fv), ball + 0.5, iterations=8)
+        if fit is None or math.hypot(fit[0] - fu, fit[1] - fv) > 0.75 * ball:
+            return None
+        return Detection(x0 + fit[0], y0 + fit[1], found.area, True)
 
     def _window_mask(self, image: np.ndarray, x0: int, y0: int, cols: int,
                      rows: int) -> tuple[np.ndarray, MaskSums]:
