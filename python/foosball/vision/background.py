@@ -127,8 +127,9 @@ class BackgroundDetector(BallDetector):
           (`_fit_table_edge`) rather than to its mask's outline.
 
         A coloured ball's band holds its shaded side and its partly hidden fits are good:
-        they stand. (Both steps for every ball improved the coloured cells' p95 by up to
-        0.19 mm but moved one p50 up by 0.0005 mm; the coloured balls stay as they were.)"""
+        they stand. (The first two steps for every ball improved the coloured cells' p95 by
+        up to 0.19 mm but moved one p50 up by 0.0005 mm; the coloured balls stay as they
+        were.)"""
         found = super().search_window(image, u, v, half, radius)
         if found is None or not found.partial or not self._camouflaged \
                 or self.radius_at is None or self.last_window is None:
