@@ -108,3 +108,96 @@ def test_the_ball_s_own_band_with_its_rim_centres_the_background_detector(white)
     result = evaluate(frames[60:], calibration, detector_cfg=replace(band, method="background"))
     assert result["detection_rate"] >= 0.7 and result["false_detections"] == 0
     assert result["position_error"]["p50_mm"] < 1.1, result["position_error"]
+
+
+def _background_tracker(frames, calibration):
+    """The tracker with the background detector and the band the learning hands over when
+    it refuses (as `benchmarks/vision_tables.py` does), and the frames after the learning."""
+    from dataclasses import replace
+
+    from foosball.geometry import default_table
+    from foosball.vision.calibration import BallProjector
+    from foosball.vision.config import FilterConfig
+    from foosball.vision.field import FieldRegion
+    from foosball.vision.learn import LearnError, learn_colour
+    from foosball.vision.tracker import BallTracker
+
+    projector = BallProjector(calibration)
+    field = FieldRegion(projector, default_table()).mask()
+    with pytest.raises(LearnError) as refused:
+        learn_colour([f.image for f in frames[:60]], DetectorConfig(), field,
+                     projector.radius_px)
+    band = replace(refused.value.band, method="background")
+    return band, BallTracker(band, FilterConfig(), calibration, default_table()), frames[60:]
+
+
+def test_a_white_ball_in_full_view_is_read_whole_by_the_background_detector(white):
+    """Its mask lacks the shaded side (too dark for the band) and, where it matches the
+    field, some of the lit side, so the blob looked cut and was fitted as a partly hidden
+    ball (16 of 26 fully visible balls here before, position p95 2.94 mm over the run);
+    the disc test reads it whole (1 of 26; 1.14 mm over the run with the edge fit below)."""
+    import math
+
+    from foosball.vision.tracker import TrackStatus
+
+    frames, calibration = white
+    band, tracker, after = _background_tracker(frames, calibration)
+    taken_partial = in_view = 0
+    errors = []
+    for frame in after:
+        result = tracker.process(frame.image, frame.capture_time_ns)
+        if result.status == TrackStatus.DETECTED and frame.visible_fraction >= 0.999:
+            in_view += 1
+            taken_partial += result.detection.partial
+            errors.append(math.hypot(result.x - frame.ball_xy[0], result.y - frame.ball_xy[1]))
+    assert in_view >= 20
+    assert taken_partial <= 0.1 * in_view, (taken_partial, in_view)
+    assert sorted(errors)[int(0.95 * len(errors))] < 0.002
+    result = evaluate(after, calibration, detector_cfg=band)
+    assert result["false_detections"] == 0 and result["detection_rate"] >= 0.75
+    assert result["position_error"]["p95_mm"] < 2.2, result["position_error"]
+
+
+def test_a_white_ball_cut_by_the_window_s_edge_is_found_whole_around_it(white):
+    """A window placed by a wrong prediction (after a bounce) cuts the ball: the background
+    detector looks again around what it found and reads the ball whole, within 0.6 px."""
+    frames, calibration = white
+    _, tracker, after = _background_tracker(frames, calibration)
+    projector = tracker.projector
+    tried = 0
+    for frame in after:
+        tracker.process(frame.image, frame.capture_time_ns)  # the model forms and follows
+        if not tracker.detector.ready or frame.visible_fraction < 0.999 or tried >= 5:
+            continue
+        u, v, metres_per_px = projector.to_pixel_and_scale(*frame.ball_xy)
+        radius = projector.calibration.ball_radius / metres_per_px
+        # A window whose right edge runs through the ball's middle.
+        found = tracker.detector.search_window(frame.image, u - 12, v, 12, radius)
+        if found is None:
+            continue
+        tried += 1
+        assert not found.partial
+        assert abs(found.u - u) < 0.6 and abs(found.v - v) < 0.6, (found, u, v)
+    assert tried >= 3
+
+
+def test_a_white_ball_partly_hidden_is_fitted_to_its_edge_against_the_table(white):
+    """Where the ball meets the table the difference from the model is its own rim, so a
+    partly hidden ball is fitted there, not to its mask's outline, which lacks the shaded
+    side (measured on this scene's balls less than 95 % visible: p95 0.87 mm, max 1.9 mm
+    from the truth; 3.04 and 6.9 mm before)."""
+    import math
+
+    from foosball.vision.tracker import TrackStatus
+
+    frames, calibration = white
+    _, tracker, after = _background_tracker(frames, calibration)
+    errors = []
+    for frame in after:
+        result = tracker.process(frame.image, frame.capture_time_ns)
+        if result.status == TrackStatus.DETECTED and 0.0 < frame.visible_fraction < 0.95:
+            x, y = tracker.projector.to_table(result.detection.u, result.detection.v)
+            errors.append(math.hypot(x - frame.ball_xy[0], y - frame.ball_xy[1]))
+    assert len(errors) >= 30
+    assert sorted(errors)[int(0.95 * len(errors))] < 0.0015, sorted(errors)[-5:]
+    assert max(errors) < 0.003
