@@ -15,6 +15,8 @@ from foosball.wire.catalogue import (
     CalibrationStatus,
     GameCommand,
     GameControl,
+    Heartbeat,
+    SafetyState,
     VisionPreview,
 )
 from foosball.wire.codec import Drop, FrameTooLarge, WireCodec, load_key, mac_structure
@@ -161,3 +163,49 @@ def test_replay_and_stale_drops_name_the_authenticated_sender(clock):
     clock.advance(-1.2)
     assert receiver.decode(future) == Drop("stale", "age -1200.0 ms", Agent.GAME_PANEL)
     assert receiver.decode(b"\0\0").sender is None  # before the MAC: nobody is known
+
+
+def _signed(payload: bytes, kid: bytes) -> bytes:
+    message = Mac0Message(phdr={Algorithm: HMAC256}, uhdr={KID: kid}, payload=payload)
+    message.key = SymmetricKey(k=KEY)
+    cose = message.encode()
+    return len(cose).to_bytes(2, "big") + cose
+
+
+def _outcome(result):
+    return ("drop", result.reason, result.detail) if isinstance(result, Drop) else (
+        "ok", result.message, result.sender, result.boot_id, result.seq, result.timestamp)
+
+
+def test_a_body_seen_before_is_taken_as_it_was_and_everything_else_still_checked(clock):
+    """A heartbeat's body is the same frame after frame: once it has passed every check from
+    a sender, the codec reuses what it decoded to. Whatever the envelope around that body
+    says (each of its bytes changed, then signed with the key, as only a peer could), the
+    outcome must be the full checks' outcome."""
+    beat = Heartbeat(agent=Agent.STRATEGY, state=SafetyState.READY, period_s=0.01,
+                     cpu_load=50.0, memory=5.0, temperature=40.0)
+    sender = codec(Agent.STRATEGY, clock)
+    first = sender.encode(beat)
+    payload = cbor2.loads(first[2:]).value[2]
+    body_at = payload.index(cbor2.dumps(catalogue.to_body(beat)))
+    remembering, checking = codec(Agent.POLE_DRIVER, clock), codec(Agent.POLE_DRIVER, clock)
+    checking._known_body = lambda payload, kid: None  # always the full checks
+    for receiver in (remembering, checking):
+        assert receiver.decode(first).message == beat
+    assert remembering._known  # the next one with that body takes the short way
+    frames = [sender.encode(beat), first, _signed(payload, b"tool")]
+    clock.advance(0.6)
+    frames.append(sender.encode(beat))
+    clock.advance(-0.6)
+    for at in range(body_at):
+        for value in (0x00, 0x01, 0x06, 0x17, 0x18, 0x1B, 0x3F, 0xFF, payload[at] ^ 0x01):
+            mutated = payload[:at] + bytes((value,)) + payload[at + 1 :]
+            frames += [_signed(mutated, b"strategy"), _signed(mutated, b"motor_driver")]
+    seq_at = payload.index(b"\x04\x01", 6) + 1  # seq 1 written long: 0x18 0x01
+    frames.append(_signed(payload[:seq_at] + b"\x18\x01" + payload[seq_at + 1 :], b"strategy"))
+    frames.append(sender.encode(beat))
+    outcomes = [(_outcome(remembering.decode(f)), _outcome(checking.decode(f))) for f in frames]
+    assert all(fast == full for fast, full in outcomes)
+    kinds = {fast[0] if fast[0] == "ok" else fast[1] for fast, _ in outcomes}
+    assert {"ok", "replay", "stale", "schema", "sender"} <= kinds
+    assert remembering.drops == checking.drops
