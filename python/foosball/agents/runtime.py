@@ -205,6 +205,8 @@ class AgentRuntime:
         reads = getattr(core, "reads", None)
         if reads is not None:
             endpoint.codec.read_only((*RUNTIME_READS, *reads))
+            # What the codec would set aside unchecked need not wake this agent at all.
+            endpoint.transport.set_aside(endpoint.codec.not_read_types)
         self._next_safety_s = -math.inf
         self.inbox: deque[Any] = deque(maxlen=4096)
         self._own_controls: deque[GameControl] = deque(maxlen=16)

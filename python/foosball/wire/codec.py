@@ -190,7 +190,7 @@ def mac_structure(protected: bytes, payload: bytes) -> bytes:
     return head + _bstr_head(len(payload)) + payload
 
 
-_OWN_PREFIX = b"\xd1\x84" + _PROTECTED_BSTR + b"\xa1\x04"  # tag 17 [protected, {4: kid...
+OWN_PREFIX = b"\xd1\x84" + _PROTECTED_BSTR + b"\xa1\x04"  # tag 17 [protected, {4: kid...
 
 
 def _read_bstr(data: bytes, at: int) -> tuple[bytes, int]:
@@ -257,9 +257,9 @@ def _split_cose(cose: bytes) -> tuple[bytes, bytes | None, bytes, bytes]:
     is plain CBOR (IndexError, ValueError when it is not one). Parsed by hand, not by cbor2:
     no byte the MAC has not verified reaches cbor2, which compiles regular expressions and
     parses MIME from tagged values (a second of CPU for a crafted 1.3 kB expression)."""
-    if cose.startswith(_OWN_PREFIX):  # as our encoder writes it: {4: kid} alone
+    if cose.startswith(OWN_PREFIX):  # as our encoder writes it: {4: kid} alone
         protected = PROTECTED
-        kid, at = _read_bstr(cose, len(_OWN_PREFIX))
+        kid, at = _read_bstr(cose, len(OWN_PREFIX))
     else:
         if not cose.startswith(b"\xd1\x84"):  # tag 17, array of 4
             raise ValueError("not a COSE_Mac0")
@@ -382,11 +382,19 @@ class WireCodec:
             raise ValueError(f"not catalogue messages: {', '.join(sorted(unknown))}")
         self._reads = frozenset(cls.TYPE_ID for cls in reads)  # type: ignore[attr-defined]
 
+    @property
+    def not_read_types(self) -> frozenset[int]:
+        """The type ids whose frames this codec sets aside unchecked (NOT_READ): a transport
+        may leave them out before they reach Python (Transport.set_aside)."""
+        if self._reads is None:
+            return frozenset()
+        return frozenset(catalogue.BY_TYPE_ID) - self._reads
+
     def decode(self, frame: bytes) -> Received | Drop:
         """Never raises: anything wrong becomes a Drop, counted under its reason. One
         receiving thread per codec."""
         if self._reads is not None:
-            claimed = _claimed_type(frame)
+            claimed = claimed_type(frame)
             if claimed is not None and claimed not in self._reads:
                 self.not_read += 1
                 return NOT_READ
@@ -508,11 +516,12 @@ class WireCodec:
         return Received(message, agent, boot_id, seq, timestamp)
 
 
-def _claimed_type(frame: bytes) -> int | None:
+def claimed_type(frame: bytes) -> int | None:
     """The catalogue type a frame laid out as our encoder writes it says it carries (before
-    any check: a claim), or None when it is laid out otherwise or names no known type."""
-    at = 2 + len(_OWN_PREFIX)
-    if not frame.startswith(_OWN_PREFIX, 2):
+    any check: a claim), or None when it is laid out otherwise or names no known type. The
+    raw transport's socket filter (transports/raw.py) reads the same bytes in the kernel."""
+    at = 2 + len(OWN_PREFIX)
+    if not frame.startswith(OWN_PREFIX, 2):
         return None
     try:
         kid_head = frame[at]

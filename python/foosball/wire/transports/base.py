@@ -31,6 +31,12 @@ class Transport(ABC):
     def recv(self, timeout: float | None) -> bytes | None:
         """The next frame, or None when `timeout` seconds pass first (0 = poll)."""
 
+    def set_aside(self, type_ids: frozenset[int]) -> None:  # noqa: B027 - optional
+        """Frames that claim one of these catalogue types (codec.claimed_type) will be set
+        aside unread by the codec (WireCodec.not_read_types): a transport may leave them out
+        before they cost the agent a wake-up. Only a claim is looked at, so only what the
+        codec would not have checked anyway may be left out; anything else still arrives."""
+
     def fileno(self) -> int:
         """A selectable descriptor, for event loops; -1 where there is none."""
         return -1
