@@ -27,13 +27,14 @@ authenticating what will not be acted on costs every agent the whole LAN's traff
 is trusted that way (the frame is not used), and a forged flood of any type is still seen
 by the agents that read that type (an unknown type is always checked).
 
-A body seen before: most of what an agent authenticates is heartbeats, whose body changes
-once a second. Once a payload has passed every check, its body's bytes and what they decoded
-to are kept per (type, sender); a later payload from that sender whose envelope is laid out
-as our encoder writes it and whose body is those bytes again gets that message without the
-CBOR decode, the schema and the canonical re-encoding (they would give what they gave), and
-is still checked for its MAC first, then kid, replay and age. Anything else takes the full
-checks.
+The short way (after the MAC, never instead of it): a payload laid out exactly as our
+encoder writes it is read in one pass (wire/reader.py: the envelope and the body in our
+canonical form, with from_body's value checks), not decoded, built and encoded again; and a
+body that is byte for byte the last one of that type that passed from that sender (a
+heartbeat's, which changes once a second) is taken as it decoded then. The kid, the
+sender's right to send it, replay and age are checked as ever. Whatever is not in exactly
+that form takes the full checks below, which decide and say why; the short way decides
+nothing they would not (tests/wire/test_codec.py changes every byte of every type).
 
 Canonical: the payload must be byte for byte what our encoder writes for the value it decodes
 to (shortest heads, definite lengths, floats as float64, each map's keys once, as integers, in
