@@ -226,6 +226,7 @@ class AgentRuntime:
         self._announced: set[tuple[AlarmCode, int, str]] = set()  # peers known missing
         self._last_watchdog_s = -math.inf
         self._status = ""
+        self._status_of: tuple[SafetyState | None, SafetyView | None] = (None, None)
         # Set once, by stop() (SIGTERM, SIGINT) or at the end of run(); never cleared, so a
         # stop that comes before run() starts is not lost.
         self._stopping = False
@@ -325,6 +326,8 @@ class AgentRuntime:
 
     def _missing(self, now: float) -> list[Cause]:
         missing = self.monitor.missing(now)
+        if not missing and not self._announced:  # every tick, nearly always
+            return missing
         if any(c.key not in self._announced for c in missing):
             # Before calling a peer silent, read what came while this thread itself was
             # held up (between its last read and now): its heartbeat may be waiting.
@@ -399,10 +402,14 @@ class AgentRuntime:
             if now - self._last_watchdog_s >= WATCHDOG_PERIOD_S:
                 self._last_watchdog_s = now
                 self.notifier.watchdog()
-        status = state.name + ("; " + "; ".join(self._view.causes) if self._view.causes else "")
-        if status != self._status:
-            self._status = status
-            self.notifier.status(status[:200])
+        view = self._view  # kept, the same object, while unchanged: compared by identity
+        if state is not self._status_of[0] or view is not self._status_of[1]:
+            self._status_of = (state, view)
+            causes = view.causes
+            status = state.name + ("; " + "; ".join(causes) if causes else "")
+            if status != self._status:
+                self._status = status
+                self.notifier.status(status[:200])
 
     def next_heartbeat_in(self, now: float) -> float:
         return max(0.0, self.heartbeats.next_due_s - now)
