@@ -557,12 +557,40 @@ _U63 = 2**63
 _UINT_HEADS = {0x18: (1, 24), 0x19: (2, 0x100), 0x1A: (4, 0x10000), 0x1B: (8, 0x1_0000_0000)}
 
 
+# The envelope as it nearly always is: a boot id and a timestamp of 8 bytes (a random 63-bit
+# id, nanoseconds since 1970), a sequence number of any size between them.
+_USUAL_HEAD = struct.Struct(">HBBBBBQB")  # a6 01, type, 02, sender, 03, 1b, boot id, 04
+_USUAL_TAIL = struct.Struct(">BBQB")  # 05, 1b, timestamp, 06
+_USUAL_LENGTH = _USUAL_HEAD.size + 1 + _USUAL_TAIL.size
+
+
 def _canonical_envelope(payload: bytes) -> tuple[int, int, int, int, int, int] | None:
     """(type id, sender, boot id, seq, timestamp, where the body starts) when the payload's
     envelope up to its body is exactly what our encoder writes: map(6) {1: type id, 2: sender,
     3: boot id, 4: seq, 5: timestamp, 6: ...}, type id and sender below 24 (one byte each),
     the three numbers in their shortest heads and below 2^63. None for anything else (it
     may still be valid; the full decode decides)."""
+    if len(payload) >= _USUAL_LENGTH:  # the usual layout: one struct each side of the seq
+        head = _USUAL_HEAD.unpack_from(payload)
+        if head[0] == 0xA601 and head[2] == 2 and head[4] == 3 and head[5] == 0x1B \
+                and head[7] == 4 and head[1] < 24 and head[3] < 24 \
+                and 0x1_0000_0000 <= head[6] < _U63:
+            at = _USUAL_HEAD.size
+            seq = payload[at]
+            if seq < 24:
+                at += 1
+            else:
+                size, smallest = _UINT_HEADS.get(seq, (0, 0))
+                end = at + 1 + size
+                seq = int.from_bytes(payload[at + 1 : end], "big")
+                if not size or not smallest <= seq < _U63:
+                    return None
+                at = end
+            if len(payload) >= at + _USUAL_TAIL.size:
+                tail = _USUAL_TAIL.unpack_from(payload, at)
+                if tail[0] == 5 and tail[1] == 0x1B and tail[3] == 6 \
+                        and 0x1_0000_0000 <= tail[2] < _U63:
+                    return head[1], head[3], head[6], seq, tail[2], at + _USUAL_TAIL.size
     if payload[:2] != b"\xa6\x01" or len(payload) < 12 or payload[3] != 2 or payload[5] != 3:
         return None
     type_id, sender = payload[2], payload[4]
