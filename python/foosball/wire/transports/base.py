@@ -13,7 +13,7 @@ class TransportError(OSError):
 
 
 def wait_readable(sock: socket.socket, timeout: float | None) -> bool:
-    """After a read would block: wait up to `timeout` (0 = not at all) for more data."""
+    """Wait up to `timeout` (0 = not at all, None = for ever) for data to read."""
     if timeout == 0:
         return False
     readable, _, _ = select.select([sock], [], [], timeout)

@@ -7,6 +7,7 @@ configured MAC address.
 from __future__ import annotations
 
 import ctypes
+import select
 import socket
 import struct
 from collections import deque
@@ -139,6 +140,8 @@ class RawEthernetTransport(Transport):
         self._type = struct.pack("!H", ethertype)
         self._header = parse_mac(destination) + own_mac + self._type
         self._sock.setblocking(False)
+        self._poll = select.poll()
+        self._poll.register(self._sock, select.POLLIN)
         # What this socket sent lately: its own frames come back (as outgoing packets) and are
         # skipped without decoding.
         self._sent: deque[bytes] = deque(maxlen=512)
@@ -163,27 +166,33 @@ class RawEthernetTransport(Transport):
         self._sock.send(data)
 
     def recv(self, timeout: float | None) -> bytes | None:
-        waited = False
-        while True:
+        # Asked whether anything waits before reading (poll, select), never by a read that
+        # fails: a failed read raises in Python, and the I/O loop asks once more after every
+        # frame it takes (is there another?), at each of the LAN's ~1,000 frames a second.
+        if timeout == 0:
+            if not self._poll.poll(0):
+                return None
+        elif not wait_readable(self._sock, timeout):
+            return None
+        for _ in range(64):  # frames of other EtherTypes or our own: skipped, not waited on
             try:
                 # recv, not recvfrom: a packet socket's address costs an ioctl (the
                 # interface's name) per frame, and the frame itself says all we need.
                 data = self._sock.recv(2048)
             except BlockingIOError:
-                # Wait once: a socket that is readable yet has nothing (a pending error)
-                # must not turn this into a busy loop.
-                if waited or not wait_readable(self._sock, timeout):
-                    return None
-                waited = True
-                continue
+                return None  # readable, yet nothing (a pending error): no busy loop
             if len(data) < ETH_HEADER or data[12:14] != self._type:
-                continue  # queued before the filter was attached
-            if data in self._sent_set:
-                continue  # our own transmission, looped back to this socket (its sequence
+                pass  # queued before the filter was attached
+            elif data in self._sent_set:
+                pass  # our own transmission, looped back to this socket (its sequence
                 # number makes it unlike any other process's frame)
-            # Another process's transmission on this host: the agents that share a board
-            # (the pole board runs three) hear each other this way.
-            return data[ETH_HEADER:]
+            else:
+                # Another process's transmission on this host: the agents that share a
+                # board (the pole board runs three) hear each other this way.
+                return data[ETH_HEADER:]
+            if not self._poll.poll(0):
+                return None
+        return None
 
     def fileno(self) -> int:
         return self._sock.fileno()
