@@ -72,6 +72,8 @@ def _compile(cls: type) -> Any:
 
         cls._compiled_reader = read  # type: ignore[attr-defined]
         return read
+    if all(_fixed(spec) for _, spec in fields_):
+        return _compile_fixed(cls)
     lines = ["def read(p, at):",
              f"    if p[at] != {0xA0 + len(fields_)}: raise NOT",  # map(n), one byte
              "    at += 1"]
@@ -113,6 +115,61 @@ def _compile(cls: type) -> Any:
             continue  # each record checked by its own reader
         lines += ["    " + line for line in _value_check(spec, v, ns, str(i), False)]
     lines.append(f"    return CLS({', '.join(f'v{i}' for i in range(len(fields_)))}), at")
+    exec("\n".join(lines), ns)  # our own specs: no outside text reaches it
+    cls._compiled_reader = ns["read"]  # type: ignore[attr-defined]
+    return ns["read"]
+
+
+def _fixed(spec: Any) -> bool:
+    """Whether the field is always the same number of bytes in our form: a float (fb and
+    eight bytes), a flag, an integer or choice whose every value fits its head's byte."""
+    if spec.kind in ("float", "bool"):
+        return True
+    if spec.kind == "int":
+        return spec.low >= 0 and spec.high < 24
+    if spec.kind == "enum":
+        return all(0 <= member < 24 for member in spec.enum)
+    return False
+
+
+def _compile_fixed(cls: type) -> Any:
+    """The reader of a record whose fields are all _fixed (an AxisTarget, a RodTarget, a
+    Heartbeat): the whole map is one struct, its constant bytes compared at once."""
+    fields_ = specs(cls)
+    layout = ">B"  # the map's head
+    constants = [0xA0 + len(fields_)]  # what the constant bytes must be, in order
+    where = [0]  # their places in the unpacked tuple
+    values = []  # (place, spec)
+    for _, spec in fields_:
+        layout += "B"
+        where.append(len(layout) - 2)
+        constants.append(spec.key)
+        if spec.kind == "float":
+            layout += "Bd"
+            where.append(len(layout) - 3)
+            constants.append(_FLOAT64)
+        else:
+            layout += "B"
+        values.append((len(layout) - 2, spec))
+    unpack = struct.Struct(layout)
+    ns: dict[str, Any] = {"CLS": cls, "UNPACK": unpack.unpack_from, "NOT": _NotOurs,
+                          "CONSTANTS": tuple(constants)}
+    lines = ["def read(p, at):",
+             "    row = UNPACK(p, at)",  # (not `t`: the value checks use that name)
+             f"    if ({', '.join(f'row[{i}]' for i in where)},) != CONSTANTS: raise NOT"]
+    for i, (place, spec) in enumerate(values):
+        v = f"v{i}"
+        lines.append(f"    {v} = row[{place}]")
+        if spec.kind == "bool":
+            lines += [f"    if {v} != {_FALSE} and {v} != {_TRUE}: raise NOT",
+                      f"    {v} = {v} == {_TRUE}"]
+            continue
+        if spec.kind != "float":
+            # A longer head or not an integer (the range check refuses it too).
+            lines.append(f"    if {v} >= 24: raise NOT")
+        lines += ["    " + line for line in _value_check(spec, v, ns, str(i), False)]
+    lines.append(f"    return CLS({', '.join(f'v{i}' for i in range(len(values)))}), "
+                 f"at + {unpack.size}")
     exec("\n".join(lines), ns)  # our own specs: no outside text reaches it
     cls._compiled_reader = ns["read"]  # type: ignore[attr-defined]
     return ns["read"]
