@@ -9,6 +9,10 @@ rig's wire dump counts it, into one agent's runtime (an in-process transport and
 passed in, so the figure is the runtime's own CPU: no socket, no kernel, no core's step),
 one I/O turn per frame and a step turn when the real step loop would take one (see
 measure), and reports the CPU per second of traffic as a share of one core, for each agent.
+The in-process transport leaves out, on delivery, the frames of types the agent does not
+read, as the raw transport's socket filter does in the kernel on a board (that check's
+Python is counted here). The same traffic through a real socket, with its system calls and
+wake-ups: benchmarks/lan_socket.py.
 """
 
 from __future__ import annotations
