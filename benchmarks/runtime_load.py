@@ -7,8 +7,8 @@ BallState at the camera rate, the strategy's RodCommand and the pole driver's Mo
 per BallState, the drives' status, the game state. This replays that mix, as the simulated
 rig's wire dump counts it, into one agent's runtime (an in-process transport and a clock
 passed in, so the figure is the runtime's own CPU: no socket, no kernel, no core's step),
-one I/O turn per frame and a step turn when the real step loop would take one (see
-measure), and reports the CPU per second of traffic as a share of one core, for each agent.
+an I/O turn and a step turn when the real loops would take one (see measure), and reports
+the CPU per second of traffic as a share of one core, for each agent.
 The in-process transport leaves out, on delivery, the frames of types the agent does not
 read, as the raw transport's socket filter does in the kernel on a board (that check's
 Python is counted here). The same traffic through a real socket, with its system calls and
@@ -30,7 +30,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "python"))
 
-from foosball.agents.runtime import AgentRuntime, Inputs, Outputs
+from foosball.agents.runtime import IO_WAIT_S, AgentRuntime, Inputs, Outputs
 from foosball.safety.settings import SafetySettings
 from foosball.wire.catalogue import (
     Agent,
@@ -176,7 +176,9 @@ def measure(agent: Agent, fps: float, seconds: int, profile: cProfile.Profile | 
     # came or its wait (a heartbeat period) ran out. (Its turns' own work is the budget's
     # work column; here is the runtime's wrapper around them.)
     cycle_s = {Agent.MOTOR_DRIVER: 0.005, Agent.BALL_TRACKER: 1 / fps}.get(agent)
-    next_step_s = 0.0
+    next_step_s = next_io_s = 0.0
+    # (A transport without `waiting`, as before set_aside existed, delivers every frame.)
+    waiting = getattr(receiver, "waiting", lambda: True)
     cpu = 0.0
     count = 0
     for second in range(seconds):
@@ -190,7 +192,12 @@ def measure(agent: Agent, fps: float, seconds: int, profile: cProfile.Profile | 
         for at, frame in batch:
             clock[0] = second + at
             injector.send(frame)
-            runtime.io_turn(0.0)
+            # The I/O thread wakes for a frame that reached its socket or when its wait runs
+            # out (IO_WAIT_S, or sooner for its own heartbeat); a frame the socket's filter
+            # left out wakes nothing.
+            if waiting() or clock[0] >= next_io_s:
+                runtime.io_turn(0.0)
+                next_io_s = clock[0] + min(IO_WAIT_S, runtime.next_heartbeat_in(clock[0]))
             if clock[0] >= next_step_s or (cycle_s is None and runtime.inbox):
                 runtime.work_turn(0.0)
                 next_step_s = clock[0] + (cycle_s or runtime.settings.heartbeat_period_s)

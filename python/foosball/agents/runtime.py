@@ -58,6 +58,7 @@ log = logging.getLogger(__name__)
 NO_FAULT = SafetyView()
 MOTION = (RodCommand, MotorCommand)  # what never leaves an agent in FAULT
 MAX_FRAMES_PER_TURN = 512
+IO_WAIT_S = 0.005  # the I/O loop's longest wait for a frame: a safety look at least this often
 WATCHDOG_PERIOD_S = 0.1
 WORK_PRIORITY = 20  # SCHED_FIFO of the step thread (root): below the I/O thread's
 ERROR_HOLD_S = 1.0  # a failed step stays a cause this long after the last failure
@@ -490,7 +491,8 @@ class AgentRuntime:
                 now = self.monotonic()
                 # While the step loop is stalled no heartbeat goes out, so one is always
                 # "due": wait the full turn rather than spin at real-time priority.
-                wait = 0.005 if self.stalled(now) else min(0.005, self.next_heartbeat_in(now))
+                wait = (IO_WAIT_S if self.stalled(now)
+                        else min(IO_WAIT_S, self.next_heartbeat_in(now)))
                 self._notice_absence(now, wait)
                 self.io_turn(wait)
             except Exception as exc:  # never let the safety half die quietly

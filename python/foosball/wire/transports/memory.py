@@ -57,6 +57,10 @@ class MemoryTransport(Transport):
             self._queue.append(frame)
             self._ready.notify()
 
+    def waiting(self) -> int:
+        """Frames waiting to be received (a benchmark's replay wakes the I/O loop by it)."""
+        return len(self._queue)
+
     def send(self, frame: bytes) -> None:
         self._hub.deliver(self, bytes(frame))
 
