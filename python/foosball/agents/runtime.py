@@ -51,7 +51,7 @@ from foosball.wire.catalogue import (
     RodCommand,
     SafetyState,
 )
-from foosball.wire.codec import NOT_READ, Drop
+from foosball.wire.codec import NOT_READ, Drop, Received
 
 log = logging.getLogger(__name__)
 
@@ -122,8 +122,13 @@ class SenderBudget:
         self.refused: Counter[str] = Counter()
 
     def spend(self, sender: Agent, now_s: float) -> bool:
-        tokens, at = self._tokens.get(sender, (self.burst, now_s))
-        tokens = min(self.burst, tokens + (now_s - at) * self.rate_hz)
+        last = self._tokens.get(sender)  # (once a frame: no default tuple, no min() call)
+        if last is None:
+            tokens = self.burst
+        else:
+            tokens = last[0] + (now_s - last[1]) * self.rate_hz
+            if tokens > self.burst:
+                tokens = self.burst
         if tokens < 1.0:
             self._tokens[sender] = (tokens, now_s)
             self.refused[sender.name.lower()] += 1
@@ -267,7 +272,7 @@ class AgentRuntime:
             result = codec.decode(frame)
             if result is NOT_READ:
                 pass
-            elif isinstance(result, Drop):
+            elif type(result) is not Received and isinstance(result, Drop):
                 self.counters.drops[result.reason] += 1
                 if result.reason in UNAUTHENTICATED:
                     self.flood.count(now)
@@ -277,7 +282,8 @@ class AgentRuntime:
                     self._stale[sender] = (first, now)
                     self._stale_detail[sender] = result.detail
             elif not (result.sender == codec.sender and result.boot_id == codec.boot_id):
-                self._stale.pop(result.sender, None)  # a fresh frame: its clock agrees
+                if self._stale:
+                    self._stale.pop(result.sender, None)  # a fresh frame: its clock agrees
                 if self.budget.spend(result.sender, now):
                     self.counters.received += 1
                     self._handle(result.message, now)
