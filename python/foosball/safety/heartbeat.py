@@ -38,7 +38,7 @@ class HeartbeatMonitor:
     # time): a peer's heartbeat moves its deadline later (but its first one, from the
     # start-up grace to its own deadline, which may be sooner: observe looks again), so
     # until then `missing` need not look. The I/O loop asks up to a thousand times a second.
-    _quiet_until_s: float = field(default=-math.inf, repr=False)
+    _quiet_until_s: float = field(default=-math.inf, init=False, repr=False)
 
     def observe(self, heartbeat: Heartbeat, now_s: float) -> None:
         agent = heartbeat.agent
