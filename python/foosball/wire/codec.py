@@ -555,8 +555,6 @@ _U63 = 2**63
 # A canonical unsigned integer's head (major type 0) -> (bytes after it, smallest value that
 # needs that many): a value written longer than it needs is not canonical.
 _UINT_HEADS = {0x18: (1, 24), 0x19: (2, 0x100), 0x1A: (4, 0x10000), 0x1B: (8, 0x1_0000_0000)}
-
-
 # The envelope as it nearly always is: a boot id and a timestamp of 8 bytes (a random 63-bit
 # id, nanoseconds since 1970), a sequence number of any size between them.
 _USUAL_HEAD = struct.Struct(">HBBBBBQB")  # a6 01, type, 02, sender, 03, 1b, boot id, 04
@@ -615,5 +613,7 @@ def _canonical_envelope(payload: bytes) -> tuple[int, int, int, int, int, int] |
         numbers.append(value)
         at += 1
     return type_id, sender, numbers[0], numbers[1], numbers[2], at
+
+
 # sender number -> (Agent, the kid it must use)
 _AGENT_KIDS = {int(a): (a, a.name.lower().encode()) for a in Agent}
