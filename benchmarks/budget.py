@@ -26,6 +26,13 @@ separate real-time process would keep every cycle, the agent's own cycle at 5 ms
 plus the agent runtime's CPU for the rig's LAN traffic at the frame rate
 (benchmarks/runtime_load.py's measure()). That replay already decodes the message that
 starts the period, so its decode, timed apart, is shown but counted once (in the LAN share).
+What the LAN share includes: the whole receive chain in Python (the in-process transport's
+delivery, with the set-aside of what the agent does not read that the raw socket's filter
+does in the kernel on a board; the codec; the runtime's receive, budget and handling; its
+safety ticks and heartbeats; its step turns as the real loop takes them). What it does not:
+the system calls and the thread wake-ups of a real socket, which
+benchmarks/lan_socket.py measures (on this VM a wake-up costs 30-40 us of CPU, more than
+the Python of a frame; not scaled here by the board's factor).
 
 Each figure is the best of `--runs` runs of many iterations (the median beside it): the
 machine is shared with other engineers, and their load only ever adds to a figure. It is
@@ -551,7 +558,9 @@ def main(argv: list[str] | None = None) -> int:
     print(f"Board factors: {args.boards.name} (single-core CPU time here x factor = on the "
           f"board); budget {args.budget_pct:g} % of the period. 'here us': the period's work "
           f"here, of which 'decode' (counted in the LAN share, the runtime's CPU for the "
-          f"rig's traffic); 'kinder x': the share at the kinder of the two CPU factors.\n")
+          f"rig's traffic: its Python, without a socket's system calls and wake-ups, which "
+          f"benchmarks/lan_socket.py measures); 'kinder x': the share at the kinder of the "
+          f"two CPU factors.\n")
     print(table(rows, args.budget_pct))
     report = {"budget_pct": args.budget_pct, "frame_rate_hz": FRAME_RATE_HZ,
               "machine_note": "shared development machine, 2 cores, loaded: best of runs",

@@ -7,14 +7,19 @@ BallState at the camera rate, the strategy's RodCommand and the pole driver's Mo
 per BallState, the drives' status, the game state. This replays that mix, as the simulated
 rig's wire dump counts it, into one agent's runtime (an in-process transport and a clock
 passed in, so the figure is the runtime's own CPU: no socket, no kernel, no core's step),
-one I/O turn per frame as the real loop takes them, and reports the CPU per second of
-traffic as a share of one core, for each agent.
+an I/O turn and a step turn when the real loops would take one (see measure), and reports
+the CPU per second of traffic as a share of one core, for each agent.
+The in-process transport leaves out, on delivery, the frames of types the agent does not
+read, as the raw transport's socket filter does in the kernel on a board (that check's
+Python is counted here). The same traffic through a real socket, with its system calls and
+wake-ups: benchmarks/lan_socket.py.
 """
 
 from __future__ import annotations
 
 import argparse
 import cProfile
+import itertools
 import json
 import pstats
 import sys
@@ -25,7 +30,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "python"))
 
-from foosball.agents.runtime import AgentRuntime, Inputs, Outputs
+from foosball.agents.runtime import IO_WAIT_S, AgentRuntime, Inputs, Outputs
 from foosball.safety.settings import SafetySettings
 from foosball.wire.catalogue import (
     Agent,
@@ -90,47 +95,62 @@ class IdleCore:
         return Outputs(state=SafetyState.READY)
 
 
-def traffic(fps: float) -> list[tuple[float, Agent, Callable[[], Any]]]:
-    """One second of the rig's messages: (when, sender, message factory), in time order."""
+def traffic(fps: float, second: int = 0) -> list[tuple[float, Agent, Callable[[], Any]]]:
+    """One second of the rig's messages: (when, sender, message factory), in time order.
+    What changes from one message to the next on the rig changes here too (the codec takes a
+    body it has seen before the short way): each command and status moves a little, and
+    the heartbeats' board health changes once a second, as HeartbeatSchedule reads it."""
     now = time.time_ns
+    moves = itertools.count()
     rods = tuple(RodTarget(rod=r, translation=0.01, rotation=0.2, translation_speed=3.0,
                            rotation_speed=100.0) for r in RodId)
-    axes = tuple(AxisTarget(axis=i, position=0.5, velocity=10.0) for i in range(8))
-    status = tuple(AxisStatus(axis=i, state=DriveState.RUNNING, position=1.0, velocity=2.0,
-                              current=0.5, fault_code=0) for i in range(8))
-    positions = tuple(RodPosition(rod=r, translation=0.01, rotation=0.2,
-                                  translation_velocity=0.0, rotation_velocity=0.0)
-                      for r in RodId)
+
+    def axes() -> tuple[AxisTarget, ...]:
+        step = next(moves) * 1e-4
+        return tuple(AxisTarget(axis=i, position=0.5 + step, velocity=10.0) for i in range(8))
+
+    def status() -> tuple[AxisStatus, ...]:
+        step = next(moves) * 1e-4
+        return tuple(AxisStatus(axis=i, state=DriveState.RUNNING, position=1.0 + step,
+                                velocity=2.0, current=0.5, fault_code=0) for i in range(8))
+
+    def positions() -> tuple[RodPosition, ...]:
+        step = next(moves) * 1e-5
+        return tuple(RodPosition(rod=r, translation=0.01 + step, rotation=0.2,
+                                 translation_velocity=0.0, rotation_velocity=0.0)
+                     for r in RodId)
+
     events: list[tuple[float, Agent, Callable[[], Any]]] = []
 
     def every(rate_hz: float, sender: Agent, make: Callable[[], Any], phase: float) -> None:
         count = int(rate_hz)
         events.extend(((i + phase) / rate_hz, sender, make) for i in range(count))
 
+    load = 50.0 + second % 7
     for n, agent in enumerate(RIG):
         every(100, agent, lambda a=agent: Heartbeat(agent=a, state=SafetyState.READY,
-                                                     period_s=0.01, cpu_load=50.0,
+                                                     period_s=0.01, cpu_load=load,
                                                      memory=5.0, temperature=-273.0), n / len(RIG))
     every(fps, Agent.BALL_TRACKER, lambda: BallState(
         capture_time=now(), frame=1, x=0.1, y=-0.2, vx=3.0, vy=1.0,
         covariance=(1e-6, 1e-6, 1e-3, 1e-3), status=BallStatus.DETECTED), 0.0)
     every(fps, Agent.STRATEGY, lambda: RodCommand(ball_capture_time=now(), rods=rods), 0.1)
-    every(fps, Agent.POLE_DRIVER, lambda: MotorCommand(axes=axes), 0.2)
-    every(20, Agent.MOTOR_DRIVER, lambda: MotorStatus(axes=status), 0.3)
+    every(fps, Agent.POLE_DRIVER, lambda: MotorCommand(axes=axes()), 0.2)
+    every(20, Agent.MOTOR_DRIVER, lambda: MotorStatus(axes=status()), 0.3)
     every(20, Agent.MOTOR_DRIVER, lambda: EtherCatStatus(
         link_up=True, slaves=8, expected_slaves=8, al_state=8, working_counter=24,
         expected_working_counter=24, bad_working_counters=0, cycle_period_s=0.005,
-        wakeup_jitter_p99_s=1e-4), 0.4)
-    every(20, Agent.POLE_DRIVER, lambda: RodStatus(rods=positions), 0.5)
+        wakeup_jitter_p99_s=1e-4 + next(moves) * 1e-7), 0.4)
+    every(20, Agent.POLE_DRIVER, lambda: RodStatus(rods=positions()), 0.5)
     every(10, Agent.GAME_PANEL, lambda: GameState(
-        state=SafetyState.PLAYING, score_robot=0, score_human=0, clock_s=1.0,
+        state=SafetyState.PLAYING, score_robot=0, score_human=0, clock_s=1.0 + next(moves),
         alarm_text=""), 0.6)
     return sorted(events, key=lambda e: e[0])
 
 
 def frames(fps: float, senders: dict[Agent, WireCodec], clock: list[float], second: int
            ) -> Iterator[tuple[float, Agent, bytes]]:
-    for at, sender, make in traffic(fps):
+    for at, sender, make in traffic(fps, second):
         clock[0] = second + at  # stamped when it is sent
         yield at, sender, senders[sender].encode(make())
 
@@ -151,6 +171,14 @@ def measure(agent: Agent, fps: float, seconds: int, profile: cProfile.Profile | 
                            SafetySettings(), monotonic=lambda: clock[0], wall_ns=wall_ns,
                            health=None)
     senders = {a: WireCodec(KEY, a, clock=wall_ns) for a in RIG}
+    # The step loop turns as the real one does: a hardware agent once per sample (the motor
+    # driver's cycle, the tracker's camera frame), any other when a message for its core
+    # came or its wait (a heartbeat period) ran out. (Its turns' own work is the budget's
+    # work column; here is the runtime's wrapper around them.)
+    cycle_s = {Agent.MOTOR_DRIVER: 0.005, Agent.BALL_TRACKER: 1 / fps}.get(agent)
+    next_step_s = next_io_s = 0.0
+    # (A transport without `waiting`, as before set_aside existed, delivers every frame.)
+    waiting = getattr(receiver, "waiting", lambda: True)
     cpu = 0.0
     count = 0
     for second in range(seconds):
@@ -164,8 +192,15 @@ def measure(agent: Agent, fps: float, seconds: int, profile: cProfile.Profile | 
         for at, frame in batch:
             clock[0] = second + at
             injector.send(frame)
-            runtime.io_turn(0.0)
-            runtime.work_turn(0.0)
+            # The I/O thread wakes for a frame that reached its socket or when its wait runs
+            # out (IO_WAIT_S, or sooner for its own heartbeat); a frame the socket's filter
+            # left out wakes nothing.
+            if waiting() or clock[0] >= next_io_s:
+                runtime.io_turn(0.0)
+                next_io_s = clock[0] + min(IO_WAIT_S, runtime.next_heartbeat_in(clock[0]))
+            if clock[0] >= next_step_s or (cycle_s is None and runtime.inbox):
+                runtime.work_turn(0.0)
+                next_step_s = clock[0] + (cycle_s or runtime.settings.heartbeat_period_s)
         cpu += time.process_time() - start
         if profile is not None:
             profile.disable()

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import hmac
+import itertools
 import json
 import statistics
 import subprocess
@@ -45,15 +46,18 @@ from foosball.wire.codec import WireCodec
 KEY = bytes(range(32))
 
 
-def samples() -> dict[str, object]:
-    ball = BallState(capture_time=time.time_ns(), frame=1, x=0.1, y=-0.2, vx=3.0, vy=1.0,
+def samples(step: int = 0) -> dict[str, object]:
+    """One of each; `step` moves them a little (the codec remembers a body it has just
+    accepted from a sender, so the same message over and over would not time decoding)."""
+    d = step * 1e-3
+    ball = BallState(capture_time=time.time_ns(), frame=1, x=0.1 + d, y=-0.2, vx=3.0, vy=1.0,
                      covariance=(1e-6, 1e-6, 1e-3, 1e-3), status=BallStatus.DETECTED)
     rods = RodCommand(ball_capture_time=1, rods=tuple(
-        RodTarget(rod=r, translation=0.01, rotation=0.2, translation_speed=3.0,
+        RodTarget(rod=r, translation=0.01 + d, rotation=0.2, translation_speed=3.0,
                   rotation_speed=100.0) for r in RodId))
     motors = MotorStatus(axes=tuple(
-        AxisStatus(axis=i, state=DriveState.RUNNING, position=1.0, velocity=2.0, current=0.5,
-                   fault_code=0) for i in range(8)))
+        AxisStatus(axis=i, state=DriveState.RUNNING, position=1.0 + d, velocity=2.0,
+                   current=0.5, fault_code=0) for i in range(8)))
     return {"BallState": ball, "RodCommand": rods, "MotorStatus": motors}
 
 
@@ -69,7 +73,7 @@ def best_us(fn, n: int = 4000, runs: int = 5) -> float:
 
 def codec_figures() -> dict[str, object]:
     out: dict[str, object] = {}
-    for name, message in samples().items():
+    for (name, message), moved in zip(samples().items(), samples(1).values(), strict=True):
         # each sample from an agent the sender table lets send it
         sender = WireCodec(KEY, min(catalogue.SENDERS[type(message)]))
         receiver = WireCodec(KEY, Agent.GAME_PANEL)
@@ -78,7 +82,9 @@ def codec_figures() -> dict[str, object]:
         # The message's own CBOR (the COSE_Mac0's payload), not the COSE shell around it:
         # decoding the shell alone leaves the payload a byte string and skips the real work.
         payload = cbor2.loads(frame[2:]).value[2]
-        total = best_us(lambda m=message, s=sender, r=receiver: r.decode(s.encode(m)))
+        # The two in turn: each frame's body differs from the one before, as on the rig.
+        turns = itertools.cycle((message, moved))
+        total = best_us(lambda t=turns, s=sender, r=receiver: r.decode(s.encode(next(t))))
         floor = best_us(lambda p=payload: (cbor2.loads(cbor2.dumps(cbor2.loads(p))),
                                            hmac.digest(KEY, p, "sha256"),
                                            hmac.digest(KEY, p, "sha256")))

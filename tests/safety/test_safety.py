@@ -36,6 +36,29 @@ def test_a_peer_that_never_started_is_missing_after_the_grace():
     assert "since start" in cause.text
 
 
+def test_missing_looks_again_exactly_when_the_earliest_deadline_passes():
+    """`missing` skips its look while no deadline can have passed (asked at every safety
+    tick): it must still say a peer is missing at the first tick past its deadline, after
+    any mix of heartbeats and looks, as a look every time would."""
+    import random
+
+    rng = random.Random(7)
+    peers = {Agent.STRATEGY: 0.03, Agent.BALL_TRACKER: 0.03, Agent.GAME_PANEL: 0.05}
+    monitor = HeartbeatMonitor(dict(peers), start_s=0.0, startup_grace_s=0.2)
+    now, said = 0.0, set()
+    for _ in range(20_000):
+        now += rng.choice((0.0, 0.0005, 0.001, 0.004))
+        if rng.random() < 0.3:
+            monitor.observe(beat(rng.choice(list(peers))), now)
+        expected = {agent.name for agent, deadline in peers.items()
+                    if (now - monitor.last_seen_s[agent] > deadline
+                        if agent in monitor.last_seen_s else now > 0.2)}
+        got = {cause.subject for cause in monitor.missing(now)}
+        assert got == expected, now
+        said |= got
+    assert said == {agent.name for agent in peers}  # each was missing at some time
+
+
 def test_board_health_is_within_the_catalogue_ranges():
     health = read_board_health()
     beat_with_health = Heartbeat(agent=Agent.TOOL, state=SafetyState.BOOT, period_s=0.01,

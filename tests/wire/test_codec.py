@@ -9,16 +9,19 @@ from pycose.headers import KID, Algorithm
 from pycose.keys import SymmetricKey
 from pycose.messages import Mac0Message
 
-from foosball.wire import catalogue
+from foosball.wire import catalogue, reader
+from foosball.wire import codec as codec_module
 from foosball.wire.catalogue import (
     Agent,
     CalibrationStatus,
     GameCommand,
     GameControl,
+    Heartbeat,
+    SafetyState,
     VisionPreview,
 )
 from foosball.wire.codec import Drop, FrameTooLarge, WireCodec, load_key, mac_structure
-from tests.wire.hostile import valid_message
+from tests.wire.hostile import sendable, valid_message
 
 KEY = bytes(range(32))
 
@@ -161,3 +164,108 @@ def test_replay_and_stale_drops_name_the_authenticated_sender(clock):
     clock.advance(-1.2)
     assert receiver.decode(future) == Drop("stale", "age -1200.0 ms", Agent.GAME_PANEL)
     assert receiver.decode(b"\0\0").sender is None  # before the MAC: nobody is known
+
+
+def _signed(payload: bytes, kid: bytes) -> bytes:
+    message = Mac0Message(phdr={Algorithm: HMAC256}, uhdr={KID: kid}, payload=payload)
+    message.key = SymmetricKey(k=KEY)
+    cose = message.encode()
+    return len(cose).to_bytes(2, "big") + cose
+
+
+def _outcome(result):
+    return ("drop", result.reason, result.detail) if isinstance(result, Drop) else (
+        "ok", result.message, result.sender, result.boot_id, result.seq, result.timestamp)
+
+
+def test_a_body_seen_before_is_taken_as_it_was_and_everything_else_still_checked(clock):
+    """A heartbeat's body is the same frame after frame: once it has passed every check from
+    a sender, the codec reuses what it decoded to. Whatever the envelope around that body
+    says (each of its bytes changed, then signed with the key, as only a peer could), the
+    outcome must be the full checks' outcome."""
+    beat = Heartbeat(agent=Agent.STRATEGY, state=SafetyState.READY, period_s=0.01,
+                     cpu_load=50.0, memory=5.0, temperature=40.0)
+    sender = codec(Agent.STRATEGY, clock)
+    first = sender.encode(beat)
+    payload = cbor2.loads(first[2:]).value[2]
+    body_at = payload.index(cbor2.dumps(catalogue.to_body(beat)))
+    remembering, checking = codec(Agent.POLE_DRIVER, clock), codec(Agent.POLE_DRIVER, clock)
+    checking._short_way = lambda payload, kid: None  # always the full checks
+    for receiver in (remembering, checking):
+        assert receiver.decode(first).message == beat
+    assert remembering._known  # the next one with that body takes the short way
+    frames = [sender.encode(beat), first, _signed(payload, b"tool")]
+    clock.advance(0.6)
+    frames.append(sender.encode(beat))
+    clock.advance(-0.6)
+    for at in range(body_at):
+        for value in (0x00, 0x01, 0x06, 0x17, 0x18, 0x1B, 0x3F, 0xFF, payload[at] ^ 0x01):
+            mutated = payload[:at] + bytes((value,)) + payload[at + 1 :]
+            frames += [_signed(mutated, b"strategy"), _signed(mutated, b"motor_driver")]
+    seq_at = payload.index(b"\x04\x01", 6) + 1  # seq 1 written long: 0x18 0x01
+    frames.append(_signed(payload[:seq_at] + b"\x18\x01" + payload[seq_at + 1 :], b"strategy"))
+    frames.append(sender.encode(beat))
+    outcomes = [(_outcome(remembering.decode(f)), _outcome(checking.decode(f))) for f in frames]
+    assert all(fast == full for fast, full in outcomes)
+    kinds = {fast[0] if fast[0] == "ok" else fast[1] for fast, _ in outcomes}
+    assert {"ok", "replay", "stale", "schema", "sender"} <= kinds
+    assert remembering.drops == checking.drops
+
+
+def _sealed(sender: WireCodec, payload: bytes, kid: bytes) -> bytes:
+    """`payload` in a COSE_Mac0 laid out as our encoder lays it, with a valid tag: what only
+    a holder of the key could send."""
+    cose = (b"\xd1\x84" + codec_module._PROTECTED_BSTR + cbor2.dumps({4: kid})
+            + codec_module._bstr_head(len(payload)) + payload
+            + codec_module._TAG_HEAD + sender._tag(payload))
+    return len(cose).to_bytes(2, "big") + cose
+
+
+class _CountingReader:
+    def __init__(self) -> None:
+        self.bodies = 0
+
+    def __call__(self, cls, data, at):
+        message = reader.read_body(cls, data, at)
+        self.bodies += message is not None
+        return message
+
+
+@pytest.mark.parametrize("cls", catalogue.MESSAGE_TYPES, ids=lambda c: c.__name__)
+def test_the_one_pass_reader_accepts_what_the_full_checks_accept_and_nothing_else(
+        cls, clock, monkeypatch):
+    """Every byte of a valid payload of each type changed (signed with the key, as only a
+    peer could), cut short and lengthened: the codec's one pass over our canonical form
+    (reader.read_body) and its memory of bodies give the full checks' outcome every time."""
+    rng = random.Random(cls.TYPE_ID)
+    read = _CountingReader()
+    monkeypatch.setattr(codec_module, "read_body", read)
+    fast, full = codec(Agent.TOOL, clock), codec(Agent.TOOL, clock)
+    full._short_way = lambda payload, kid: None
+    for _ in range(2):
+        message, agent = sendable(rng, cls)
+        sender = codec(agent, clock)
+        kid = agent.name.lower().encode()
+        payload = cbor2.loads(sender.encode(message)[2:]).value[2]
+        changed = [payload[:at] + bytes((value,)) + payload[at + 1 :]
+                   for at in range(len(payload))
+                   for value in {payload[at] ^ 0x01, payload[at] ^ 0x20, 0x00, 0x18, 0xF6,
+                                 0xF9, 0xFA, 0xFB}]
+        payloads = [payload, *changed, payload[:-1], payload + b"\x00", payload, payload]
+        outcomes = []
+        for p in payloads[:-2]:
+            for receiver in (fast, full):  # each changed payload a first: compared whole
+                receiver._last_seq.clear()
+            outcomes.append((_outcome(fast.decode(_sealed(sender, p, kid))),
+                             _outcome(full.decode(_sealed(sender, p, kid)))))
+        for _ in range(2):  # accepted, then a replay (from a body now remembered)
+            outcomes.append((_outcome(fast.decode(_sealed(sender, payload, kid))),
+                             _outcome(full.decode(_sealed(sender, payload, kid)))))
+        mismatch = [(p.hex(), a, b) for p, (a, b) in zip(payloads, outcomes, strict=True)
+                    if a != b]
+        assert not mismatch, mismatch[:3]
+        assert outcomes[0][0][0] == "ok" and outcomes[-1][0][1] == "replay"
+        accepted = sum(fast_outcome[0] == "ok" for fast_outcome, _ in outcomes)
+        assert accepted > 1  # some changed values are valid too, and compared whole
+    assert fast.drops == full.drops and fast.unexpected == full.unexpected == 0
+    assert read.bodies > 0  # the one pass did read some (else this compared nothing new)

@@ -51,13 +51,14 @@ from foosball.wire.catalogue import (
     RodCommand,
     SafetyState,
 )
-from foosball.wire.codec import NOT_READ, Drop
+from foosball.wire.codec import NOT_READ, Drop, Received
 
 log = logging.getLogger(__name__)
 
 NO_FAULT = SafetyView()
 MOTION = (RodCommand, MotorCommand)  # what never leaves an agent in FAULT
 MAX_FRAMES_PER_TURN = 512
+IO_WAIT_S = 0.005  # the I/O loop's longest wait for a frame: a safety look at least this often
 WATCHDOG_PERIOD_S = 0.1
 WORK_PRIORITY = 20  # SCHED_FIFO of the step thread (root): below the I/O thread's
 ERROR_HOLD_S = 1.0  # a failed step stays a cause this long after the last failure
@@ -121,8 +122,13 @@ class SenderBudget:
         self.refused: Counter[str] = Counter()
 
     def spend(self, sender: Agent, now_s: float) -> bool:
-        tokens, at = self._tokens.get(sender, (self.burst, now_s))
-        tokens = min(self.burst, tokens + (now_s - at) * self.rate_hz)
+        last = self._tokens.get(sender)  # (once a frame: no default tuple, no min() call)
+        if last is None:
+            tokens = self.burst
+        else:
+            tokens = last[0] + (now_s - last[1]) * self.rate_hz
+            if tokens > self.burst:
+                tokens = self.burst
         if tokens < 1.0:
             self._tokens[sender] = (tokens, now_s)
             self.refused[sender.name.lower()] += 1
@@ -205,6 +211,8 @@ class AgentRuntime:
         reads = getattr(core, "reads", None)
         if reads is not None:
             endpoint.codec.read_only((*RUNTIME_READS, *reads))
+            # What the codec would set aside unchecked need not wake this agent at all.
+            endpoint.transport.set_aside(endpoint.codec.not_read_types)
         self._next_safety_s = -math.inf
         self.inbox: deque[Any] = deque(maxlen=4096)
         self._own_controls: deque[GameControl] = deque(maxlen=16)
@@ -224,6 +232,7 @@ class AgentRuntime:
         self._announced: set[tuple[AlarmCode, int, str]] = set()  # peers known missing
         self._last_watchdog_s = -math.inf
         self._status = ""
+        self._status_of: tuple[SafetyState | None, SafetyView | None] = (None, None)
         # Set once, by stop() (SIGTERM, SIGINT) or at the end of run(); never cleared, so a
         # stop that comes before run() starts is not lost.
         self._stopping = False
@@ -263,7 +272,7 @@ class AgentRuntime:
             result = codec.decode(frame)
             if result is NOT_READ:
                 pass
-            elif isinstance(result, Drop):
+            elif type(result) is not Received and isinstance(result, Drop):
                 self.counters.drops[result.reason] += 1
                 if result.reason in UNAUTHENTICATED:
                     self.flood.count(now)
@@ -273,7 +282,8 @@ class AgentRuntime:
                     self._stale[sender] = (first, now)
                     self._stale_detail[sender] = result.detail
             elif not (result.sender == codec.sender and result.boot_id == codec.boot_id):
-                self._stale.pop(result.sender, None)  # a fresh frame: its clock agrees
+                if self._stale:
+                    self._stale.pop(result.sender, None)  # a fresh frame: its clock agrees
                 if self.budget.spend(result.sender, now):
                     self.counters.received += 1
                     self._handle(result.message, now)
@@ -323,6 +333,8 @@ class AgentRuntime:
 
     def _missing(self, now: float) -> list[Cause]:
         missing = self.monitor.missing(now)
+        if not missing and not self._announced:  # every tick, nearly always
+            return missing
         if any(c.key not in self._announced for c in missing):
             # Before calling a peer silent, read what came while this thread itself was
             # held up (between its last read and now): its heartbeat may be waiting.
@@ -372,7 +384,13 @@ class AgentRuntime:
     def _update_latch(self, now: float) -> list[Alarm]:
         was = self.latch.faulted
         alarms = self.latch.update(now, self.causes(now))
-        self._view = self.latch.view(now)
+        # The view every safety tick: the same object while nothing in it changed (building
+        # one a tick cost more than the rest of the turn's latch work).
+        latch, view = self.latch, self._view
+        present = tuple(latch.present(now))
+        if (present != view.causes or latch.faulted != view.faulted
+                or latch.fault_text != view.fault_text or latch.restarts != view.restarts):
+            self._view = SafetyView(latch.faulted, present, latch.fault_text, latch.restarts)
         if self.latch.faulted and not was:
             log.error("FAULT latched: %s (mono=%.6f)", self.latch.fault_text, now)
         return alarms
@@ -391,10 +409,14 @@ class AgentRuntime:
             if now - self._last_watchdog_s >= WATCHDOG_PERIOD_S:
                 self._last_watchdog_s = now
                 self.notifier.watchdog()
-        status = state.name + ("; " + "; ".join(self._view.causes) if self._view.causes else "")
-        if status != self._status:
-            self._status = status
-            self.notifier.status(status[:200])
+        view = self._view  # kept, the same object, while unchanged: compared by identity
+        if state is not self._status_of[0] or view is not self._status_of[1]:
+            self._status_of = (state, view)
+            causes = view.causes
+            status = state.name + ("; " + "; ".join(causes) if causes else "")
+            if status != self._status:
+                self._status = status
+                self.notifier.status(status[:200])
 
     def next_heartbeat_in(self, now: float) -> float:
         return max(0.0, self.heartbeats.next_due_s - now)
@@ -475,7 +497,8 @@ class AgentRuntime:
                 now = self.monotonic()
                 # While the step loop is stalled no heartbeat goes out, so one is always
                 # "due": wait the full turn rather than spin at real-time priority.
-                wait = 0.005 if self.stalled(now) else min(0.005, self.next_heartbeat_in(now))
+                wait = (IO_WAIT_S if self.stalled(now)
+                        else min(IO_WAIT_S, self.next_heartbeat_in(now)))
                 self._notice_absence(now, wait)
                 self.io_turn(wait)
             except Exception as exc:  # never let the safety half die quietly

@@ -34,16 +34,25 @@ class HeartbeatMonitor:
     last_seen_s: dict[Agent, float] = field(default_factory=dict)
     peer_states: dict[Agent, SafetyState] = field(default_factory=dict)
     longest_gap_s: dict[Agent, float] = field(default_factory=dict)
+    # No peer can be missing before this (the earliest deadline when last all were in
+    # time): a peer's heartbeat moves its deadline later (but its first one, from the
+    # start-up grace to its own deadline, which may be sooner: observe looks again), so
+    # until then `missing` need not look. The I/O loop asks up to a thousand times a second.
+    _quiet_until_s: float = field(default=-math.inf, init=False, repr=False)
 
     def observe(self, heartbeat: Heartbeat, now_s: float) -> None:
         agent = heartbeat.agent
         last = self.last_seen_s.get(agent)
         if last is not None:
             self.longest_gap_s[agent] = max(self.longest_gap_s.get(agent, 0.0), now_s - last)
+        else:  # its deadline was the start-up grace, and may now come sooner: look again
+            self._quiet_until_s = -math.inf
         self.last_seen_s[agent] = now_s
         self.peer_states[agent] = heartbeat.state
 
     def missing(self, now_s: float) -> list[Cause]:
+        if now_s < self._quiet_until_s:
+            return []
         causes = []
         for agent, deadline in self.deadlines_s.items():
             last = self.last_seen_s.get(agent)
@@ -57,6 +66,13 @@ class HeartbeatMonitor:
                                     f"no heartbeat from {agent.name.lower()} for "
                                     f"{(now_s - last) * 1e3:.0f} ms (deadline "
                                     f"{deadline * 1e3:.0f} ms)", subject=agent.name))
+        if not causes:
+            # A microsecond early: `now - last > deadline` and `now > last + deadline` may
+            # round apart; looking early never misses one.
+            self._quiet_until_s = min(
+                (self.start_s + self.startup_grace_s if last is None else last + deadline
+                 for agent, deadline in self.deadlines_s.items()
+                 for last in (self.last_seen_s.get(agent),)), default=math.inf) - 1e-6
         return causes
 
 

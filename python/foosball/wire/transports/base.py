@@ -13,7 +13,7 @@ class TransportError(OSError):
 
 
 def wait_readable(sock: socket.socket, timeout: float | None) -> bool:
-    """After a read would block: wait up to `timeout` (0 = not at all) for more data."""
+    """Wait up to `timeout` (0 = not at all, None = for ever) for data to read."""
     if timeout == 0:
         return False
     readable, _, _ = select.select([sock], [], [], timeout)
@@ -30,6 +30,12 @@ class Transport(ABC):
     @abstractmethod
     def recv(self, timeout: float | None) -> bytes | None:
         """The next frame, or None when `timeout` seconds pass first (0 = poll)."""
+
+    def set_aside(self, type_ids: frozenset[int]) -> None:  # noqa: B027 - optional
+        """Frames that claim one of these catalogue types (codec.claimed_type) will be set
+        aside unread by the codec (WireCodec.not_read_types): a transport may leave them out
+        before they cost the agent a wake-up. Only a claim is looked at, so only what the
+        codec would not have checked anyway may be left out; anything else still arrives."""
 
     def fileno(self) -> int:
         """A selectable descriptor, for event loops; -1 where there is none."""

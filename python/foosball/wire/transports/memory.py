@@ -9,6 +9,7 @@ from __future__ import annotations
 import threading
 from collections import deque
 
+from foosball.wire.codec import claimed_type
 from foosball.wire.transports.base import Transport
 
 
@@ -42,12 +43,23 @@ class MemoryTransport(Transport):
         # A bounded queue drops the oldest frame when full, as a NIC ring would.
         self._queue: deque[bytes] = deque(maxlen=hub.queue_limit)
         self._ready = threading.Condition()
+        self._set_aside: frozenset[int] = frozenset()
         hub.attach(self)
 
+    def set_aside(self, type_ids: frozenset[int]) -> None:
+        # As the raw transport's socket filter does in the kernel, on the sender's side here.
+        self._set_aside = type_ids
+
     def _arrive(self, frame: bytes) -> None:
+        if self._set_aside and claimed_type(frame) in self._set_aside:
+            return
         with self._ready:
             self._queue.append(frame)
             self._ready.notify()
+
+    def waiting(self) -> int:
+        """Frames waiting to be received (a benchmark's replay wakes the I/O loop by it)."""
+        return len(self._queue)
 
     def send(self, frame: bytes) -> None:
         self._hub.deliver(self, bytes(frame))

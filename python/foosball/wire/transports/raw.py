@@ -7,10 +7,13 @@ configured MAC address.
 from __future__ import annotations
 
 import ctypes
+import select
 import socket
 import struct
 from collections import deque
+from typing import Any
 
+from foosball.wire import codec
 from foosball.wire.transports.base import Transport, TransportError, wait_readable
 
 ETHERTYPE_FOOSBALL = 0x88B5  # IEEE "local experimental" EtherType
@@ -32,11 +35,80 @@ ETH_P_ALL = 0x0003
 SO_ATTACH_FILTER = 26
 
 
-def ethertype_filter(ethertype: int) -> tuple[bytes, ctypes.Array[ctypes.c_char]]:
-    """A classic BPF program that passes only frames of `ethertype` (ldh [12]; jeq; ret),
-    as the sock_fprog setsockopt wants it, and the buffer it points into (keep it alive)."""
-    program = ((0x28, 0, 0, 12), (0x15, 0, 1, ethertype), (0x06, 0, 0, 0x40000),
-               (0x06, 0, 0, 0))
+# Classic BPF opcodes used here (linux/filter.h).
+_LDH_ABS, _LD_ABS, _LDB_ABS, _LDB_IND, _LD_LEN = 0x28, 0x20, 0x30, 0x50, 0x80
+_JA, _JEQ, _JGT, _JGE, _JGE_X = 0x05, 0x15, 0x25, 0x35, 0x3D
+_ADD, _SUB, _TAX, _TXA, _RET = 0x04, 0x14, 0x07, 0x87, 0x06
+_PASS, _DROP = 0x40000, 0  # bytes of the frame to keep; 0 = leave it out
+
+
+def frame_filter(ethertype: int, set_aside: frozenset[int] = frozenset()
+                 ) -> list[tuple[int, int, int, int]]:
+    """A classic BPF program that passes frames of `ethertype`, except those that claim
+    (codec.claimed_type: the same bytes, read the same way) a type in `set_aside`. A frame
+    it cannot read that far passes: the codec decides about it, and counts it if it is bad.
+
+    Our frame after the 14-byte Ethernet header: u16 length, then the COSE_Mac0 prefix
+    d1 84 43 a1 01 05 a1 04 (tag 17 [protected {1: 5}, {4: ...), the kid's byte-string head
+    0x40 + n and n bytes, the payload's byte-string head (1, 2 or 3 bytes as
+    claimed_type counts them), then a6 01 <type id>. The kid's length n goes into X."""
+    prefix = codec.OWN_PREFIX
+    assert len(prefix) == 8, "the filter reads the COSE prefix as two words"
+    kid_at = ETH_HEADER + 2 + len(prefix)
+    needs = kid_at + 7  # bytes up to the type id in the longest layout, past the kid
+    set_aside = frozenset(t for t in set_aside if t < 24)  # one byte: claimed_type's rule
+    ops: list[tuple[int, Any, Any, Any, str]] = []
+
+    def op(code: int, k: Any = 0, jt: Any = 0, jf: Any = 0, label: str = "") -> None:
+        ops.append((code, jt, jf, k, label))
+
+    op(_LDH_ABS, 12)
+    op(_JEQ, ethertype, jf="drop")
+    if set_aside:
+        op(_LD_LEN)
+        op(_JGE, needs, jf="pass")
+        op(_LD_ABS, ETH_HEADER + 2)
+        op(_JEQ, int.from_bytes(prefix[:4], "big"), jf="pass")
+        op(_LD_ABS, ETH_HEADER + 6)
+        op(_JEQ, int.from_bytes(prefix[4:], "big"), jf="pass")
+        op(_LDB_ABS, kid_at)
+        op(_JGE, 0x40, jf="pass")
+        op(_JGE, 0x58, jt="pass")
+        op(_SUB, 0x40)
+        op(_ADD, needs)  # A = n + needs: the frame must be that long
+        op(_TAX)
+        op(_LD_LEN)
+        op(_JGE_X, jf="pass")
+        op(_TXA)
+        op(_SUB, needs)
+        op(_TAX)  # X = n
+        op(_LDB_IND, kid_at + 1)  # the payload's head
+        op(_JEQ, 0x58, jt="head2")
+        op(_JGT, 0x58, jt="head3")
+        for label, at in (("head1", kid_at + 2), ("head2", kid_at + 3), ("head3", kid_at + 4)):
+            op(_LDB_IND, at, label=label)
+            op(_JEQ, 0xA6, jf="pass")
+            op(_LDB_IND, at + 1)
+            op(_JEQ, 0x01, jf="pass")
+            op(_LDB_IND, at + 2)
+            op(_JA, "type")
+        for n, type_id in enumerate(sorted(set_aside)):
+            op(_JEQ, type_id, jt="drop", label="" if n else "type")
+    op(_RET, _PASS, label="pass")
+    op(_RET, _DROP, label="drop")
+    labels = {label: i for i, (*_, label) in enumerate(ops) if label}
+
+    def to(target: Any, i: int) -> int:  # a label -> the jump's offset from the next op
+        return labels[target] - i - 1 if isinstance(target, str) else int(target)
+
+    return [(code, 0, 0, to(k, i)) if code == _JA else (code, to(jt, i), to(jf, i), k)
+            for i, (code, jt, jf, k, _) in enumerate(ops)]
+
+
+def sock_fprog(program: list[tuple[int, int, int, int]]
+               ) -> tuple[bytes, ctypes.Array[ctypes.c_char]]:
+    """The sock_fprog setsockopt wants for `program`, and the buffer it points into (keep it
+    alive while the call runs)."""
     code = ctypes.create_string_buffer(b"".join(struct.pack("HBBI", *op) for op in program))
     return struct.pack("HP", len(program), ctypes.addressof(code)), code
 
@@ -59,8 +131,7 @@ class RawEthernetTransport(Transport):
                 "raw Ethernet needs CAP_NET_RAW (run as root or use --transport udp)"
             ) from exc
         try:
-            program, self._filter_code = ethertype_filter(ethertype)
-            self._sock.setsockopt(socket.SOL_SOCKET, SO_ATTACH_FILTER, program)
+            self._attach(frozenset())
             self._sock.bind((iface, ETH_P_ALL))
         except OSError as exc:
             self._sock.close()
@@ -69,10 +140,22 @@ class RawEthernetTransport(Transport):
         self._type = struct.pack("!H", ethertype)
         self._header = parse_mac(destination) + own_mac + self._type
         self._sock.setblocking(False)
+        self._poll = select.poll()
+        self._poll.register(self._sock, select.POLLIN)
         # What this socket sent lately: its own frames come back (as outgoing packets) and are
         # skipped without decoding.
         self._sent: deque[bytes] = deque(maxlen=512)
         self._sent_set: set[bytes] = set()
+
+    def _attach(self, set_aside: frozenset[int]) -> None:
+        program, code = sock_fprog(frame_filter(self.ethertype, set_aside))
+        self._sock.setsockopt(socket.SOL_SOCKET, SO_ATTACH_FILTER, program)
+        del code  # the kernel has its own copy now
+
+    def set_aside(self, type_ids: frozenset[int]) -> None:
+        # Replaces the filter in one step: frames already queued still arrive (the codec
+        # sets them aside), and no frame is lost in between.
+        self._attach(type_ids)
 
     def send(self, frame: bytes) -> None:
         data = self._header + frame
@@ -83,27 +166,33 @@ class RawEthernetTransport(Transport):
         self._sock.send(data)
 
     def recv(self, timeout: float | None) -> bytes | None:
-        waited = False
-        while True:
+        # Asked whether anything waits before reading (poll, select), never by a read that
+        # fails: a failed read raises in Python, and the I/O loop asks once more after every
+        # frame it takes (is there another?), at each of the LAN's ~1,000 frames a second.
+        if timeout == 0:
+            if not self._poll.poll(0):
+                return None
+        elif not wait_readable(self._sock, timeout):
+            return None
+        for _ in range(64):  # frames of other EtherTypes or our own: skipped, not waited on
             try:
                 # recv, not recvfrom: a packet socket's address costs an ioctl (the
                 # interface's name) per frame, and the frame itself says all we need.
                 data = self._sock.recv(2048)
             except BlockingIOError:
-                # Wait once: a socket that is readable yet has nothing (a pending error)
-                # must not turn this into a busy loop.
-                if waited or not wait_readable(self._sock, timeout):
-                    return None
-                waited = True
-                continue
+                return None  # readable, yet nothing (a pending error): no busy loop
             if len(data) < ETH_HEADER or data[12:14] != self._type:
-                continue  # queued before the filter was attached
-            if data in self._sent_set:
-                continue  # our own transmission, looped back to this socket (its sequence
+                pass  # queued before the filter was attached
+            elif data in self._sent_set:
+                pass  # our own transmission, looped back to this socket (its sequence
                 # number makes it unlike any other process's frame)
-            # Another process's transmission on this host: the agents that share a board
-            # (the pole board runs three) hear each other this way.
-            return data[ETH_HEADER:]
+            else:
+                # Another process's transmission on this host: the agents that share a
+                # board (the pole board runs three) hear each other this way.
+                return data[ETH_HEADER:]
+            if not self._poll.poll(0):
+                return None
+        return None
 
     def fileno(self) -> int:
         return self._sock.fileno()
