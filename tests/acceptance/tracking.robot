@@ -14,7 +14,7 @@ Test Tags           sim
 The Ball Is Reported While It Is In Play
     Given the game is playing
     When the camera takes 600 frames
-    Then the ball is reported in ${TRACKED_PCT} % of the frames in which it is in play
+    Then the ball is reported in ${TRACKED_PCT} % of the frames in which it is in play and in sight
 
 The Reported Ball Is Within 5 mm Of The Simulator's Truth
     Given the game is playing

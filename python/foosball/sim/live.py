@@ -12,7 +12,8 @@ source, unchanged.
 Nothing here talks to the agents: the robot is played only through its motors and seen
 only through the camera, as on the real table. For tests only, the table can tell where the
 ball really is (`truth`): one UDP datagram per frame, JSON {t_ns: the frame's stamp, x, y
-(m, table frame), in_play, score_robot, score_human, saves_robot}, which no agent reads.
+(m, table frame), in_play, visible (the share of the ball's pixels the men and rods leave in
+sight), score_robot, score_human, saves_robot}, which no agent reads.
 """
 
 from __future__ import annotations
@@ -108,16 +109,18 @@ class LiveTable:
         """The camera's frame now (CameraServer's callback)."""
         self.advance()
         state = self.world.state()
-        image = self.renderer.render(state).image
+        frame = self.renderer.render(state)
         stamp = self.wall_ns()
         if self._truth is not None:
             score = self.world.score
             truth = {"t_ns": stamp, "x": state.ball_x, "y": state.ball_y,
-                     "in_play": state.ball_in_play, "score_robot": score.robot,
-                     "score_human": score.human, "saves_robot": self.match.result.saves_robot}
+                     "in_play": state.ball_in_play,
+                     "visible": round(frame.visible_fraction, 3),
+                     "score_robot": score.robot, "score_human": score.human,
+                     "saves_robot": self.match.result.saves_robot}
             with contextlib.suppress(OSError):  # nobody listening: the table plays on
                 self._truth.sendto(json.dumps(truth).encode(), self._truth_to)
-        return image, stamp
+        return frame.image, stamp
 
     def score(self) -> tuple[int, int]:
         return self.world.score.robot, self.world.score.human

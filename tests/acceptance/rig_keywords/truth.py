@@ -20,6 +20,7 @@ class Truth:
     x: float
     y: float
     in_play: bool
+    visible: float  # the share of the ball's pixels in sight of the camera (0..1)
     score_robot: int
     score_human: int
     saves_robot: int
@@ -50,8 +51,8 @@ class TruthListener:
                 return
             d = json.loads(data)
             truth = Truth(time.monotonic(), int(d["t_ns"]), float(d["x"]), float(d["y"]),
-                          bool(d["in_play"]), int(d["score_robot"]), int(d["score_human"]),
-                          int(d["saves_robot"]))
+                          bool(d["in_play"]), float(d["visible"]), int(d["score_robot"]),
+                          int(d["score_human"]), int(d["saves_robot"]))
             with self._lock:
                 self._frames.append(truth)
 
