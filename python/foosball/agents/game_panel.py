@@ -123,6 +123,9 @@ def vision_from_detector(detector: DetectorConfig, preview: bool = False) -> Vis
 GOAL_HORIZON_S = 0.1  # the longest a vanished ball is carried on (5 frames at 50 fps)
 GOAL_CONFIRM_S = 0.25  # LOST this long, not seen back in the field: the goal stands
 TWO_SIGHTINGS_S = 0.05  # sightings this close give the heading (the filter's lags a kick)
+MAX_SCORE = 999  # what GameState's score fields hold
+
+
 class GoalDetector:
     """Goal = a track that ends in a goal mouth, then LOST (see the module doc)."""
 
@@ -166,7 +169,7 @@ class GoalDetector:
 
     def forget(self) -> None:
         """A match starts or resumes: a goal not yet confirmed went in while nobody played
-        (seen on the rig: the last test's goal counted at the serve in the next match)."""
+        (seen on the rig: the previous match's last goal counted in the next one)."""
         self.pending = None
 
     def _heading(self, last: BallState) -> tuple[float, float]:
@@ -363,7 +366,7 @@ class GamePanelCore:
         self.ball = ball
         scorer = self.goals.observe(ball)
         if scorer is not None and self.state == SafetyState.PLAYING:
-            self.score[scorer] = min(999, self.score[scorer] + 1)
+            self.score[scorer] = min(MAX_SCORE, self.score[scorer] + 1)
             self.notice = f"goal for the {scorer}"
         if ball.status == BallStatus.LOST:
             self.trail.clear()
@@ -422,8 +425,8 @@ class GamePanelCore:
             return "needs team robot or human and change +1 or -1"
         if self.match == "idle":
             return "no match is on"
-        if not 0 <= self.score[team] + change <= 999:
-            return f"the {team}'s score cannot go below 0 or above 999"
+        if not 0 <= self.score[team] + change <= MAX_SCORE:
+            return f"the {team}'s score cannot go below 0 or above {MAX_SCORE}"
         self.score[team] += change
         return ""
 
