@@ -115,6 +115,11 @@ def _compile(cls: type) -> Any:
             continue  # each record checked by its own reader
         lines += ["    " + line for line in _value_check(spec, v, ns, str(i), False)]
     lines.append(f"    return CLS({', '.join(f'v{i}' for i in range(len(fields_)))}), at")
+    return _define(cls, lines, ns)
+
+
+def _define(cls: type, lines: list[str], ns: dict[str, Any]) -> Any:
+    """The reader `lines` define, cached on `cls`."""
     exec("\n".join(lines), ns)  # our own specs: no outside text reaches it
     cls._compiled_reader = ns["read"]  # type: ignore[attr-defined]
     return ns["read"]
@@ -170,9 +175,7 @@ def _compile_fixed(cls: type) -> Any:
         lines += ["    " + line for line in _value_check(spec, v, ns, str(i), False)]
     lines.append(f"    return CLS({', '.join(f'v{i}' for i in range(len(values)))}), "
                  f"at + {unpack.size}")
-    exec("\n".join(lines), ns)  # our own specs: no outside text reaches it
-    cls._compiled_reader = ns["read"]  # type: ignore[attr-defined]
-    return ns["read"]
+    return _define(cls, lines, ns)
 
 
 def read_body(cls: type, data: bytes, at: int) -> Any:

@@ -10,16 +10,22 @@ from __future__ import annotations
 import bisect
 import itertools
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any
 
 from robot.api import logger
 from robot.api.deco import keyword
 
+from foosball.agents.game_panel import GOAL_HORIZON_S
 from foosball.wire.catalogue import BallState, BallStatus, GameState, SafetyState
 from rig_keywords.context import SimulatedTable
 from rig_keywords.waiting import seconds, wait_until
 
-UNSEEN_S = 0.1  # the game panel carries a vanished ball on this far (GOAL_HORIZON_S)
+
+def score_changes(items: list[Any], score: Callable[[Any], tuple[int, int]]) -> list[Any]:
+    """The items whose score differs from the one before."""
+    return [now for before, now in itertools.pairwise(items) if score(now) != score(before)]
 
 
 @dataclass
@@ -28,8 +34,8 @@ class Tally:
     human: int = 0
     saves: int = 0
     not_playing: int = 0  # goals the table counted while the game was not PLAYING
-    # goals while playing that the camera did not see go in (not DETECTED within
-    # UNSEEN_S before the table counted them), by the scoring team
+    # goals while playing that the camera did not see go in (not DETECTED within the game
+    # panel's GOAL_HORIZON_S before the table counted them), by the scoring team
     unseen: dict[str, int] = field(default_factory=lambda: {"robot": 0, "human": 0})
     alarms: str = ""
 
@@ -65,7 +71,7 @@ class PlayKeywords:
                 tally.saves += frame.saves_robot - previous.saves_robot
                 last_seen = bisect.bisect_right(seen_at, frame.t_ns)
                 if sum(goals) and (last_seen == 0 or frame.t_ns - seen_at[last_seen - 1]
-                                   > UNSEEN_S * 1e9):
+                                   > GOAL_HORIZON_S * 1e9):
                     tally.unseen["robot" if goals[0] else "human"] += 1
             else:
                 tally.not_playing += sum(goals)
@@ -77,9 +83,7 @@ class PlayKeywords:
         ctx = self.ctx
         frames = ctx.truth.since(ctx.started_s)
         balls = [h.message for h in ctx.observer.since(ctx.started_s - 1.0, BallState)]
-        goals = [now for before, now in itertools.pairwise(frames)
-                 if (now.score_robot, now.score_human) != (before.score_robot,
-                                                           before.score_human)]
+        goals = score_changes(frames, lambda f: (f.score_robot, f.score_human))
         told = []
         for goal in goals:
             near = [b for b in balls if -0.2e9 <= b.capture_time - goal.t_ns <= 0.4e9]
@@ -92,11 +96,10 @@ class PlayKeywords:
     def _panel_goals(self) -> str:
         """When the game panel's score went up since the start (for a failure)."""
         states = self.ctx.observer.since(self.ctx.started_s - 1.0, GameState)
-        told = [f"{now.message.score_robot}:{now.message.score_human} "
-                f"{now.at_s - self.ctx.started_s:+.2f} s"
-                for before, now in itertools.pairwise(states)
-                if (now.message.score_robot, now.message.score_human)
-                != (before.message.score_robot, before.message.score_human)]
+        told = [f"{h.message.score_robot}:{h.message.score_human} "
+                f"{h.at_s - self.ctx.started_s:+.2f} s"
+                for h in score_changes(states, lambda h: (h.message.score_robot,
+                                                          h.message.score_human))]
         return "its score went " + (", ".join(told) or "nowhere") + " after the start"
 
     def _left(self, limit: str) -> float:
