@@ -384,13 +384,7 @@ class AgentRuntime:
     def _update_latch(self, now: float) -> list[Alarm]:
         was = self.latch.faulted
         alarms = self.latch.update(now, self.causes(now))
-        # The view every safety tick: the same object while nothing in it changed (building
-        # one a tick cost more than the rest of the turn's latch work).
-        latch, view = self.latch, self._view
-        present = tuple(latch.present(now))
-        if (present != view.causes or latch.faulted != view.faulted
-                or latch.fault_text != view.fault_text or latch.restarts != view.restarts):
-            self._view = SafetyView(latch.faulted, present, latch.fault_text, latch.restarts)
+        self._view = self.latch.view(now)
         if self.latch.faulted and not was:
             log.error("FAULT latched: %s (mono=%.6f)", self.latch.fault_text, now)
         return alarms

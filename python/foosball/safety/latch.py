@@ -70,6 +70,7 @@ class SafetyLatch:
     _announced_s: dict[tuple[AlarmCode, int, str], float] = field(default_factory=dict)
     _peer: dict[tuple[Agent, AlarmCode, int], _PeerCause] = field(default_factory=dict)
     _grace_until_s: float = -math.inf
+    _last_view: SafetyView = field(default_factory=SafetyView, repr=False)
 
     # -- inputs ------------------------------------------------------------------------
     def update(self, now_s: float, causes: tuple[Cause, ...] | list[Cause]) -> list[Alarm]:
@@ -121,8 +122,14 @@ class SafetyLatch:
         return None
 
     def view(self, now_s: float) -> SafetyView:
-        return SafetyView(self.faulted, tuple(self.present(now_s)), self.fault_text,
-                          self.restarts)
+        """The same object while nothing in it changed: the runtime asks every safety tick
+        and compares views by identity (building one a tick cost more than the rest of the
+        tick's latch work)."""
+        last, present = self._last_view, tuple(self.present(now_s))
+        if (present != last.causes or self.faulted != last.faulted
+                or self.fault_text != last.fault_text or self.restarts != last.restarts):
+            self._last_view = SafetyView(self.faulted, present, self.fault_text, self.restarts)
+        return self._last_view
 
     def _latch(self, text: str) -> None:
         if not self.faulted:
