@@ -30,6 +30,7 @@ import math
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from math import copysign, isfinite, sqrt
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -164,8 +165,14 @@ ERROR_ALARM = {
     L.ErrorCode.MOTOR_LOCKED: AlarmCode.MOTOR_LOCKED,
 }
 _FAULTY = (L.Cia402State.FAULT, L.Cia402State.FAULT_REACTION_ACTIVE)
+# the phases whose drive state makes the MDA's safety state ALIGNING, and HOMING
+_ALIGNING_PHASES = tuple(p for p, s in PHASE_STATE.items()
+                         if s in (DriveState.OFF, DriveState.ALIGNING))
+_HOMING_PHASES = tuple(p for p, s in PHASE_STATE.items() if s is DriveState.HOMING)
 _FOLLOWING = (Phase.READY, Phase.RUNNING)  # homed: the profile drives the setpoint
 _OPERATION_ENABLED = L.Cia402State.OPERATION_ENABLED
+_STATE_OF_BITS, _STATE_BITS = L.STATE_OF_BITS, L.STATE_BITS
+_FAULTY_BITS = tuple(state in _FAULTY for state in _STATE_OF_BITS)  # per statusword & bits
 _ENABLE_OPERATION = int(L.Control.ENABLE_OPERATION)
 _CSP = int(L.Mode.CYCLIC_SYNC_POSITION)
 # causes the MDA can see go away itself; any other agent's alarm is cleared by its owner
@@ -202,6 +209,10 @@ class MdaOutputs(NamedTuple):
 @dataclass(slots=True)  # slots: the cycle reads and writes these eight times a period
 class _Axis:
     setup: AxisSetup
+    # the profile's per-cycle constants, worked out once (the same floats as the profile
+    # worked out every cycle): the largest speed change in one cycle, 2 x max acceleration
+    largest_change: float
+    twice_acceleration: float
     phase: Phase = Phase.OFF
     since_s: float = 0.0
     zero: float = 0.0  # raw motor position of the switch edge (translation axes)
@@ -211,8 +222,10 @@ class _Axis:
     goal_speed: float = 0.0
     reset_toggle: bool = False
     last: L.TxPdo = field(default_factory=L.TxPdo)
-    # the last outputs built while following the profile, reused while the setpoint stands
+    # the outputs while following the profile, and the setpoint they hold (rebuilt when
+    # the setpoint moves; NaN: none yet)
     following: L.RxPdo = field(default_factory=L.RxPdo)
+    following_setpoint: float = math.nan
 
 
 @dataclass
@@ -231,7 +244,8 @@ class MotorDriverCore:
 
     def __init__(self, config: MotorDriverConfig) -> None:
         self.config = config
-        self.axes = [_Axis(setup) for setup in config.axes]
+        self.axes = [_Axis(setup, setup.max_acceleration * config.cycle_s,
+                           2.0 * setup.max_acceleration) for setup in config.axes]
         self.latched: Latched | None = None
         self.alarmed: set[tuple[AlarmCode, int]] = set()  # (code, axis) already raised
         self.accepting = True  # GameControl PAUSE/STOP hold the rods; START resumes
@@ -251,23 +265,36 @@ class MotorDriverCore:
         self.fault_log = RateLimitedLog(log, config.repeat_log_s)
         self._alignment_objects: tuple[int, ...] = ()
         self._answering = 0  # capture time of the newest command taken this cycle
+        # read every cycle: the configuration's values kept at hand
+        self._cycle_s = config.cycle_s
+        self._status_period_s = config.status_period_s
+        self._alignment_by_sdo = config.alignment is L.Alignment.SDO
 
     # -- public view ---------------------------------------------------------------------
     def drive_states(self) -> list[DriveState]:
         return [PHASE_STATE[a.phase] for a in self.axes]
 
     def safety_state(self) -> SafetyState:
-        """The MDA's part of the system safety state (for its Heartbeat)."""
+        """The MDA's part of the system safety state (for its Heartbeat): ALIGNING while
+        any drive is off or aligning, else HOMING while any homes, else PAUSED while not
+        accepting, else PLAYING while any runs, else READY. (Every step asks: phases are
+        compared by identity, as a set of them would hash each one in Python.)"""
         if self.latched is not None:
             return SafetyState.FAULT
-        states = {PHASE_STATE[phase] for phase in {a.phase for a in self.axes}}
-        if states & {DriveState.OFF, DriveState.ALIGNING}:
-            return SafetyState.ALIGNING
-        if DriveState.HOMING in states:
+        homing = running = False
+        for axis in self.axes:
+            phase = axis.phase
+            if phase in _ALIGNING_PHASES:
+                return SafetyState.ALIGNING
+            if phase in _HOMING_PHASES:
+                homing = True
+            elif phase is Phase.RUNNING:
+                running = True
+        if homing:
             return SafetyState.HOMING
         if not self.accepting:
             return SafetyState.PAUSED
-        return SafetyState.PLAYING if DriveState.RUNNING in states else SafetyState.READY
+        return SafetyState.PLAYING if running else SafetyState.READY
 
     def position(self, axis: int) -> float:
         a = self.axes[axis]
@@ -304,7 +331,8 @@ class MotorDriverCore:
         if frame_ok:
             for axis, tx in zip(self.axes, inputs.exchange.inputs, strict=False):
                 axis.last = tx
-                faulty = faulty or tx.state in _FAULTY
+                if _FAULTY_BITS[tx.statusword & _STATE_BITS]:
+                    faulty = True
         if not self.started:
             self.started = True
             if self.latched is None:  # started into a system in FAULT: nothing enables
@@ -317,7 +345,8 @@ class MotorDriverCore:
         self._alignment_objects = inputs.alignment_objects
         if self.latched is None:
             for axis in self.axes:
-                if axis.phase in _FOLLOWING and axis.last.state is _OPERATION_ENABLED:
+                if axis.phase in _FOLLOWING and \
+                        _STATE_OF_BITS[axis.last.statusword & _STATE_BITS] is _OPERATION_ENABLED:
                     if axis.setpoint != axis.goal or axis.speed != 0.0:  # else it stands
                         self._profile(axis)
                 else:  # the CiA 402 sequence, alignment, homing, or a drive that left it
@@ -325,7 +354,7 @@ class MotorDriverCore:
         else:
             self._watch_fault(inputs, frame_ok, now, out)
         drives = tuple([self._outputs(axis) for axis in self.axes])
-        if now - self._last_status_s >= self.config.status_period_s:
+        if now - self._last_status_s >= self._status_period_s:
             self._last_status_s = now
             out.append(self._motor_status())
             out.append(self._ethercat_status(inputs))
@@ -334,7 +363,7 @@ class MotorDriverCore:
         recover = self.latched is not None and self.consecutive_no_frame == 0 and (
             self.consecutive_bad_wkc > 0 or inputs.al_state != L.AlState.OP)
         read = tuple(n for n, a in enumerate(self.axes) if a.phase is Phase.ALIGNING) \
-            if self.config.alignment is L.Alignment.SDO and self.latched is None else ()
+            if self._alignment_by_sdo and self.latched is None else ()
         answering, self._answering = self._answering, 0
         return MdaOutputs(drives, tuple(out), recover, read, answering)
 
@@ -367,9 +396,11 @@ class MotorDriverCore:
         if isinstance(message, MotorCommand):
             if self.latched is not None or not self.accepting:
                 return
+            axes = self.axes
+            count = len(axes)
             for target in message.axes:
-                if 0 <= target.axis < len(self.axes):
-                    self._set_goal(self.axes[target.axis], target.position, target.velocity)
+                if 0 <= target.axis < count:
+                    self._set_goal(axes[target.axis], target.position, target.velocity)
             self._answering = max(self._answering, message.ball_capture_time)
         elif isinstance(message, GameControl):
             command = message.command
@@ -401,13 +432,18 @@ class MotorDriverCore:
             log.info("drive %d released from the panel", message.axis)
 
     def _set_goal(self, axis: _Axis, position: float, speed: float) -> None:
-        if axis.phase not in (Phase.READY, Phase.RUNNING):
+        """The goal within the soft travel, the speed within 0 .. max_speed (compared
+        rather than min()/max(): the same floats, without four calls per axis)."""
+        if axis.phase not in _FOLLOWING:
             return
-        if not (math.isfinite(position) and math.isfinite(speed)):
+        if not (isfinite(position) and isfinite(speed)):
             return
-        position = min(axis.setup.soft_max, max(axis.setup.soft_min, position))
-        axis.goal = axis.zero + position
-        axis.goal_speed = max(0.0, min(speed, axis.setup.max_speed))
+        setup = axis.setup
+        low, high = setup.soft_min, setup.soft_max
+        position = position if position > low else low
+        axis.goal = axis.zero + (position if position < high else high)
+        speed = setup.max_speed if setup.max_speed < speed else speed
+        axis.goal_speed = speed if speed > 0.0 else 0.0
         axis.phase = Phase.RUNNING
 
     def _hold(self, axis: _Axis) -> None:
@@ -580,17 +616,20 @@ class MotorDriverCore:
                     f"while {axis.phase.value}")
 
     def _profile(self, axis: _Axis) -> None:
-        """Trapezoidal setpoint towards the goal; speed and acceleration limited."""
-        dt = self.config.cycle_s
-        amax = axis.setup.max_acceleration
+        """Trapezoidal setpoint towards the goal; speed and acceleration limited. (The
+        limits compared rather than min()/max(), and min(a, b) written as `b if b < a else
+        a`, max(a, b) as `b if b > a else a`: the same floats, NaN included.)"""
+        goal, setpoint, speed = axis.goal, axis.setpoint, axis.speed
         vmax = axis.goal_speed if axis.phase is Phase.RUNNING else 0.0
-        goal, setpoint = axis.goal, axis.setpoint
         error = goal - setpoint
         distance = abs(error)
-        wanted = math.copysign(min(vmax, math.sqrt(2.0 * amax * distance)), error)
-        largest_change = amax * dt
-        speed = axis.speed + max(-largest_change, min(largest_change, wanted - axis.speed))
-        step = speed * dt
+        reach = sqrt(axis.twice_acceleration * distance)  # the speed that still stops there
+        wanted = copysign(reach if reach < vmax else vmax, error)
+        largest_change = axis.largest_change
+        change = wanted - speed
+        change = change if change < largest_change else largest_change
+        speed += change if change > -largest_change else -largest_change
+        step = speed * self._cycle_s
         if distance <= abs(step) or (distance < 1e-6 and abs(speed) < largest_change):
             axis.setpoint = goal
             axis.speed = 0.0
@@ -602,10 +641,10 @@ class MotorDriverCore:
     def _outputs(self, axis: _Axis) -> L.RxPdo:
         phase = axis.phase
         if phase in _FOLLOWING:  # most cycles: the profile's setpoint
-            hold = L.rad_to_counts(axis.setpoint)
-            if axis.following.target_position != hold or \
-                    axis.following.controlword != _ENABLE_OPERATION:
-                axis.following = L.RxPdo(_ENABLE_OPERATION, _CSP, hold, 0)
+            setpoint = axis.setpoint
+            if setpoint != axis.following_setpoint:
+                axis.following_setpoint = setpoint
+                axis.following = L.RxPdo(_ENABLE_OPERATION, _CSP, L.rad_to_counts(setpoint), 0)
             return axis.following
         tx = axis.last
         hold = L.rad_to_counts(axis.setpoint)
@@ -671,9 +710,13 @@ class MotorDriverCore:
 
 
 def _bounded(value: float, limit: float, low: float | None = None) -> float:
-    if not math.isfinite(value):
+    """0.0 if not finite, else held within low (-limit unless given) .. limit (compared:
+    the same floats as max(low, min(limit, value)), 24 times a status)."""
+    if not isfinite(value):
         return 0.0
-    return max(-limit if low is None else low, min(limit, value))
+    value = value if value < limit else limit
+    low = -limit if low is None else low
+    return value if value > low else low
 
 
 # --- the real-time edge ---------------------------------------------------------------------

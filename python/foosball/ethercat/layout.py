@@ -14,6 +14,7 @@ from __future__ import annotations
 import enum
 import struct
 from dataclasses import dataclass
+from functools import partial
 from itertools import chain
 from typing import NamedTuple
 
@@ -104,12 +105,19 @@ VELOCITY_COUNTS_PER_RAD_S = 1_000  # mrad/s
 CURRENT_COUNTS_PER_A = 1_000  # mA
 
 
+COUNTS_MIN, COUNTS_MAX = -(2**31), 2**31 - 1  # a 32-bit object's range
+
+
 def rad_to_counts(rad: float) -> int:
-    return max(-(2**31), min(2**31 - 1, round(rad * POSITION_COUNTS_PER_RAD)))
+    """Rounded and held to the object's range. (Compared rather than min()/max(): the same
+    integer, without two calls, eight times a cycle.)"""
+    counts = round(rad * POSITION_COUNTS_PER_RAD)
+    return COUNTS_MAX if counts > COUNTS_MAX else COUNTS_MIN if counts < COUNTS_MIN else counts
 
 
 def rad_s_to_counts(rad_s: float) -> int:
-    return max(-(2**31), min(2**31 - 1, round(rad_s * VELOCITY_COUNTS_PER_RAD_S)))
+    counts = round(rad_s * VELOCITY_COUNTS_PER_RAD_S)
+    return COUNTS_MAX if counts > COUNTS_MAX else COUNTS_MIN if counts < COUNTS_MIN else counts
 
 
 # --- CiA 402 ---------------------------------------------------------------------------------
@@ -173,13 +181,15 @@ def _decode_state(statusword: int) -> Cia402State:
 
 
 # Every mask of the coding lies within 0x6F: the state of each of those 128 bit patterns,
-# decoded once, so the cycle looks a state up instead of walking the table per drive.
-_STATE_BITS = 0x6F
-_STATE_OF_BITS: tuple[Cia402State, ...] = tuple(_decode_state(bits) for bits in range(128))
+# decoded once, so the cycle looks a state up instead of walking the table per drive
+# (`STATE_OF_BITS[statusword & STATE_BITS]`: what `decode_state` and `TxPdo.state` give,
+# without their Python call, for the loops that look at every drive every cycle).
+STATE_BITS = 0x6F
+STATE_OF_BITS: tuple[Cia402State, ...] = tuple(_decode_state(bits) for bits in range(128))
 
 
 def decode_state(statusword: int) -> Cia402State:
-    return _STATE_OF_BITS[statusword & _STATE_BITS]
+    return STATE_OF_BITS[statusword & STATE_BITS]
 
 
 class Status(enum.IntFlag):
@@ -286,7 +296,7 @@ class TxPdo(NamedTuple):
 
     @property
     def state(self) -> Cia402State:
-        return _STATE_OF_BITS[self.statusword & _STATE_BITS]
+        return STATE_OF_BITS[self.statusword & STATE_BITS]
 
     @property
     def position_rad(self) -> float:
@@ -299,6 +309,9 @@ class TxPdo(NamedTuple):
     @property
     def current_a(self) -> float:
         return self.current_actual / CURRENT_COUNTS_PER_A
+
+
+_new_tx_pdo = partial(tuple.__new__, TxPdo)
 
 
 class ProcessImage:
@@ -315,7 +328,9 @@ class ProcessImage:
 
     def unpack_inputs(self, data: bytes) -> tuple[TxPdo, ...]:
         values = iter(self.inputs.unpack_from(data))
-        return tuple(map(TxPdo._make, zip(*[values] * len(TxPdo._fields), strict=True)))
+        # tuple.__new__ is what TxPdo._make calls, without _make's Python frame and length
+        # check (zip hands it exactly one drive's fields)
+        return tuple(map(_new_tx_pdo, zip(*[values] * len(TxPdo._fields), strict=True)))
 
 
 # --- AL (application layer) states and status codes -----------------------------------------
