@@ -11,9 +11,11 @@ For each agent, the CPU time (time.process_time, this process alone) of one peri
   the BallStates and RodStatus of a recorded simulated match) + encoding its RodCommand;
 - pole_driver, per RodCommand: decoding it + PoleDriverCore.step + encoding the MotorCommand;
 - motor_driver, per EtherCAT cycle with 8 drives: decoding the cycle's MotorCommand +
-  EtherCatHardware.sense/act + MotorDriverCore.step + encoding its status messages, on the
-  in-process fake bus (its drive models' own time is taken out: on the board they are the
-  drives, and the frame exchange is SOEM's C);
+  EtherCatHardware.sense/act + MotorDriverCore.step + encoding its status messages + the
+  real master's Python per exchange (PysoemBus.exchange: the process image packed and
+  unpacked), its frames handed to the fake bus's drive models by a stand-in for SOEM
+  (that and the drive models' own time are taken out: on the board they are SOEM's C, the
+  wire and the drives);
 - game_panel, per BallState: decoding it + GamePanelCore.step + the page's update
   (PanelHardware.act: the changed topics serialised) + encoding its GameState;
 - supervisory_panel, per drive-status update (20 Hz): decoding MotorStatus and
@@ -59,6 +61,8 @@ sys.path.insert(0, str(HERE))  # the sibling benchmarks reused here
 import runtime_load  # noqa: E402  (the runtime's LAN cost: reused, not copied)
 
 from foosball.agents.runtime import Inputs  # noqa: E402
+from foosball.ethercat import layout as L  # noqa: E402
+from foosball.ethercat.fake import FakeBus  # noqa: E402
 from foosball.wire.catalogue import (  # noqa: E402
     Agent,
     AxisStatus,
@@ -230,21 +234,37 @@ class PoleDriverWork(Work):
             self.codec.encode(message)
 
 
-class _TimedBus:
-    """The fake bus with its exchange timed: the emulated drives' own CPU is not the
-    master's (on the board the exchange is a frame on the wire, sent by SOEM's C)."""
+class _WireMaster:
+    """A stand-in for pysoem's Master in front of the fake bus's drive models, so that the
+    motor driver's bus is the real master's class (foosball.ethercat.master.PysoemBus) and
+    its Python per exchange is measured: the process image packed into each slave's
+    outputs, the inputs joined and unpacked, the Exchange built. What SOEM's C and the wire
+    do (the frame sent and received: here the drives' outputs read back, the emulated
+    drives stepped, their inputs packed) is timed and taken out, as are the drives'."""
 
-    def __init__(self, bus: Any) -> None:
-        self._bus = bus
-        self.exchange_s = 0.0
+    class Slave:
+        def __init__(self) -> None:
+            self.output = bytes(L.RXPDO_SIZE)
+            self.input = bytes(L.TXPDO_SIZE)
 
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self._bus, name)
+    def __init__(self, bus: FakeBus) -> None:
+        self.bus = bus
+        self.slaves = [self.Slave() for _ in bus.drives]
+        self.exchange_s = 0.0  # the stand-in's frames: not the master's Python
 
-    def exchange(self, outputs: Any) -> Any:
+    def open(self, iface: str) -> None:
+        pass  # no socket
+
+    def send_processdata(self) -> None:
+        pass  # the frame leaves in receive_processdata, timed there
+
+    def receive_processdata(self, timeout_us: int, release_gil: bool = False) -> int:
         start = time.process_time()
         try:
-            return self._bus.exchange(outputs)
+            exchange = self.bus.exchange([L.RxPdo.unpack(s.output) for s in self.slaves])
+            for slave, tx in zip(self.slaves, exchange.inputs, strict=True):
+                slave.input = tx.pack()
+            return exchange.working_counter
         finally:
             self.exchange_s += time.process_time() - start
 
@@ -263,14 +283,17 @@ class MotorDriverWork(Work):
             MotorDriverCore,
         )
         from foosball.ethercat.bus import BusConfig
-        from foosball.ethercat.fake import FakeBus
+        from foosball.ethercat.master import PysoemBus
         from foosball.wire.catalogue import AxisTarget, MotorCommand
 
         clock = [0.0]
         config = MotorDriverConfig(cycle_s=CYCLE_S)
-        self.bus = _TimedBus(FakeBus(BusConfig(backend="fake", drives=8),
-                                     clock=lambda: clock[0]))
-        self.bus.start()
+        drives = FakeBus(BusConfig(backend="fake", drives=8), clock=lambda: clock[0])
+        drives.start()
+        self.wire = _WireMaster(drives)
+        self.bus = PysoemBus(BusConfig(backend="pysoem", drives=8), master=self.wire)
+        self.bus.expected_working_counter = drives.expected_working_counter
+        self.drives = drives.drives
 
         def sleep(seconds: float) -> None:  # the cycle's wait: simulated time moves on
             clock[0] += seconds
@@ -288,7 +311,7 @@ class MotorDriverWork(Work):
                 break
         else:
             raise RuntimeError(f"the drives did not come up: {self.core.drive_states()}")
-        self.bus.exchange_s = 0.0
+        self.wire.exchange_s = 0.0
         pole = codec(Agent.POLE_DRIVER)
         # A target per axis every cycle (the frame rate is the cycle rate at 5 ms), moving.
         return [pole.encode(MotorCommand(axes=tuple(
@@ -308,7 +331,7 @@ class MotorDriverWork(Work):
 
     @property
     def excluded_s(self) -> float:  # type: ignore[override]
-        return self.bus.exchange_s
+        return self.wire.exchange_s
 
     def kernel_s(self, cycles: int) -> float:
         """CPU seconds per cycle of what a separate real-time process would still do every
@@ -318,10 +341,8 @@ class MotorDriverWork(Work):
         on the drives as `prepare()` left them). The exchange itself is SOEM's C."""
         from itertools import chain
 
-        from foosball.ethercat import layout as L
-
-        image = L.ProcessImage(len(self.bus.drives))
-        raw = image.inputs.pack(*chain.from_iterable(d.tx() for d in self.bus.drives))
+        image = L.ProcessImage(len(self.drives))
+        raw = image.inputs.pack(*chain.from_iterable(d.tx() for d in self.drives))
         core, axes = self.core, self.core.axes
         faulty = (L.Cia402State.FAULT, L.Cia402State.FAULT_REACTION_ACTIVE)
         start = time.process_time()
