@@ -812,7 +812,7 @@ class EtherCatHardware:
         n = min(count, len(ring), P99_CYCLES)
         if n == 0:
             return 0.0
-        return float(np.percentile(np.take(ring, range(count - n, count), mode="wrap"), 99))
+        return float(np.percentile(np.take(ring, np.arange(count - n, count), mode="wrap"), 99))
 
     def act(self, actuation: MdaOutputs | None) -> None:
         if actuation is None:  # the step failed: stop every drive where it is
