@@ -36,7 +36,6 @@ sys.path.insert(0, str(HERE))
 import runtime_load  # noqa: E402
 
 from foosball.agents.runtime import AgentRuntime  # noqa: E402
-from foosball.safety.settings import SafetySettings  # noqa: E402
 from foosball.wire.catalogue import Agent  # noqa: E402
 from foosball.wire.codec import WireCodec  # noqa: E402
 from foosball.wire.endpoint import Endpoint  # noqa: E402
@@ -49,10 +48,10 @@ def send_traffic(agent: Agent, fps: float, seconds: float, start: float) -> None
     """The other agents' frames at their times from `start` (time.monotonic), each encoded
     and stamped just before it is sent."""
     transport = RawEthernetTransport(SENDER_IFACE)
-    senders = {a: WireCodec(runtime_load.KEY, a) for a in runtime_load.RIG}
+    senders = runtime_load.sender_codecs()
     for second in range(int(seconds)):
         for at, sender, make in runtime_load.traffic(fps, second):
-            if sender == agent:
+            if sender == agent.name.lower():
                 continue
             frame = senders[sender].encode(make())
             delay = start + second + at - time.monotonic()
@@ -93,7 +92,8 @@ def measure(agent: Agent, fps: float, seconds: float, idle: bool = False) -> dic
     reads = runtime_load.core_reads(agent)
     endpoint = Endpoint(RawEthernetTransport(AGENT_IFACE), WireCodec(runtime_load.KEY, agent))
     cycle_s = {Agent.MOTOR_DRIVER: 0.005, Agent.BALL_TRACKER: 1 / fps}.get(agent)
-    runtime = AgentRuntime(runtime_load.IdleCore(agent, reads), endpoint, SafetySettings(),
+    runtime = AgentRuntime(runtime_load.IdleCore(agent, reads), endpoint,
+                           runtime_load.shipped_safety(agent),
                            hardware=Cycle(cycle_s) if cycle_s else None, health=None)
     start = time.monotonic() + 0.5  # the sender's first frame; the runtime is up by then
     sender = multiprocessing.get_context("fork").Process(

@@ -2,17 +2,20 @@
 
     .venv/bin/python benchmarks/runtime_load.py [--seconds 3] [--runs 3] [--fps 100] [--profile]
 
-Every agent hears every frame on the agent LAN: six heartbeats at 100 Hz, the ball tracker's
-BallState at the camera rate, the strategy's RodCommand and the pole driver's MotorCommand
-per BallState, the drives' status, the game state. This replays that mix, as the simulated
-rig's wire dump counts it, into one agent's runtime (an in-process transport and a clock
-passed in, so the figure is the runtime's own CPU: no socket, no kernel, no core's step),
-an I/O turn and a step turn when the real loops would take one (see measure), and reports
-the CPU per second of traffic as a share of one core, for each agent.
-The in-process transport leaves out, on delivery, the frames of types the agent does not
-read, as the raw transport's socket filter does in the kernel on a board (that check's
-Python is counted here). The same traffic through a real socket, with its system calls and
-wake-ups: benchmarks/lan_socket.py.
+Every agent hears every frame on the agent LAN: ten heartbeats at 100 Hz (the six agents',
+the match recorder's and each board's update agent's), the ball tracker's BallState at the
+camera rate, the strategy's RodCommand and the pole driver's MotorCommand per BallState, the
+drives' status, the game state. This replays that mix into one agent's runtime (an
+in-process transport and a clock passed in, so the figure is the runtime's own CPU: no
+socket, no kernel, no core's step), with the [safety] section its board ships
+(image-config/BOARD/board.toml: whom it watches), an I/O turn and a step turn when the real
+loops would take one (see measure), and reports the CPU per second of traffic as a share of
+one core, for each agent.
+The in-process transport leaves out, on delivery, the frames the agent would set aside
+unread (types it does not read, heartbeats of agents it does not watch), as the raw
+transport's socket filter does in the kernel on a board (that check's Python is counted
+here). The same traffic through a real socket, with its system calls and wake-ups:
+benchmarks/lan_socket.py.
 """
 
 from __future__ import annotations
@@ -24,6 +27,7 @@ import json
 import pstats
 import sys
 import time
+import tomllib
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -31,6 +35,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "python"))
 
 from foosball.agents.runtime import IO_WAIT_S, AgentRuntime, Inputs, Outputs
+from foosball.rig.rig import AGENT_BOARD
 from foosball.safety.settings import SafetySettings
 from foosball.wire.catalogue import (
     Agent,
@@ -55,11 +60,28 @@ from foosball.wire.codec import WireCodec
 from foosball.wire.endpoint import Endpoint
 from foosball.wire.transports.memory import MemoryHub, MemoryTransport
 
+REPO = Path(__file__).resolve().parents[1]
 # The agents of the simulated rig (and of the three boards).
 RIG = (Agent.MOTOR_DRIVER, Agent.POLE_DRIVER, Agent.SUPERVISORY_PANEL, Agent.BALL_TRACKER,
        Agent.STRATEGY, Agent.GAME_PANEL)
+# Everyone who sends on the boards' LAN, by stream: the six, and the agents no one watches
+# that heartbeat all the same (the strategy board's recorder, an update agent per board).
+STREAMS = {**{a.name.lower(): a for a in RIG}, "match_recorder": Agent.MATCH_RECORDER,
+           **{f"update_agent@{board}": Agent.OTA for board in ("pole", "vision", "strategy")}}
 
 KEY = bytes(range(32))
+
+
+def sender_codecs(clock: Callable[[], int] = time.time_ns) -> dict[str, WireCodec]:
+    """A codec per stream (each update agent its own boot id, as on three boards)."""
+    return {name: WireCodec(KEY, agent, clock=clock) for name, agent in STREAMS.items()}
+
+
+def shipped_safety(agent: Agent) -> SafetySettings:
+    """The [safety] section of the board file that the agent's board ships."""
+    board = AGENT_BOARD[agent.name.lower()]
+    text = (REPO / "image-config" / board / "board.toml").read_text()
+    return SafetySettings.from_section(tomllib.loads(text)["safety"])
 
 
 def core_reads(agent: Agent) -> tuple[type, ...] | None:
@@ -95,8 +117,8 @@ class IdleCore:
         return Outputs(state=SafetyState.READY)
 
 
-def traffic(fps: float, second: int = 0) -> list[tuple[float, Agent, Callable[[], Any]]]:
-    """One second of the rig's messages: (when, sender, message factory), in time order.
+def traffic(fps: float, second: int = 0) -> list[tuple[float, str, Callable[[], Any]]]:
+    """One second of the rig's messages: (when, stream, message factory), in time order.
     What changes from one message to the next on the rig changes here too (the codec takes a
     body it has seen before the short way): each command and status moves a little, and
     the heartbeats' board health changes once a second, as HeartbeatSchedule reads it."""
@@ -120,17 +142,19 @@ def traffic(fps: float, second: int = 0) -> list[tuple[float, Agent, Callable[[]
                                  translation_velocity=0.0, rotation_velocity=0.0)
                      for r in RodId)
 
-    events: list[tuple[float, Agent, Callable[[], Any]]] = []
+    events: list[tuple[float, str, Callable[[], Any]]] = []
 
-    def every(rate_hz: float, sender: Agent, make: Callable[[], Any], phase: float) -> None:
+    def every(rate_hz: float, sender: Agent | str, make: Callable[[], Any], phase: float) -> None:
         count = int(rate_hz)
-        events.extend(((i + phase) / rate_hz, sender, make) for i in range(count))
+        stream = sender if isinstance(sender, str) else sender.name.lower()
+        events.extend(((i + phase) / rate_hz, stream, make) for i in range(count))
 
     load = 50.0 + second % 7
-    for n, agent in enumerate(RIG):
-        every(100, agent, lambda a=agent: Heartbeat(agent=a, state=SafetyState.READY,
-                                                     period_s=0.01, cpu_load=load,
-                                                     memory=5.0, temperature=-273.0), n / len(RIG))
+    for n, (stream, agent) in enumerate(STREAMS.items()):
+        every(100, stream, lambda a=agent: Heartbeat(agent=a, state=SafetyState.READY,
+                                                      period_s=0.01, cpu_load=load,
+                                                      memory=5.0, temperature=-273.0),
+              n / len(STREAMS))
     every(fps, Agent.BALL_TRACKER, lambda: BallState(
         capture_time=now(), frame=1, x=0.1, y=-0.2, vx=3.0, vy=1.0,
         covariance=(1e-6, 1e-6, 1e-3, 1e-3), status=BallStatus.DETECTED), 0.0)
@@ -148,8 +172,8 @@ def traffic(fps: float, second: int = 0) -> list[tuple[float, Agent, Callable[[]
     return sorted(events, key=lambda e: e[0])
 
 
-def frames(fps: float, senders: dict[Agent, WireCodec], clock: list[float], second: int
-           ) -> Iterator[tuple[float, Agent, bytes]]:
+def frames(fps: float, senders: dict[str, WireCodec], clock: list[float], second: int
+           ) -> Iterator[tuple[float, str, bytes]]:
     for at, sender, make in traffic(fps, second):
         clock[0] = second + at  # stamped when it is sent
         yield at, sender, senders[sender].encode(make())
@@ -168,9 +192,9 @@ def measure(agent: Agent, fps: float, seconds: int, profile: cProfile.Profile | 
 
     runtime = AgentRuntime(IdleCore(agent, None if read_all else core_reads(agent)),
                            Endpoint(receiver, WireCodec(KEY, agent, clock=wall_ns)),
-                           SafetySettings(), monotonic=lambda: clock[0], wall_ns=wall_ns,
-                           health=None)
-    senders = {a: WireCodec(KEY, a, clock=wall_ns) for a in RIG}
+                           shipped_safety(agent), monotonic=lambda: clock[0],
+                           wall_ns=wall_ns, health=None)
+    senders = sender_codecs(wall_ns)
     # The step loop turns as the real one does: a hardware agent once per sample (the motor
     # driver's cycle, the tracker's camera frame), any other when a message for its core
     # came or its wait (a heartbeat period) ran out. (Its turns' own work is the budget's
@@ -185,7 +209,7 @@ def measure(agent: Agent, fps: float, seconds: int, profile: cProfile.Profile | 
         # What the agent itself sends it does not hear.
         clock[0] = second
         batch = [(at, frame) for at, sender, frame in frames(fps, senders, clock, second)
-                 if sender != agent]
+                 if sender != agent.name.lower()]
         if profile is not None:
             profile.enable()
         start = time.process_time()

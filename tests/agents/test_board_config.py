@@ -105,6 +105,9 @@ def _after(anchor: str, line: str) -> Callable[[Board], None]:
 UDP = 'transport = "udp"'
 TABLE = str(default_table_path())
 
+# A [safety.watches] table after the deadlines, holding one line.
+WATCHES = "motor_driver = 0.025\n[safety.watches]\n{}"
+
 # (what is wrong, how the good board is spoiled, what the message must say besides the file)
 CASES: list[tuple[str, Callable[[Board], None], str]] = [
     ("recordings bound below two files",
@@ -192,6 +195,15 @@ CASES: list[tuple[str, Callable[[Board], None], str]] = [
      "[safety.deadlines] strategie: no agent 'strategie'"),
     ("deadline zero", lambda b: b.replace("motor_driver = 0.025", "motor_driver = 0"),
      "[safety.deadlines] motor_driver: seconds in (0, 10], not 0"),
+    ("watches an agent with no deadline", lambda b: b.replace(
+        "motor_driver = 0.025", WATCHES.format('pole_driver = ["strategy"]')),
+     "[safety.watches] pole_driver: strategy not under [safety.deadlines]"),
+    ("watches itself", lambda b: b.replace(
+        "motor_driver = 0.025", WATCHES.format('motor_driver = ["motor_driver"]')),
+     "[safety.watches] motor_driver: an agent does not watch itself"),
+    ("watches not a list", lambda b: b.replace(
+        "motor_driver = 0.025", WATCHES.format('pole_driver = "motor_driver"')),
+     "[safety.watches] pole_driver: a list of agent names, not 'motor_driver'"),
     ("agent section not a table", lambda b: b.path.write_text(
         'pole_driver = 3\n' + b.path.read_text().replace('[pole_driver]\nlimit_policy = "clamp"\n',
                                                           "")),

@@ -407,9 +407,11 @@ def test_a_core_hears_only_what_it_reads_and_the_others_are_never_authenticated(
     codec = s.runtime.endpoint.codec
     # The RodStatus was left out on arrival (the transport's set_aside, as the raw socket's
     # filter does in the kernel): it never reached the codec, checked or set aside.
-    assert s.runtime.endpoint.transport._set_aside == codec.not_read_types
-    assert RodStatus.TYPE_ID in codec.not_read_types
-    assert Heartbeat.TYPE_ID not in codec.not_read_types
+    assert s.runtime.endpoint.transport._set_aside == codec.set_aside
+    assert RodStatus.TYPE_ID in codec.set_aside.types
+    assert Heartbeat.TYPE_ID not in codec.set_aside.types
+    # It watches the pole driver: any other agent's heartbeat would tell it nothing.
+    assert codec.set_aside.heartbeat_senders == {int(a) for a in Agent} - {Agent.POLE_DRIVER}
     assert codec.not_read == 0
     assert s.runtime.counters.drops["mac"] == 1  # what it reads is checked as ever
     assert not s.runtime.monitor.missing(s.clock.t)  # heartbeats still count
@@ -433,3 +435,54 @@ def test_every_catalogue_message_is_read_by_an_agent_of_the_rig() -> None:
              StrategyAgentCore, SupervisoryCore, UpdateCore)
     read = set(RUNTIME_READS).union(*(core.reads for core in cores))
     assert [cls.__name__ for cls in MESSAGE_TYPES if cls not in read] == []
+
+
+def test_an_agent_watching_only_its_board_mate_stops_on_its_alarm_a_turn_later() -> None:
+    """[safety.watches]: the pole board's motor driver watches its board mates only. It never
+    authenticates another agent's heartbeat (left out on arrival, as the raw socket's filter
+    does in the kernel), and a remote agent's loss reaches it as the watcher's alarm, in the
+    turn the alarm is sent; a restart is refused while that cause is present."""
+    clock, hub = Clock(), MemoryHub()
+    mates = (Agent.MOTOR_DRIVER, Agent.POLE_DRIVER)
+    settings = SafetySettings(deadlines={a: PEER_DEADLINE for a in (*mates, Agent.BALL_TRACKER)},
+                              watches={Agent.MOTOR_DRIVER: (Agent.POLE_DRIVER,)},
+                              startup_grace_s=1.0)
+
+    def endpoint(agent: Agent) -> Endpoint:
+        return Endpoint(MemoryTransport(hub), WireCodec(KEY, agent, clock=clock.wall))
+
+    motor, pole = (AgentRuntime(EchoCore(agent), endpoint(agent), settings,
+                                monotonic=clock.mono, wall_ns=clock.wall, health=None)
+                   for agent in mates)
+    tracker, panel = endpoint(Agent.BALL_TRACKER), endpoint(Agent.GAME_PANEL)
+    assert set(motor.monitor.deadlines_s) == {Agent.POLE_DRIVER}
+    assert set(pole.monitor.deadlines_s) == {Agent.MOTOR_DRIVER, Agent.BALL_TRACKER}
+
+    def turn(tracker_alive: bool) -> None:
+        clock.t += 0.005
+        if tracker_alive:
+            tracker.send(Heartbeat(agent=Agent.BALL_TRACKER, state=SafetyState.READY,
+                                   period_s=0.01, cpu_load=0.0, memory=0.0, temperature=-273.0))
+        for runtime in (pole, motor):
+            runtime.io_turn(0.0)
+            runtime.work_turn(0.0)
+            runtime.io_turn(0.0)
+
+    for _ in range(100):
+        turn(tracker_alive=True)
+    assert not motor.latch.faulted and not pole.latch.faulted
+    # Every frame the motor driver's codec saw was the pole driver's heartbeat, checked.
+    assert motor.endpoint.codec.accepted == pole.counters.heartbeats_sent > 0
+    assert motor.endpoint.codec.not_read == 0  # the tracker's never reached the codec
+    last_beat = clock.t
+    while not pole.latch.faulted:
+        turn(tracker_alive=False)
+    assert clock.t - last_beat <= PEER_DEADLINE + 0.01
+    assert motor.latch.faulted, "the motor driver did not stop in the turn of the alarm"
+    assert "alarm from pole_driver" in motor.latch.fault_text
+    for _ in range(20):
+        turn(tracker_alive=False)
+    panel.send(GameControl(command=GameCommand.RESTART))
+    for _ in range(20):
+        turn(tracker_alive=False)
+    assert motor.latch.faulted and motor.latch.refused > 0

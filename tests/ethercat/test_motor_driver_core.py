@@ -578,19 +578,22 @@ def test_frames_failing_the_mac_never_spend_a_senders_budget(rig: Rig) -> None:
 def test_one_senders_flood_cannot_exhaust_anothers_budget(rig: Rig) -> None:
     rig.runtime.budget = budget = SenderBudget(rate_hz=100.0, burst=50)
     strategy = rig.endpoint(Agent.STRATEGY)
-    heartbeat = beat(Agent.STRATEGY)
+    # Signed frames the motor driver reads (notices, not causes): a peer's heartbeat it does
+    # not watch would not reach its codec at all.
+    notice = Alarm(source=Agent.STRATEGY, code=AlarmCode.RESTART_REFUSED, text="flood",
+                   latched=False, axis=-1)
     for _ in range(250):
-        strategy.send(heartbeat)
+        strategy.send(notice)
     rig.move(1, 2.0)
     for _ in range(250):
-        strategy.send(heartbeat)
+        strategy.send(notice)
     assert rig.run_until(lambda: abs(rig.core.position(1) - 2.0) < 0.01, 1.0)
     rig.run_for(0.5)  # the strategy's bucket fills again
     for _ in range(250):
-        strategy.send(heartbeat)
+        strategy.send(notice)
     rig.panel.send(GameControl(command=GameCommand.PAUSE))
     for _ in range(250):
-        strategy.send(heartbeat)
+        strategy.send(notice)
     rig.cycle()  # the flood and the pause in one I/O turn
     assert not rig.core.accepting
     assert budget.refused == Counter({"strategy": 900})
@@ -729,13 +732,14 @@ def test_the_status_says_how_long_from_a_frame_to_the_setpoint_that_answers_it(r
 def test_a_motor_driver_started_into_a_halted_game_enables_nothing_until_a_restart() -> None:
     # Seen on the rig: the motor driver killed and started again while the game was halted
     # latched the system's FAULT in its first cycle, then enabled every drive anyway.
-    r = Rig()
+    r = Rig(settings=SafetySettings(deadlines={Agent.POLE_DRIVER: 0.03}, startup_grace_s=60.0))
     for drive in r.bus.drives:
         drive.inject(FaultKind.EMERGENCY_BUTTON)  # the drives' watchdog left them faulted
         drive.clear()
-    halted = Heartbeat(agent=Agent.STRATEGY, state=SafetyState.FAULT, period_s=0.01,
+    halted = Heartbeat(agent=Agent.POLE_DRIVER, state=SafetyState.FAULT, period_s=0.01,
                        cpu_load=1.0, memory=2.0, temperature=30.0)
-    r.endpoint(Agent.STRATEGY).send(halted)
+    r.pole.send(halted)  # a peer it watches says the game is halted
+    r.beating[Agent.POLE_DRIVER] = r.pole  # and beats on (its state is not what is tested)
     r.run_for(0.5)
     assert r.core.latched is not None
     assert not any(d.state is L.Cia402State.OPERATION_ENABLED for d in r.bus.drives)

@@ -1,7 +1,8 @@
 """The raw transport's socket filter leaves out, in the kernel, exactly the frames the codec
-would set aside unchecked (codec.claimed_type), and passes everything else, bad frames
-included, for the codec to check and count. Run here on a small classic-BPF interpreter
-(no root needed); tests/wire/test_netns.py runs the real socket."""
+would set aside unchecked (codec.SetAside.covers: by type, and heartbeats by sender), and
+passes everything else, bad frames included, for the codec to check and count. Run here on
+a small classic-BPF interpreter (no root needed); tests/wire/test_netns.py runs the real
+socket."""
 
 import random
 
@@ -10,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from foosball.wire import catalogue
-from foosball.wire.codec import WireCodec, claimed_type
+from foosball.wire.codec import SetAside, WireCodec
 from foosball.wire.transports import raw
 from tests.wire.hostile import KEY, fixed_clock, sendable
 
@@ -56,14 +57,20 @@ def run_bpf(program: list[tuple[int, int, int, int]], packet: bytes) -> int:
             raise AssertionError(f"opcode {code:#x} not interpreted")
 
 
-def _motor_driver_sets_aside() -> frozenset[int]:
+def _motor_driver_sets_aside(watches: tuple[catalogue.Agent, ...] | None = None) -> SetAside:
     codec = WireCodec(KEY, catalogue.Agent.MOTOR_DRIVER, clock=fixed_clock)
     codec.read_only([catalogue.Heartbeat, catalogue.Alarm, catalogue.GameControl,
                      catalogue.MotorCommand, catalogue.DriveControl])
-    return codec.not_read_types
+    if watches is not None:
+        codec.hear_heartbeats_only_from(watches)
+    return codec.set_aside
 
 
 MOTOR_DRIVER_SETS_ASIDE = _motor_driver_sets_aside()
+# As the pole board ships it: the motor driver watches its two board mates only.
+WATCHING_TWO = _motor_driver_sets_aside((catalogue.Agent.POLE_DRIVER,
+                                         catalogue.Agent.SUPERVISORY_PANEL))
+HEARTBEATS_ONLY = SetAside(heartbeat_senders=frozenset(int(a) for a in catalogue.Agent))
 
 
 def frames(seed: int, count: int) -> list[bytes]:
@@ -75,8 +82,9 @@ def frames(seed: int, count: int) -> list[bytes]:
     return out
 
 
-@pytest.mark.parametrize("set_aside", [frozenset(), MOTOR_DRIVER_SETS_ASIDE,
-                                       frozenset(catalogue.BY_TYPE_ID)])
+@pytest.mark.parametrize("set_aside", [SetAside(), MOTOR_DRIVER_SETS_ASIDE, WATCHING_TWO,
+                                       HEARTBEATS_ONLY,
+                                       SetAside(frozenset(catalogue.BY_TYPE_ID))])
 def test_the_filter_leaves_out_what_the_codec_would_set_aside_and_nothing_else(set_aside):
     program = raw.frame_filter(ETHERTYPE, set_aside)
     seen = set()
@@ -85,7 +93,7 @@ def test_the_filter_leaves_out_what_the_codec_would_set_aside_and_nothing_else(s
         for cut in (*range(0, 40), len(frame), len(frame) + 30):
             packet = (HEADER + frame + b"\0" * 30)[: len(HEADER) + cut]
             left_out = run_bpf(program, packet) == 0
-            claimed_aside = claimed_type(packet[len(HEADER):]) in set_aside
+            claimed_aside = set_aside.covers(packet[len(HEADER):])
             assert left_out == claimed_aside or (not left_out and len(packet) < ETH_MIN)
             seen.add(left_out)
     assert seen == ({False, True} if set_aside else {False})
@@ -97,13 +105,26 @@ def test_another_ethertype_is_left_out_as_before():
     assert run_bpf(raw.frame_filter(ETHERTYPE, MOTOR_DRIVER_SETS_ASIDE), packet) == 0
 
 
+def test_only_the_unwatched_senders_heartbeats_are_left_out():
+    program = raw.frame_filter(ETHERTYPE, WATCHING_TWO)
+    for sender in catalogue.Agent:
+        beat = WireCodec(KEY, sender, clock=fixed_clock).encode(catalogue.Heartbeat(
+            agent=sender, state=catalogue.SafetyState.READY, period_s=0.01, cpu_load=1.0,
+            memory=1.0, temperature=40.0))
+        watched = sender in (catalogue.Agent.POLE_DRIVER, catalogue.Agent.SUPERVISORY_PANEL)
+        assert (run_bpf(program, HEADER + beat) != 0) == watched, sender
+
+
 @settings(max_examples=400, deadline=None)
-@given(st.binary(min_size=0, max_size=80), st.integers(0, 60), st.integers(0, 255))
-def test_forged_bytes_are_left_out_only_when_they_claim_a_type_set_aside(tail, at, value):
-    frame = bytearray(frames(3, 1)[0] + tail)
+@given(st.binary(min_size=0, max_size=80), st.integers(0, 60), st.integers(0, 255),
+       st.sampled_from([MOTOR_DRIVER_SETS_ASIDE, WATCHING_TWO, HEARTBEATS_ONLY]),
+       st.integers(0, 2))
+def test_forged_bytes_are_left_out_only_when_they_claim_what_is_set_aside(
+        tail, at, value, set_aside, seed):
+    frame = bytearray(frames(3 + seed, 1)[0] + tail)
     if at < len(frame):
         frame[at] = value
     packet = HEADER + bytes(frame)
-    left_out = run_bpf(raw.frame_filter(ETHERTYPE, MOTOR_DRIVER_SETS_ASIDE), packet) == 0
-    claimed_aside = claimed_type(bytes(frame)) in MOTOR_DRIVER_SETS_ASIDE
+    left_out = run_bpf(raw.frame_filter(ETHERTYPE, set_aside), packet) == 0
+    claimed_aside = set_aside.covers(bytes(frame))
     assert left_out == claimed_aside or (not left_out and len(packet) < ETH_MIN)

@@ -201,9 +201,8 @@ class AgentRuntime:
         now = monotonic()
         self.latch = SafetyLatch(self.agent, settings.alarm_repeat_s,
                                  3.5 * settings.alarm_repeat_s, settings.restart_grace_s)
-        self.monitor = HeartbeatMonitor(
-            {a: d for a, d in settings.deadlines.items() if a != self.agent}, now,
-            settings.startup_grace_s)
+        watched = settings.watched_by(self.agent)
+        self.monitor = HeartbeatMonitor(watched, now, settings.startup_grace_s)
         self.budget = SenderBudget(settings.sender_rate_hz, settings.sender_burst)
         self.flood = FloodWatch(settings.flood_limit_hz, settings.flood_hold_s)
         self.heartbeats = HeartbeatSchedule(self.agent, settings.heartbeat_period_s, health)
@@ -211,8 +210,15 @@ class AgentRuntime:
         reads = getattr(core, "reads", None)
         if reads is not None:
             endpoint.codec.read_only((*RUNTIME_READS, *reads))
+        self._hears_heartbeats = reads is not None and Heartbeat in reads
+        if not self._hears_heartbeats:
+            # Heartbeats tell the runtime that a peer it watches is alive and in which state;
+            # any other agent's (the recorder's, the update agents', a peer that
+            # [safety.watches] leaves to others) would tell it nothing: never authenticated.
+            endpoint.codec.hear_heartbeats_only_from(watched)
+        if endpoint.codec.set_aside:
             # What the codec would set aside unchecked need not wake this agent at all.
-            endpoint.transport.set_aside(endpoint.codec.not_read_types)
+            endpoint.transport.set_aside(endpoint.codec.set_aside)
         self._next_safety_s = -math.inf
         self.inbox: deque[Any] = deque(maxlen=4096)
         self._own_controls: deque[GameControl] = deque(maxlen=16)
@@ -237,7 +243,6 @@ class AgentRuntime:
         # stop that comes before run() starts is not lost.
         self._stopping = False
         self._io_thread: threading.Thread | None = None
-        self._hears_heartbeats = reads is not None and Heartbeat in reads
 
     # -- what the agent looks like from outside -------------------------------------------
     @property

@@ -101,6 +101,11 @@ class Rig:
         o = self.options
         deadlines = "\n".join(f"{agent} = {o.deadline_s}" for agent in o.agents
                               if agent not in UNWATCHED)
+        # As the pole board ships (image-config/pole/board.toml): the motor driver watches
+        # its board mates, which watch the rest.
+        mates = [f'"{a}"' for a in o.agents if AGENT_BOARD[a] == "pole" and a != "motor_driver"]
+        watches = ["[safety.watches]", f"motor_driver = [{', '.join(mates)}]"] \
+            if "motor_driver" in o.agents and mates else []
         for board in ("pole", "vision", "strategy"):
             agents = [a for a in o.agents if AGENT_BOARD[a] == board]
             if not agents:
@@ -118,6 +123,7 @@ class Rig:
                 f"startup_grace_s = {o.startup_grace_s}",
                 "[safety.deadlines]",
                 deadlines,
+                *watches,
             ]
             for agent in agents:
                 lines += self._agent_section(agent)

@@ -10,8 +10,15 @@
     [safety.deadlines]             # each agent the board's agents watch, and its deadline
     motor_driver = 0.03            # three heartbeat periods
     ...
+    [safety.watches]               # optional: an agent that watches fewer than all of them
+    motor_driver = ["pole_driver", "supervisory_panel"]
 
-Every agent on the board watches every agent named under deadlines except itself.
+Every agent on the board watches every agent named under deadlines except itself, unless
+[safety.watches] names the ones it watches (each named under deadlines). An agent that
+watches fewer still hears every Alarm, and its watched peers' heartbeats carry their state:
+a peer it does not watch that goes silent is caught by the agents that do watch it, whose
+alarm (and then FAULT state) it hears one hop later. Its runtime does not authenticate the
+heartbeats of agents it does not watch, and a raw socket does not wake it for them.
 """
 
 from __future__ import annotations
@@ -31,16 +38,36 @@ def _default_deadlines() -> dict[Agent, float]:
     return {agent: 0.03 for agent in PRODUCT_AGENTS}
 
 
+def _agent(name: Any, where: str) -> Agent:
+    try:
+        return Agent[str(name).upper()]
+    except KeyError:
+        raise SettingError(f"{where}: no agent {name!r}; known: "
+                           f"{', '.join(a.name.lower() for a in PRODUCT_AGENTS)}") from None
+
+
+def _watches(section: Any, where: str) -> dict[Agent, tuple[Agent, ...]]:
+    if not isinstance(section, dict):
+        raise SettingError(f"{where}: a table of agent = [agents it watches]")
+    out = {}
+    for name, watched in section.items():
+        agent = _agent(name, f"[safety.watches] {name}")
+        if not isinstance(watched, list) or not all(isinstance(w, str) for w in watched):
+            raise SettingError(f"[safety.watches] {name}: a list of agent names, "
+                               f"not {watched!r}")
+        peers = tuple(_agent(w, f"[safety.watches] {name}") for w in watched)
+        if agent in peers:
+            raise SettingError(f"[safety.watches] {name}: an agent does not watch itself")
+        out[agent] = peers
+    return out
+
+
 def _deadlines(section: Any, where: str) -> dict[Agent, float]:
     if not isinstance(section, dict):
         raise SettingError(f"{where}: a table of agent = seconds")
     out = {}
     for name, value in section.items():
-        try:
-            agent = Agent[name.upper()]
-        except KeyError:
-            raise SettingError(f"[safety.deadlines] {name}: no agent {name!r}; known: "
-                               f"{', '.join(a.name.lower() for a in PRODUCT_AGENTS)}") from None
+        agent = _agent(name, f"[safety.deadlines] {name}")
         if isinstance(value, bool) or not isinstance(value, int | float) or not 0 < value <= 10:
             raise SettingError(f"[safety.deadlines] {name}: seconds in (0, 10], not {value!r}")
         out[agent] = float(value)
@@ -52,6 +79,8 @@ class SafetySettings:
     heartbeat_period_s: float = seconds(0.01, high=1.0)
     deadlines: dict[Agent, float] = setting(default_factory=_default_deadlines,
                                             convert=_deadlines)
+    # agent -> the peers it watches, where it watches fewer than every agent under deadlines
+    watches: dict[Agent, tuple[Agent, ...]] = setting(default_factory=dict, convert=_watches)
     startup_grace_s: float = seconds(10.0, high=3600.0)
     alarm_repeat_s: float = seconds(0.1, high=10.0)
     restart_grace_s: float = seconds(0.5, high=60.0)
@@ -67,6 +96,20 @@ class SafetySettings:
     flood_hold_s: float = seconds(1.0, high=60.0)  # ... a cause until this long after it stopped
     # SCHED_FIFO of the I/O thread where the system allows it
     io_priority: int = setting(50, low=1, high=99)
+
+    def __post_init__(self) -> None:
+        for agent, peers in self.watches.items():
+            unknown = [p.name.lower() for p in peers if p not in self.deadlines]
+            if unknown:
+                raise SettingError(f"[safety.watches] {agent.name.lower()}: "
+                                   f"{', '.join(unknown)} not under [safety.deadlines]")
+
+    def watched_by(self, agent: Agent) -> dict[Agent, float]:
+        """The peers `agent` watches, with their deadlines."""
+        peers = self.watches.get(agent)
+        if peers is None:
+            return {a: d for a, d in self.deadlines.items() if a != agent}
+        return {a: self.deadlines[a] for a in peers}
 
     @classmethod
     def from_section(cls, section: dict[str, Any]) -> SafetySettings:

@@ -21,11 +21,13 @@ body names another agent: catalogue.SENDERS), replay (sequence not above the las
 from that sender boot), stale (older than `max_age_s`, or from the future by more than that).
 Decoding never raises: whatever a peer sends ends as a counted Drop.
 
-An agent's codec may be told which messages it reads (`read_only`): a frame whose header
-names another catalogue message is set aside as NOT_READ before anything is checked, since
-authenticating what will not be acted on costs every agent the whole LAN's traffic. Nothing
-is trusted that way (the frame is not used), and a forged flood of any type is still seen
-by the agents that read that type (an unknown type is always checked).
+An agent's codec may be told which messages it reads (`read_only`) and whose heartbeats
+it hears (`hear_heartbeats_only_from`, the peers it watches): a frame whose header names
+another catalogue message, or a heartbeat claiming another sender, is set aside as NOT_READ
+before anything is checked (SetAside), since authenticating what will not be acted on costs
+every agent the whole LAN's traffic. Nothing is trusted that way (the frame is not used),
+and a forged flood of any type is still seen by the agents that read that type (an unknown
+type is always checked).
 
 The short way (after the MAC, never instead of it): a payload laid out exactly as our
 encoder writes it is read in one pass (wire/reader.py: the envelope and the body in our
@@ -107,6 +109,29 @@ class Drop:
 
 
 NOT_READ = Drop("not_read", "a message this agent does not read")  # not a drop: not counted
+
+
+@dataclass(frozen=True)
+class SetAside:
+    """The frames a codec sets aside unchecked (NOT_READ), by what their header claims
+    (`claim`, before any check): every frame claiming a catalogue type in `types`, and the
+    heartbeats claiming a sender in `heartbeat_senders` (peers the agent does not watch). A
+    transport may leave the same frames out before they reach Python (Transport.set_aside;
+    the raw transport's socket filter reads the same bytes in the kernel)."""
+
+    types: frozenset[int] = frozenset()
+    heartbeat_senders: frozenset[int] = frozenset()
+
+    def __bool__(self) -> bool:
+        return bool(self.types or self.heartbeat_senders)
+
+    def covers(self, frame: bytes) -> bool:
+        claimed = claim(frame)
+        if claimed is None:
+            return False
+        type_id, sender = claimed
+        return type_id in self.types or (
+            type_id == catalogue.Heartbeat.TYPE_ID and sender in self.heartbeat_senders)
 
 
 class _Cbor:
@@ -338,6 +363,8 @@ class WireCodec:
         self.drops: Counter[str] = Counter()
         self.accepted = 0
         self._reads: frozenset[int] | None = None  # type ids worth authenticating; None: all
+        self._heartbeats_from: frozenset[int] | None = None  # senders heard; None: all
+        self.set_aside = SetAside()  # what the two above leave unread (NOT_READ)
         self.not_read = 0
         # Drops made by decode()'s last-resort guard (also counted in `drops`): each one is a
         # check missing from this module or the catalogue, so the fuzz test wants 0.
@@ -383,23 +410,28 @@ class WireCodec:
         if unknown:
             raise ValueError(f"not catalogue messages: {', '.join(sorted(unknown))}")
         self._reads = frozenset(cls.TYPE_ID for cls in reads)  # type: ignore[attr-defined]
+        self._update_set_aside()
 
-    @property
-    def not_read_types(self) -> frozenset[int]:
-        """The type ids whose frames this codec sets aside unchecked (NOT_READ): a transport
-        may leave them out before they reach Python (Transport.set_aside)."""
-        if self._reads is None:
-            return frozenset()
-        return frozenset(catalogue.BY_TYPE_ID) - self._reads
+    def hear_heartbeats_only_from(self, agents: Iterable[Agent]) -> None:
+        """Authenticate the heartbeats of these agents only (the peers this agent watches);
+        any other agent's become NOT_READ."""
+        self._heartbeats_from = frozenset(int(a) for a in agents)
+        self._update_set_aside()
+
+    def _update_set_aside(self) -> None:
+        every = frozenset(catalogue.BY_TYPE_ID)
+        types = frozenset() if self._reads is None else every - self._reads
+        senders = frozenset() if self._heartbeats_from is None or \
+            catalogue.Heartbeat.TYPE_ID in types else \
+            frozenset(int(a) for a in Agent) - self._heartbeats_from
+        self.set_aside = SetAside(types, senders)
 
     def decode(self, frame: bytes) -> Received | Drop:
         """Never raises: anything wrong becomes a Drop, counted under its reason. One
         receiving thread per codec."""
-        if self._reads is not None:
-            claimed = claimed_type(frame)
-            if claimed is not None and claimed not in self._reads:
-                self.not_read += 1
-                return NOT_READ
+        if self.set_aside and self.set_aside.covers(frame):
+            self.not_read += 1
+            return NOT_READ
         try:
             result = self._decode(frame)
         except Exception as exc:  # last resort: see `unexpected`
@@ -529,10 +561,11 @@ class WireCodec:
         return Received(message, agent, boot_id, seq, timestamp)
 
 
-def claimed_type(frame: bytes) -> int | None:
-    """The catalogue type a frame laid out as our encoder writes it says it carries (before
-    any check: a claim), or None when it is laid out otherwise or names no known type. The
-    raw transport's socket filter (transports/raw.py) reads the same bytes in the kernel."""
+def claim(frame: bytes) -> tuple[int, int | None] | None:
+    """(type id, sender) that a frame laid out as our encoder writes it says it carries
+    (before any check: a claim), the sender None when the bytes after the type are not
+    `02 <sender below 24>`; None when the frame is laid out otherwise or names no known type.
+    The raw transport's socket filter (transports/raw.py) reads the same bytes in the kernel."""
     at = 2 + len(OWN_PREFIX)
     if not frame.startswith(OWN_PREFIX, 2):
         return None
@@ -543,12 +576,21 @@ def claimed_type(frame: bytes) -> int | None:
         at += 1 + kid_head - 0x40
         head = frame[at]  # the payload's byte-string head
         at += 1 if head < 0x58 else 2 if head == 0x58 else 3
-        if frame[at] != 0xA6 or frame[at + 1] != 0x01:  # map(6) {1: type id, ...
+        if frame[at] != 0xA6 or frame[at + 1] != 0x01:  # map(6) {1: type id, 2: sender, ...
             return None
         claimed = frame[at + 2]
     except IndexError:
         return None
-    return claimed if claimed < 24 and claimed in catalogue.BY_TYPE_ID else None
+    if claimed >= 24 or claimed not in catalogue.BY_TYPE_ID:
+        return None
+    sender = frame[at + 4] if len(frame) > at + 4 and frame[at + 3] == 0x02 else None
+    return claimed, sender if sender is not None and sender < 24 else None
+
+
+def claimed_type(frame: bytes) -> int | None:
+    """The catalogue type a frame claims to carry (`claim`), or None."""
+    claimed = claim(frame)
+    return None if claimed is None else claimed[0]
 
 
 _U63 = 2**63

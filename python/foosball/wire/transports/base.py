@@ -6,6 +6,10 @@ import select
 import socket
 from abc import ABC, abstractmethod
 from types import TracebackType
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from foosball.wire.codec import SetAside
 
 
 class TransportError(OSError):
@@ -31,11 +35,11 @@ class Transport(ABC):
     def recv(self, timeout: float | None) -> bytes | None:
         """The next frame, or None when `timeout` seconds pass first (0 = poll)."""
 
-    def set_aside(self, type_ids: frozenset[int]) -> None:  # noqa: B027 - optional
-        """Frames that claim one of these catalogue types (codec.claimed_type) will be set
-        aside unread by the codec (WireCodec.not_read_types): a transport may leave them out
-        before they cost the agent a wake-up. Only a claim is looked at, so only what the
-        codec would not have checked anyway may be left out; anything else still arrives."""
+    def set_aside(self, set_aside: SetAside) -> None:  # noqa: B027 - optional
+        """Frames that `set_aside` covers (by their header's claim) will be set aside unread
+        by the codec (WireCodec.set_aside): a transport may leave them out before they cost
+        the agent a wake-up. Only a claim is looked at, so only what the codec would not
+        have checked anyway may be left out; anything else still arrives."""
 
     def fileno(self) -> int:
         """A selectable descriptor, for event loops; -1 where there is none."""

@@ -9,7 +9,7 @@ from __future__ import annotations
 import threading
 from collections import deque
 
-from foosball.wire.codec import claimed_type
+from foosball.wire.codec import SetAside
 from foosball.wire.transports.base import Transport
 
 
@@ -43,15 +43,15 @@ class MemoryTransport(Transport):
         # A bounded queue drops the oldest frame when full, as a NIC ring would.
         self._queue: deque[bytes] = deque(maxlen=hub.queue_limit)
         self._ready = threading.Condition()
-        self._set_aside: frozenset[int] = frozenset()
+        self._set_aside = SetAside()
         hub.attach(self)
 
-    def set_aside(self, type_ids: frozenset[int]) -> None:
+    def set_aside(self, set_aside: SetAside) -> None:
         # As the raw transport's socket filter does in the kernel, on the sender's side here.
-        self._set_aside = type_ids
+        self._set_aside = set_aside
 
     def _arrive(self, frame: bytes) -> None:
-        if self._set_aside and claimed_type(frame) in self._set_aside:
+        if self._set_aside and self._set_aside.covers(frame):
             return
         with self._ready:
             self._queue.append(frame)

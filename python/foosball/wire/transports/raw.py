@@ -13,7 +13,8 @@ import struct
 from collections import deque
 from typing import Any
 
-from foosball.wire import codec
+from foosball.wire import catalogue, codec
+from foosball.wire.codec import SetAside
 from foosball.wire.transports.base import Transport, TransportError, wait_readable
 
 ETHERTYPE_FOOSBALL = 0x88B5  # IEEE "local experimental" EtherType
@@ -42,21 +43,29 @@ _ADD, _SUB, _TAX, _TXA, _RET = 0x04, 0x14, 0x07, 0x87, 0x06
 _PASS, _DROP = 0x40000, 0  # bytes of the frame to keep; 0 = leave it out
 
 
-def frame_filter(ethertype: int, set_aside: frozenset[int] = frozenset()
+NOTHING_ASIDE = SetAside()
+
+
+def frame_filter(ethertype: int, set_aside: SetAside = NOTHING_ASIDE
                  ) -> list[tuple[int, int, int, int]]:
-    """A classic BPF program that passes frames of `ethertype`, except those that claim
-    (codec.claimed_type: the same bytes, read the same way) a type in `set_aside`. A frame
-    it cannot read that far passes: the codec decides about it, and counts it if it is bad.
+    """A classic BPF program that passes frames of `ethertype`, except those `set_aside`
+    covers (codec.claim: the same bytes, read the same way). A frame it cannot read that far
+    passes: the codec decides about it, and counts it if it is bad.
 
     Our frame after the 14-byte Ethernet header: u16 length, then the COSE_Mac0 prefix
     d1 84 43 a1 01 05 a1 04 (tag 17 [protected {1: 5}, {4: ...), the kid's byte-string head
-    0x40 + n and n bytes, the payload's byte-string head (1, 2 or 3 bytes as
-    claimed_type counts them), then a6 01 <type id>. The kid's length n goes into X."""
+    0x40 + n and n bytes, the payload's byte-string head (1, 2 or 3 bytes as codec.claim
+    counts them), then a6 01 <type id> 02 <sender>. X holds n, then n plus the payload
+    head's bytes beyond one."""
     prefix = codec.OWN_PREFIX
     assert len(prefix) == 8, "the filter reads the COSE prefix as two words"
     kid_at = ETH_HEADER + 2 + len(prefix)
-    needs = kid_at + 7  # bytes up to the type id in the longest layout, past the kid
-    set_aside = frozenset(t for t in set_aside if t < 24)  # one byte: claimed_type's rule
+    needs = kid_at + 9  # bytes up to the sender in the longest layout, past the kid
+    # one byte each: claim's rule
+    types = sorted(t for t in set_aside.types if t < 24)
+    heartbeat = catalogue.Heartbeat.TYPE_ID
+    senders = [] if heartbeat in types else sorted(s for s in set_aside.heartbeat_senders
+                                                   if s < 24)
     ops: list[tuple[int, Any, Any, Any, str]] = []
 
     def op(code: int, k: Any = 0, jt: Any = 0, jf: Any = 0, label: str = "") -> None:
@@ -64,7 +73,7 @@ def frame_filter(ethertype: int, set_aside: frozenset[int] = frozenset()
 
     op(_LDH_ABS, 12)
     op(_JEQ, ethertype, jf="drop")
-    if set_aside:
+    if types or senders:
         op(_LD_LEN)
         op(_JGE, needs, jf="pass")
         op(_LD_ABS, ETH_HEADER + 2)
@@ -82,18 +91,28 @@ def frame_filter(ethertype: int, set_aside: frozenset[int] = frozenset()
         op(_TXA)
         op(_SUB, needs)
         op(_TAX)  # X = n
-        op(_LDB_IND, kid_at + 1)  # the payload's head
+        op(_LDB_IND, kid_at + 1)  # the payload's head: one byte, or two, or three
         op(_JEQ, 0x58, jt="head2")
-        op(_JGT, 0x58, jt="head3")
-        for label, at in (("head1", kid_at + 2), ("head2", kid_at + 3), ("head3", kid_at + 4)):
-            op(_LDB_IND, at, label=label)
-            op(_JEQ, 0xA6, jf="pass")
-            op(_LDB_IND, at + 1)
-            op(_JEQ, 0x01, jf="pass")
-            op(_LDB_IND, at + 2)
-            op(_JA, "type")
-        for n, type_id in enumerate(sorted(set_aside)):
-            op(_JEQ, type_id, jt="drop", label="" if n else "type")
+        op(_JGT, 0x58, jt="head3", jf="map")
+        for label, extra in (("head2", 1), ("head3", 2)):
+            op(_TXA, label=label)
+            op(_ADD, extra)
+            op(_TAX)
+            op(_JA, "map")
+        op(_LDB_IND, kid_at + 2, label="map")
+        op(_JEQ, 0xA6, jf="pass")
+        op(_LDB_IND, kid_at + 3)
+        op(_JEQ, 0x01, jf="pass")
+        op(_LDB_IND, kid_at + 4)  # the type id
+        for type_id in types:
+            op(_JEQ, type_id, jt="drop")
+        if senders:
+            op(_JEQ, heartbeat, jf="pass")
+            op(_LDB_IND, kid_at + 5)
+            op(_JEQ, 0x02, jf="pass")
+            op(_LDB_IND, kid_at + 6)  # the sender
+            for sender in senders:
+                op(_JEQ, sender, jt="drop")
     op(_RET, _PASS, label="pass")
     op(_RET, _DROP, label="drop")
     labels = {label: i for i, (*_, label) in enumerate(ops) if label}
@@ -131,7 +150,7 @@ class RawEthernetTransport(Transport):
                 "raw Ethernet needs CAP_NET_RAW (run as root or use --transport udp)"
             ) from exc
         try:
-            self._attach(frozenset())
+            self._attach(NOTHING_ASIDE)
             self._sock.bind((iface, ETH_P_ALL))
         except OSError as exc:
             self._sock.close()
@@ -147,15 +166,15 @@ class RawEthernetTransport(Transport):
         self._sent: deque[bytes] = deque(maxlen=512)
         self._sent_set: set[bytes] = set()
 
-    def _attach(self, set_aside: frozenset[int]) -> None:
+    def _attach(self, set_aside: SetAside) -> None:
         program, code = sock_fprog(frame_filter(self.ethertype, set_aside))
         self._sock.setsockopt(socket.SOL_SOCKET, SO_ATTACH_FILTER, program)
         del code  # the kernel has its own copy now
 
-    def set_aside(self, type_ids: frozenset[int]) -> None:
+    def set_aside(self, set_aside: SetAside) -> None:
         # Replaces the filter in one step: frames already queued still arrive (the codec
         # sets them aside), and no frame is lost in between.
-        self._attach(type_ids)
+        self._attach(set_aside)
 
     def send(self, frame: bytes) -> None:
         data = self._header + frame
