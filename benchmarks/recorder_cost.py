@@ -41,7 +41,6 @@ from foosball.agents.match_recorder import (  # noqa: E402
 from foosball.agents.runtime import AgentRuntime, Inputs, Outputs  # noqa: E402
 from foosball.geometry import default_table  # noqa: E402
 from foosball.recording.writer import RecordingWriter  # noqa: E402
-from foosball.safety.settings import SafetySettings  # noqa: E402
 from foosball.wire.catalogue import Agent, GameState, SafetyState  # noqa: E402
 from foosball.wire.codec import WireCodec  # noqa: E402
 from foosball.wire.endpoint import Endpoint  # noqa: E402
@@ -94,17 +93,19 @@ def measure(recording: bool, fps: float, seconds: int, directory: Path) -> dict[
     runtime = AgentRuntime(core, Endpoint(receiver, WireCodec(runtime_load.KEY,
                                                               Agent.MATCH_RECORDER,
                                                               clock=wall_ns)),
-                           SafetySettings(), hardware=hardware, monotonic=lambda: clock[0],
-                           wall_ns=wall_ns, health=None)
-    senders = {a: WireCodec(runtime_load.KEY, a, clock=wall_ns) for a in runtime_load.RIG}
-    injector.send(senders[Agent.GAME_PANEL].encode(GameState(
+                           runtime_load.shipped_safety(Agent.MATCH_RECORDER),
+                           hardware=hardware, monotonic=lambda: clock[0], wall_ns=wall_ns,
+                           health=None)
+    senders = runtime_load.sender_codecs(wall_ns)
+    injector.send(senders["game_panel"].encode(GameState(
         state=SafetyState.PLAYING, score_robot=0, score_human=0, clock_s=0.0, alarm_text="")))
     runtime.io_turn(0.0)
     runtime.work_turn(0.0)  # the match begins
     cpu = 0.0
     count = 0
     for second in range(seconds):
-        batch = list(runtime_load.frames(fps, senders, clock, second))
+        batch = [frame for frame in runtime_load.frames(fps, senders, clock, second)
+                 if frame[1] != "match_recorder"]  # what it sends itself it does not hear
         start = time.process_time()
         for at, _, frame in batch:
             clock[0] = second + at
