@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import bisect
 import itertools
+import math
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -22,6 +23,10 @@ from foosball.wire.catalogue import BallState, BallStatus, GameState, SafetyStat
 from rig_keywords.context import SimulatedTable
 from rig_keywords.waiting import seconds, wait_until
 
+# A DETECTED ball state this near where the table says the ball was: the camera saw the ball
+# (the tracker's error is millimetres; one seen 17 cm from it, once, was something else).
+SAW_THE_BALL_M = 0.03
+
 
 def score_changes(items: list[Any], score: Callable[[Any], tuple[int, int]]) -> list[Any]:
     """The items whose score differs from the one before."""
@@ -34,8 +39,9 @@ class Tally:
     human: int = 0
     saves: int = 0
     not_playing: int = 0  # goals the table counted while the game was not PLAYING
-    # goals while playing that the camera did not see go in (not DETECTED within the game
-    # panel's GOAL_HORIZON_S before the table counted them), by the scoring team
+    # goals while playing that the camera did not see go in (not DETECTED where the ball was
+    # within the game panel's GOAL_HORIZON_S before the table counted them), by the scoring
+    # team
     unseen: dict[str, int] = field(default_factory=lambda: {"robot": 0, "human": 0})
     alarms: str = ""
 
@@ -59,8 +65,11 @@ class PlayKeywords:
             raise AssertionError("no truth from the live table when the game was started "
                                  "('the game is started' first)")
         tally = Tally(alarms=ctx.alarms_since(ctx.started_s))
-        seen_at = sorted(h.message.capture_time for h in ctx.observer.since(
-            ctx.started_s - 1.0, BallState) if h.message.status == BallStatus.DETECTED)
+        truth_at = {t.t_ns: t for t in ctx.truth.since(ctx.started_s - 1.0)}
+        seen_at = sorted(ball.capture_time for ball in (h.message for h in ctx.observer.since(
+            ctx.started_s - 1.0, BallState)) if ball.status == BallStatus.DETECTED and
+            (truth := truth_at.get(ball.capture_time)) is not None and
+            math.hypot(ball.x - truth.x, ball.y - truth.y) <= SAW_THE_BALL_M)
         for frame, state in ctx.with_game_state(ctx.truth.since(ctx.started_s)):
             playing = state == SafetyState.PLAYING
             goals = (frame.score_robot - previous.score_robot,
