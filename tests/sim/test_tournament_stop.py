@@ -65,6 +65,10 @@ def test_stopping_a_tournament_stops_its_workers(how: str, returncode: int,
          "--robot", "improved", "--opponent", "club", "--matches", "4", "--jobs", "2",
          "--duration", "120", "--no-progress"],
         env=dict(os.environ, **{TAG: tag}), start_new_session=True,
+        # Ctrl-C as a terminal's foreground job has it: a test run started in the background
+        # (`./tools/run-tests &`) hands SIGINT down ignored, and a tournament started so
+        # rightly ignores it too
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
         stdout=subprocess.DEVNULL, stderr=log, text=True)
     try:
         # both workers started and playing (stopped while starting, a worker's interpreter
