@@ -18,7 +18,8 @@ from typing import Any
 from robot.api import logger
 from robot.api.deco import keyword
 
-from foosball.agents.game_panel import GOAL_HORIZON_S
+from foosball.agents.game_panel import GoalDetector
+from foosball.geometry import default_table
 from foosball.wire.catalogue import BallState, BallStatus, GameState, SafetyState
 from rig_keywords.context import SimulatedTable
 from rig_keywords.waiting import seconds, wait_until
@@ -26,6 +27,11 @@ from rig_keywords.waiting import seconds, wait_until
 # A DETECTED ball state this near where the table says the ball was: the camera saw the ball
 # (the tracker's error is millimetres; one seen 17 cm from it, once, was something else).
 SAW_THE_BALL_M = 0.03
+# A goal the camera saw go in: the ball seen in the mouth, past where the end wall would
+# stop it, this long at most before the table counted the goal (the game panel counts that
+# ball whatever its speed; one hidden before the line it judges by where it was heading).
+SAW_IN_THE_MOUTH_S = 0.5
+MOUTH = GoalDetector(default_table())
 
 
 def score_changes(items: list[Any], score: Callable[[Any], tuple[int, int]]) -> list[Any]:
@@ -39,9 +45,8 @@ class Tally:
     human: int = 0
     saves: int = 0
     not_playing: int = 0  # goals the table counted while the game was not PLAYING
-    # goals while playing that the camera did not see go in (not DETECTED where the ball was
-    # within the game panel's GOAL_HORIZON_S before the table counted them), by the scoring
-    # team
+    # goals while playing that the camera did not see go in (no DETECTED ball state where
+    # the ball was, in the mouth, within SAW_IN_THE_MOUTH_S), by the scoring team
     unseen: dict[str, int] = field(default_factory=lambda: {"robot": 0, "human": 0})
     alarms: str = ""
 
@@ -68,6 +73,7 @@ class PlayKeywords:
         truth_at = {t.t_ns: t for t in ctx.truth.since(ctx.started_s - 1.0)}
         seen_at = sorted(ball.capture_time for ball in (h.message for h in ctx.observer.since(
             ctx.started_s - 1.0, BallState)) if ball.status == BallStatus.DETECTED and
+            abs(ball.x) > MOUTH.field_x and abs(ball.y) <= MOUTH.goal_half and
             (truth := truth_at.get(ball.capture_time)) is not None and
             math.hypot(ball.x - truth.x, ball.y - truth.y) <= SAW_THE_BALL_M)
         for frame, state in ctx.with_game_state(ctx.truth.since(ctx.started_s)):
@@ -80,7 +86,7 @@ class PlayKeywords:
                 tally.saves += frame.saves_robot - previous.saves_robot
                 last_seen = bisect.bisect_right(seen_at, frame.t_ns)
                 if sum(goals) and (last_seen == 0 or frame.t_ns - seen_at[last_seen - 1]
-                                   > GOAL_HORIZON_S * 1e9):
+                                   > SAW_IN_THE_MOUTH_S * 1e9):
                     tally.unseen["robot" if goals[0] else "human"] += 1
             else:
                 tally.not_playing += sum(goals)
@@ -142,11 +148,11 @@ class PlayKeywords:
     @keyword("the game panel counts every goal the camera saw and no other")
     def panel_score(self, within_s: float = 3.0) -> GameState:
         """GameState's score counts, for each team, every goal the table counted while the
-        game was playing, but for goals the camera did not see go in (the ball hidden by the
-        men all the way: nothing the camera sees tells it from a ball stopped behind the
-        goalkeeper, so the panel leaves those to the operator), and no goal more (the panel
-        counts a goal once the tracker has lost the ball behind the line: allow it a
-        moment). Returns that GameState."""
+        game was playing that the camera saw go in (the ball seen in the mouth), and no goal
+        more (the panel counts a goal once the tracker has lost the ball behind the line:
+        allow it a moment). A goal the men hid on its way in the panel may count, from where
+        the ball was heading when last seen, or leave to the operator: nothing the camera
+        sees tells it from a ball stopped behind the goalkeeper. Returns that GameState."""
         observer = self.ctx.observer
 
         def agrees() -> GameState | None:
