@@ -219,3 +219,20 @@ def test_a_ball_lying_dead_between_the_five_man_rods_is_served_again() -> None:
     assert match.result.dead_balls == {"served": 1, "goalkeeper": 0}
     assert match.result.serves == 2 and match.result.restarts == 0
     assert match.world.state().ball_x == 0.0  # the serve: from the side wall at x = 0
+
+
+def test_a_still_ball_a_man_could_play_is_not_dead_the_possession_limit_takes_it() -> None:
+    """A goalkeeper that leaves the ball lying in front of it loses it after 15 s (before,
+    the stall rule called it dead after 10 s and, with the dead-ball rule, gave it back to
+    the same goalkeeper every 10 s for ever)."""
+    match = started()
+    keeper = rod("robot", "goalkeeper")
+    match.world.place_ball(keeper.x + 0.035, 0.0)  # still, where the goalkeeper kicks it
+    for _ in range(round((OTHER_LIMIT_S + 0.1) / match.params.frame_period)):
+        match.step_frame()
+        if match.result.restarts:
+            break
+    assert match.result.dead_balls == {"served": 0, "goalkeeper": 0}
+    assert match.referee.fouls["robot"].possession == 1 and match.result.restarts == 1
+    their_five_man = rod("human", "midfield")
+    assert match.referee.holder(match.world.state().ball_x) == their_five_man

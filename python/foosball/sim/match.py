@@ -12,10 +12,14 @@ at 0.6-1.2 m/s with a small drift towards one half. It is served at the start an
 a goal.
 
 Dead ball. The ball is dead when it has lain still (< 5 cm/s) for 3 s where no man can
-kick it forward, when it has lain still for 10 s anywhere, and when it has rolled for 3 s in
-a gap between the rods' reach bands, where no man can touch it. Where it lies then decides
-(the referee, `rules.Referee.dead_ball`): behind the 5-man rods it is put at rest in front
-of the goalkeeper of that end (a restart), between them it is served again.
+kick it forward, and when it has rolled for 3 s in a gap between the rods' reach bands,
+where no man can touch it. Where it lies then decides (the referee,
+`rules.Referee.dead_ball`): behind the 5-man rods it is put at rest in front of the
+goalkeeper of that end (a restart), between them it is served again. A still ball that a man
+could kick forward is not dead: it lies in that rod's reach, so the possession limit (10 s
+or 15 s, `rules`) takes it away. (Until 2026-12-05 such a ball was served again after 10 s,
+the possession limit of the days before the referee; given to the goalkeeper instead, a
+goalkeeper that does not play it would have kept it for ever.)
 
 Statistics. A shot is a man's contact after which the ball moves towards the other goal at
 >= 2 m/s (contacts of the same rod within `SAME_STRIKE_S` are one strike); it is on target if
@@ -53,7 +57,6 @@ from foosball.wire.catalogue import BallState, HumanRods, RodCommand, RodStatus,
 SHOT_MIN_SPEED = 2.0  # m/s
 STILL_SPEED = 0.05  # m/s
 DEAD_BALL_S = 3.0
-STALL_S = 10.0
 SERVE_DELAY_S = 1.0
 SAME_STRIKE_S = 0.03  # s: contacts of one rod this close together are one shot
 
@@ -319,8 +322,7 @@ class Match:
         if math.hypot(state.ball_vx, state.ball_vy) < STILL_SPEED:
             if self._still_since is None:
                 self._still_since = now
-            still = now - self._still_since
-            if still >= STALL_S or (still >= DEAD_BALL_S and not self._playable(state)):
+            if now - self._still_since >= DEAD_BALL_S and not self._playable(state):
                 self._dead_ball(state, now)
         else:
             self._still_since = None
