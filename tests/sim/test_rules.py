@@ -188,11 +188,18 @@ def started(seed: int = 3) -> Match:
 
 
 @pytest.mark.parametrize("team", ["robot", "human"])
-def test_a_ball_lying_dead_behind_a_goalkeeper_is_put_in_front_of_it(team: str) -> None:
+@pytest.mark.parametrize("where", ["behind the goalkeeper", "just behind the 5-man rod"])
+def test_a_ball_lying_dead_behind_a_five_man_rod_is_put_in_front_of_the_goalkeeper(
+        team: str, where: str) -> None:
     match = started()
     keeper = rod(team, "goalkeeper")
-    # between the goal line and the goalkeeper, beside the mouth: no man kicks it forward
-    match.world.place_ball(keeper.x - keeper.forward * 0.055, 0.25)
+    # no man kicks it forward there: between the goal line and the goalkeeper, beside the
+    # mouth; or 5 mm behind the 5-man rod's axis, where the other team's 3-man rod is behind
+    # it too
+    lying = keeper.x - keeper.forward * 0.055
+    if where != "behind the goalkeeper":
+        lying = rod(team, "midfield").x - keeper.forward * 0.005
+    match.world.place_ball(lying, 0.25)
     play_until_dead(match, DEAD_BALL_S + 0.1)
     assert match.result.dead_balls == {"served": 0, "goalkeeper": 1}
     assert match.result.restarts == 1 and match.result.serves == 1
