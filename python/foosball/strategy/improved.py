@@ -80,6 +80,7 @@ LIFT = -1.5  # rad: feet back and up, the ball passes underneath
 # the same line (issue 13's restart at the goalkeeper: human goals within 2 s of 30
 # restarts vs pro 22 with the full strike, 2 with this one)
 KEEPER_STRIKE_END = 0.8
+LIFT_TIME = 0.1  # s: about how long a rod takes to lift its feet
 LIFTED = 1.2  # rad: a rod turned further than this has its feet clear above the ball
 SHOT_SPEED = 3.0  # m/s: a ball this fast towards our goal is a shot in flight
 SIDEWAYS_VX = 0.5  # m/s: a ball slower than this along the table rolls along a rod line
@@ -258,13 +259,18 @@ class ImprovedStrategy(RodStrategy):
         # a man left in its path sends it back into our goal, issue 13's restart at the
         # goalkeeper; the feet swing away from a ball within their reach, since lifting
         # them towards it would knock it back towards our goal)
-        shot_from_rest = owner is not None and b.speed < self.params.improved.shoot_speed
+        # (a ball in view: lifted feet hide a ball from the camera, so not for one lost)
+        shot_from_rest = (owner is not None and self.lost_at is None
+                          and b.speed < self.params.improved.shoot_speed)
         waiting = False  # a rod in the path of a shot from rest is not lifted yet
         for i, rod in enumerate(self.rods):
             if i == owner:
                 continue
             if b.x < rod.x - self.radius and (b.vx > 0.3 or shot_from_rest):
-                close = b.x > rod.x - self.reach_ahead - 0.01
+                # (close: within reach, or there before the feet are up; feet swung back
+                # into a ball coming at them knock it back at our goal, issue 13: 15 s in
+                # the corner between our goalkeeper and 2-man rod)
+                close = b.x + max(b.vx, 0.0) * LIFT_TIME > rod.x - self.reach_ahead - 0.01
                 lifted_back = here[i].rotation < -1.0
                 plans[i] = RodPlan("lift", rotation=-LIFT if close and not lifted_back else LIFT)
                 waiting = waiting or abs(here[i].rotation) < LIFTED
