@@ -440,14 +440,15 @@ class ImprovedStrategy(RodStrategy):
         for i, rod in enumerate(self.rods):
             if abs(x - rod.x) < HIDE_BAND:
                 return i
-        # or in front of one of our field rods, within its feet's reach or rolling towards
-        # them (they stop it there): the men and the side wall hide a ball in the corner
-        # there (issue 13: lost for 15 s in front of the attack rod); not the goalkeeper's,
-        # where a ball lost fast is most likely a goal
+        # or within one of our field rods' reach, or rolling at its feet from in front
+        # (they stop it there): the men, the rod itself (seen at a slant away from the
+        # table's middle) and the side wall hide a ball there (issue 13: lost for 15 s in
+        # front of the attack rod, twice); not the goalkeeper's, where a ball lost fast is
+        # most likely a goal
         towards = self.seen_vx < 0
         for i in range(1, len(self.rods)):
             ahead = x - self.rods[i].x
-            if 0.0 < ahead < (LOST_TOWARDS_REACH if towards else self.reach_ahead):
+            if -self.reach_ahead < ahead < (LOST_TOWARDS_REACH if towards else self.reach_ahead):
                 return i
         return None
 
