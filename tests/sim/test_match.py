@@ -152,8 +152,8 @@ def test_kick_off_serves_after_a_goal_and_after_a_dead_ball() -> None:
     match = Match("hold", "hold", seed=2, duration=0.1)
     match.run()
     assert match.result.serves == 1  # the opening serve
-    # a ball lying dead where nobody can kick it (between a goal line and a goalkeeper)
-    match.world.place_ball(TABLE.field.half_length - 0.02, 0.25, 0.0, 0.0)
+    # a ball lying dead where nobody can reach it, between the 5-man rods (the centre line)
+    match.world.place_ball(0.0, 0.25, 0.0, 0.0)
     match.duration = DEAD_BALL_S + 0.5
     match.run()
     assert match.result.serves == 2

@@ -1,9 +1,12 @@
-"""The ITSF rules the match runner enforces: possession limits per zone, no spinning."""
+"""The ITSF rules the match runner enforces: possession limits per zone, no spinning, where
+a dead ball goes."""
 
 from __future__ import annotations
 
+import pytest
+
 from foosball.geometry import default_table
-from foosball.sim.match import Match
+from foosball.sim.match import DEAD_BALL_S, Match
 from foosball.sim.rules import FIVE_MAN_LIMIT_S, OTHER_LIMIT_S, Referee
 
 TABLE = default_table()
@@ -138,3 +141,105 @@ def test_a_ball_rolling_along_a_gap_no_man_reaches_is_served_again_after_3_s() -
         match.step_frame()
     assert match.result.serves == serves + 1
     assert match.result.restarts == 0
+
+
+# --- dead ball ----------------------------------------------------------------------------
+
+REACH = TABLE.man.contact_reach
+ROBOT_FIVE, HUMAN_FIVE = rod("robot", "midfield").x, rod("human", "midfield").x
+
+
+@pytest.mark.parametrize("team", ["robot", "human"])
+@pytest.mark.parametrize("depth", [0.001, 0.07, 0.15, 0.3, 0.45, 0.58])  # m beyond the 5-man rod
+def test_a_dead_ball_behind_a_five_man_rod_goes_to_that_ends_goalkeeper(team: str,
+                                                                         depth: float) -> None:
+    referee = Referee(TABLE)
+    five_man = rod(team, "midfield")  # the robot's is on its own half, nearer its goal
+    ball_x = five_man.x + depth * (1.0 if five_man.x > 0 else -1.0)
+    restart = referee.dead_ball(ball_x)
+    keeper = rod(team, "goalkeeper")
+    assert restart is not None and restart.team == team and restart.reason == "dead ball"
+    # at rest in front of the goalkeeper, within its man's reach and no other rod's
+    assert 0 < (restart.x - keeper.x) * keeper.forward < REACH
+    assert referee.holder(restart.x) == keeper
+    assert keeper.reachable_y()[0][0] <= restart.y <= keeper.reachable_y()[0][1]
+
+
+@pytest.mark.parametrize("ball_x", [ROBOT_FIVE, ROBOT_FIVE + 0.001, -0.03, 0.0, 0.03,
+                                    HUMAN_FIVE - 0.001, HUMAN_FIVE])
+def test_a_dead_ball_between_the_five_man_rods_is_served_again(ball_x: float) -> None:
+    assert Referee(TABLE).dead_ball(ball_x) is None
+
+
+def play_until_dead(match: Match, seconds: float) -> None:
+    """Frames on the match's own clock until a dead ball was served or restarted."""
+    dead = dict(match.result.dead_balls)
+    for _ in range(round(seconds / match.params.frame_period)):
+        match.step_frame()
+        if match.result.dead_balls != dead:
+            return
+
+
+def started(seed: int = 3) -> Match:
+    match = Match("hold", "hold", seed=seed, duration=60.0)
+    match.step_frame()  # the opening serve
+    assert match.result.serves == 1
+    return match
+
+
+@pytest.mark.parametrize("team", ["robot", "human"])
+@pytest.mark.parametrize("where", ["behind the goalkeeper", "just behind the 5-man rod"])
+def test_a_ball_lying_dead_behind_a_five_man_rod_is_put_in_front_of_the_goalkeeper(
+        team: str, where: str) -> None:
+    match = started()
+    keeper = rod(team, "goalkeeper")
+    # no man kicks it forward there: between the goal line and the goalkeeper, beside the
+    # mouth; or 5 mm behind the 5-man rod's axis, where the other team's 3-man rod is behind
+    # it too
+    lying = keeper.x - keeper.forward * 0.055
+    if where != "behind the goalkeeper":
+        lying = rod(team, "midfield").x - keeper.forward * 0.005
+    match.world.place_ball(lying, 0.25)
+    play_until_dead(match, DEAD_BALL_S + 0.1)
+    assert match.result.dead_balls == {"served": 0, "goalkeeper": 1}
+    assert match.result.restarts == 1 and match.result.serves == 1
+    ball = match.world.state()
+    assert ball.ball_in_play and 0 < (ball.ball_x - keeper.x) * keeper.forward < REACH
+    assert match.world.time >= 1 / 200 + DEAD_BALL_S
+
+
+def test_a_ball_rolling_in_a_gap_behind_the_five_man_rod_goes_to_the_goalkeeper() -> None:
+    match = started()
+    gap = ROBOT_FIVE - REACH - 0.008  # between the robot's 5-man rod and the human's 3-man rod
+    assert match.referee.holder(gap) is None
+    match.world.place_ball(gap, -0.2, 0.0, 0.3)  # rolling along the gap, never still
+    play_until_dead(match, DEAD_BALL_S + 0.1)
+    assert match.result.dead_balls == {"served": 0, "goalkeeper": 1}
+    keeper = rod("robot", "goalkeeper")
+    assert match.referee.holder(match.world.state().ball_x) == keeper
+
+
+def test_a_ball_lying_dead_between_the_five_man_rods_is_served_again() -> None:
+    match = started()
+    match.world.place_ball(0.0, 0.25)  # the centre line: beyond both 5-man rods' reach
+    play_until_dead(match, DEAD_BALL_S + 0.1)
+    assert match.result.dead_balls == {"served": 1, "goalkeeper": 0}
+    assert match.result.serves == 2 and match.result.restarts == 0
+    assert match.world.state().ball_x == 0.0  # the serve: from the side wall at x = 0
+
+
+def test_a_still_ball_a_man_could_play_is_not_dead_the_possession_limit_takes_it() -> None:
+    """A goalkeeper that leaves the ball lying in front of it loses it after 15 s (before,
+    the stall rule called it dead after 10 s and, with the dead-ball rule, gave it back to
+    the same goalkeeper every 10 s for ever)."""
+    match = started()
+    keeper = rod("robot", "goalkeeper")
+    match.world.place_ball(keeper.x + 0.035, 0.0)  # still, where the goalkeeper kicks it
+    for _ in range(round((OTHER_LIMIT_S + 0.1) / match.params.frame_period)):
+        match.step_frame()
+        if match.result.restarts:
+            break
+    assert match.result.dead_balls == {"served": 0, "goalkeeper": 0}
+    assert match.referee.fouls["robot"].possession == 1 and match.result.restarts == 1
+    their_five_man = rod("human", "midfield")
+    assert match.referee.holder(match.world.state().ball_x) == their_five_man

@@ -153,7 +153,24 @@ def test_rods_with_our_ball_coming_through_from_behind_lift_their_feet():
     s = ImprovedStrategy(TABLE)
     ball = BallView(DEFENCE.x + 0.1, 0.0, 3.0, 0.0)  # our shot, behind midfield and attack
     out = s.decide(0.0, ball, AT_REST)
-    assert out[2].rotation < -1.0 and out[3].rotation < -1.0
+    # midfield: the ball is there before its feet could swing back, so they swing forward
+    # (back, they would knock it back at our goal); attack: back, the ball is far
+    assert out[2].rotation > 1.0 and out[3].rotation < -1.0
+
+
+def test_rods_ahead_of_a_shot_from_rest_lift_and_the_shot_waits_for_them():
+    """The dead ball at rest before our goalkeeper: the rods ahead lift their feet, and the
+    goalkeeper does not strike before they are up (its shot went off our own 2-man rod)."""
+    s = ImprovedStrategy(TABLE)
+    ball = BallView(GOALKEEPER.x + 0.035, 0.0, 0.0, 0.0)
+    s.decide(0.0, ball, AT_REST)
+    plans = s.plans_last
+    assert plans is not None
+    assert plans[0].mode == "control" and plans[0].kick is None  # feet ahead still down
+    assert all(p.mode == "lift" for p in plans[1:])
+    lifted = [RodView(0.0, 0.0)] + [RodView(0.0, -1.5) for _ in range(3)]
+    s.decide(0.005, ball, lifted)
+    assert s.plans_last is not None and s.plans_last[0].kick is not None
 
 
 def test_a_ball_rolling_along_the_opponents_rod_is_covered_where_it_will_be_shot_from():

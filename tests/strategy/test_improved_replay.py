@@ -3,8 +3,10 @@
 `data/improved_replay.npz` holds 3,100 consecutive (BallState, RodStatus, time) inputs the
 robot was handed in three simulated matches (`improved` against club, seed 1; against pro
 on a randomised table, seed 11; against club, seed 2029, where the ball is lost under our
-5-man rod and swept for), and the RodCommands the strategy of commit 0d3e0d2 (before the
-step was made cheaper) gave for them. Every command must come out the same, bit for bit.
+5-man rod and swept for), and the RodCommands the strategy gave for them: first those of
+commit 0d3e0d2 (before the step was made cheaper); the commands (not the inputs) written
+again when issue 13's dead-ball follow-up changed play on purpose (a ball at rest; 1,150
+of the 3,100 changed). Every command must come out the same, bit for bit.
 """
 
 from __future__ import annotations

@@ -24,6 +24,9 @@ def match(seed, gf, ga, saves, against_speeds, human_fouls=(0, 1.0)):
         "shots_for": [{"speed": 5.0, "on_target": True, "outcome": "goal"}] * gf,
         "shots_against": [{"speed": v, "on_target": True, "outcome": "saved"}
                           for v in against_speeds],
+        "serves": 1 + gf + ga + seed % 2,
+        "restarts": seed,
+        "dead_balls": {"served": seed % 2, "goalkeeper": seed},
     }
 
 
@@ -38,6 +41,8 @@ def test_totals():
     assert t["goals_per_minute"] == {"for": 1.0, "against": 1.0}
     assert t["fouls"]["human"]["possession"] == 3 and t["fouls"]["robot"]["possession"] == 0
     assert t["fouls"]["human"]["longest_possession_s"] == 10.0
+    assert t["serves"] == 3 + 6 + 1 and t["restarts"] == 3
+    assert t["dead_balls"] == {"served": 1, "goalkeeper": 3}
 
 
 def test_one_short_match_runs_and_is_reproducible():

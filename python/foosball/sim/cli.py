@@ -116,6 +116,9 @@ def _match(args: argparse.Namespace) -> int:
             print(f"  {team}: {fouls['possession']} possession-limit violations, "
                   f"{fouls['spinning']} spinning fouls, longest possession "
                   f"{fouls['longest_possession_s']} s ({fouls['longest_zone']})")
+        dead = result["dead_balls"]
+        print(f"  serves {result['serves']}, restarts {result['restarts']}; dead balls: "
+              f"{dead['served']} served again, {dead['goalkeeper']} put at a goalkeeper")
     return 0
 
 

@@ -8,10 +8,18 @@ command latency is exact: the physics step is split where a command starts actin
 
 Kick-off rule (serve). The ball is served from the side at the centre line, as on a real
 table: at x = 0 against one side wall (side drawn from the seed), rolling across the field
-at 0.6-1.2 m/s with a small drift towards one half. It is served at the start, 1 s after a
-goal, when it has lain still (< 5 cm/s) for 3 s where no man can kick it forward, when it
-has lain still for 10 s anywhere (the possession limit of table-soccer rules), and when it
-has rolled for 3 s in a gap between the rods' reach bands, where no man can touch it.
+at 0.6-1.2 m/s with a small drift towards one half. It is served at the start and 1 s after
+a goal.
+
+Dead ball. The ball is dead when it has lain still (< 5 cm/s) for 3 s where no man can
+kick it forward, and when it has rolled for 3 s in a gap between the rods' reach bands,
+where no man can touch it. Where it lies then decides (the referee,
+`rules.Referee.dead_ball`): behind the 5-man rods it is put at rest in front of the
+goalkeeper of that end (a restart), between them it is served again. A still ball that a man
+could kick forward is not dead: it lies in that rod's reach, so the possession limit (10 s
+or 15 s, `rules`) takes it away. (Until 2026-12-05 such a ball was served again after 10 s,
+the possession limit of the days before the referee; given to the goalkeeper instead, a
+goalkeeper that does not play it would have kept it for ever.)
 
 Statistics. A shot is a man's contact after which the ball moves towards the other goal at
 >= 2 m/s (contacts of the same rod within `SAME_STRIKE_S` are one strike); it is on target if
@@ -49,7 +57,6 @@ from foosball.wire.catalogue import BallState, HumanRods, RodCommand, RodStatus,
 SHOT_MIN_SPEED = 2.0  # m/s
 STILL_SPEED = 0.05  # m/s
 DEAD_BALL_S = 3.0
-STALL_S = 10.0
 SERVE_DELAY_S = 1.0
 SAME_STRIKE_S = 0.03  # s: contacts of one rod this close together are one shot
 
@@ -80,7 +87,9 @@ class MatchResult:
     wall_time: float = 0.0
     # per team: possession-limit and spinning violations, the longest possession (rules.py)
     fouls: dict[str, dict[str, Any]] = field(default_factory=dict)
-    restarts: int = 0
+    restarts: int = 0  # possession, spinning and dead balls put at a goalkeeper
+    # dead balls served again (between the 5-man rods) and put at a goalkeeper (behind them)
+    dead_balls: dict[str, int] = field(default_factory=lambda: {"served": 0, "goalkeeper": 0})
 
     def summary(self) -> dict[str, Any]:
         def team(name: str) -> dict[str, Any]:
@@ -104,6 +113,7 @@ class MatchResult:
             "shots": {"robot": team("robot"), "human": team("human")},
             "serves": self.serves,
             "restarts": self.restarts,
+            "dead_balls": self.dead_balls,
             "fouls": self.fouls,
             "speed_vs_real_time": round(self.duration / self.wall_time, 1)
             if self.wall_time > 0
@@ -295,7 +305,6 @@ class Match:
         self.result.restarts += 1
 
     def _kick_off_rule(self, state: WorldState, now: float) -> None:
-        world = self.world
         if not state.ball_in_play:
             if self._serve_at is None:
                 self._serve_at = now + SERVE_DELAY_S
@@ -308,20 +317,27 @@ class Match:
             self._out_of_reach_since = now
         elif now - self._out_of_reach_since >= DEAD_BALL_S:
             # rolling along a gap between the reach bands: a dead ball, as if it lay still
-            self._close_shot("missed")
-            world.remove_ball()
-            self._serve(now)
+            self._dead_ball(state, now)
             return
         if math.hypot(state.ball_vx, state.ball_vy) < STILL_SPEED:
             if self._still_since is None:
                 self._still_since = now
-            still = now - self._still_since
-            if still >= STALL_S or (still >= DEAD_BALL_S and not self._playable(state)):
-                self._close_shot("missed")
-                world.remove_ball()
-                self._serve(now)
+            if now - self._still_since >= DEAD_BALL_S and not self._playable(state):
+                self._dead_ball(state, now)
         else:
             self._still_since = None
+
+    def _dead_ball(self, state: WorldState, now: float) -> None:
+        """At the goalkeeper of its end if it lies behind the 5-man rods, else served."""
+        restart = self.referee.dead_ball(state.ball_x)
+        if restart is None:
+            self._close_shot("missed")
+            self.world.remove_ball()
+            self._serve(now)
+            self.result.dead_balls["served"] += 1
+        else:
+            self._restart(restart)
+            self.result.dead_balls["goalkeeper"] += 1
 
     def _playable(self, state: WorldState) -> bool:
         """Whether some man could kick the resting ball forward (it lies in front of a rod,

@@ -8,8 +8,7 @@ runs, whether the ball rolls or lies still, until the ball enters another zone. 
 the gap between two bands is within no man's reach, so no rod has it: the clock stops, but
 the ball still belongs to the zone it last was in, and if it comes back there the clock
 goes on from where it stopped (knocking the ball out of reach and back does not start the
-count again). A ball that stays out of every man's reach is a dead ball (the match runner
-serves it again). Limits: 10 s on the 5-man rod, 15 s on the others. Past the limit the
+count again). Limits: 10 s on the 5-man rod, 15 s on the others. Past the limit the
 ball goes to the opponent: from the 3-man rod to the opponent's 2-man rod, from anywhere
 else to the opponent's 5-man rod (``Restart``).
 
@@ -19,6 +18,12 @@ No spinning. A rod may not turn more than 360 degrees before or after striking t
 the run began, or the run going on more than a full turn past the strike. The opponent then
 serves on its 5-man rod. Angles are sampled at the end of each frame (5 ms), so a strike's
 angle is that of the frame it happens in.
+
+Dead ball. When the ball is dead (the match runner decides when: still or rolling out of
+every man's reach; see `match`), where it lies says where play goes on. Behind the 5-man
+rods, that is further from the centre line than the 5-man rod nearest to it, it is put at
+the goalkeeper of that end (``Restart``, like the restarts above); between the two 5-man
+rods it is served again.
 """
 
 from __future__ import annotations
@@ -43,7 +48,7 @@ class Restart:
     team: str  # the team that gets the ball
     x: float
     y: float
-    reason: str  # "possession" | "spinning"
+    reason: str  # "possession" | "spinning" | "dead ball"
 
 
 @dataclass(slots=True)
@@ -164,12 +169,26 @@ class Referee:
         self._holding = None
         return self._ball_to(_other(team), "midfield", "spinning")
 
+    # --- dead ball -------------------------------------------------------------------------
+
+    def dead_ball(self, ball_x: float) -> Restart | None:
+        """Where a dead ball at `ball_x` goes: a Restart at the nearest goalkeeper if it lies
+        behind the 5-man rods, None (a serve) if it lies between them."""
+        five_man = min((r for r in self.table.rods if r.role == "midfield"),
+                       key=lambda r: abs(ball_x - r.x))
+        if (ball_x - five_man.x) * five_man.x <= 0:  # not beyond it, seen from the centre
+            return None
+        keeper = min((r for r in self.table.rods if r.role == "goalkeeper"),
+                     key=lambda r: abs(ball_x - r.x))
+        self._holding = None
+        return self._ball_to(keeper.team, "goalkeeper", "dead ball")
+
     # --- restarts --------------------------------------------------------------------------
 
     def _ball_to(self, team: str, role: str, reason: str) -> Restart:
         """The ball at rest just in front of `team`'s rod of that role, on the field's
-        centre line in y (the middle man of the 5-man rod; a man of the 2-man rod reaches
-        it too)."""
+        centre line in y (the middle man of the 5-man rod; a man of the 2-man rod and the
+        goalkeeper reach it too)."""
         rod = next(r for r in self.table.team_rods(team) if r.role == role)
         return Restart(team, rod.x + rod.forward * PLACE_AHEAD, 0.0, reason)
 

@@ -28,7 +28,10 @@ from dataclasses import dataclass
 from foosball.geometry import Rod
 from foosball.strategy.rods import men_offsets
 
-BEHIND_REACH = 0.045  # m behind the rod's axis: the foot meets the ball on its downswing
+# m behind the rod's axis: the foot meets the ball on its downswing (a foot is at the
+# ball's height within about 48 deg of the bottom: 72 mm x sin 48 deg = 53 mm; the referee
+# counts a ball up to 66 mm behind as the rod's, issue 13: 10 s at 52 mm)
+BEHIND_REACH = 0.053
 STRIKE_FROM_WINDUP_S = 0.09  # s from the wind-up angle to the foot at the ball (120 rad/s)
 SIDESTEP_CLEARANCE = 0.012  # m between the foot's edge and the ball while winding up
 ALIGN_TOLERANCE = 0.004  # m

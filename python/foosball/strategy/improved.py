@@ -74,12 +74,22 @@ HIDDEN_SPEED = 0.5  # m/s: a ball lost slower than this is taken to lie where it
 URGENT = 0.5  # fraction of a possession limit after which the ball is shot at once
 
 LIFT = -1.5  # rad: feet back and up, the ball passes underneath
+# rad: the goalkeeper's strike at a ball at rest ends just past it: the drive is still
+# slow there, so the ball leaves at about 2.6 m/s (a clearing pass, not a shot), and the
+# man is back down in time to block it if the opponent's attack rod sends it back along
+# the same line (issue 13's restart at the goalkeeper: human goals within 2 s of 30
+# restarts vs pro 22 with the full strike, 2 with this one)
+KEEPER_STRIKE_END = 0.8
+LIFT_TIME = 0.1  # s: about how long a rod takes to lift its feet
+LIFTED = 1.2  # rad: a rod turned further than this has its feet clear above the ball
 SHOT_SPEED = 3.0  # m/s: a ball this fast towards our goal is a shot in flight
 SIDEWAYS_VX = 0.5  # m/s: a ball slower than this along the table rolls along a rod line
 THREAT_LEAD_S = 0.06  # s: how far ahead a ball rolling along a rod is covered (drive lag)
 HUMAN_FEET_UP = 0.85  # rad: a human man turned further has his foot above the ball
 GAP_MARGIN = 0.005  # m: room for the human's men moving while the shot is on its way
 IDLE_PLAN = "idle"
+LOST_TOWARDS_REACH = 0.14  # m: a ball lost rolling at a rod from this close stops at it
+IDLE_FEET_UP = 1.0  # rad: an idle rod turned further than this puts its feet down
 
 
 @dataclass(slots=True)
@@ -113,6 +123,7 @@ class ImprovedStrategy(RodStrategy):
         self.lost_at: float | None = None  # when the ball went out of sight on the table
         self.lost_slow = False  # whether it was slow then (it lies where it was last seen)
         self.detected: tuple[float, float] | None = None  # where the camera last saw the ball
+        self.seen_vx = 0.0  # the ball's velocity along the table when last in view
         self.clock = PossessionClock(self.table)
         self.urgency = 0.0  # fraction of our zone's possession limit used up
         self.last: list[RodSetpoint | None] = [None for _ in self.rods]
@@ -195,6 +206,7 @@ class ImprovedStrategy(RodStrategy):
         if ball is not None:
             self.last_ball = self.predictor.compensate(ball.x, ball.y, ball.vx, ball.vy, ball.age)
             self.urgency = self.clock.update(self.last_ball.x, now)
+            self.seen_vx = self.last_ball.vx
             self.lost_at = None
             self.sweeps = [None for _ in self.rods]
         elif self.last_ball is not None and (
@@ -243,15 +255,27 @@ class ImprovedStrategy(RodStrategy):
                 owner = i
                 break
         # 2. rods with the ball behind them lift their feet (our shots pass)
-        # (only a ball coming through; the feet swing away from a ball within their reach,
-        # since lifting them towards it would knock it back towards our goal)
+        # (a ball coming through, or one at rest that a rod behind them is about to shoot:
+        # a man left in its path sends it back into our goal, issue 13's restart at the
+        # goalkeeper; the feet swing away from a ball within their reach, since lifting
+        # them towards it would knock it back towards our goal)
+        # (a ball in view: lifted feet hide a ball from the camera, so not for one lost)
+        shot_from_rest = (owner is not None and self.lost_at is None
+                          and b.speed < self.params.improved.shoot_speed)
+        waiting = False  # a rod in the path of a shot from rest is not lifted yet
         for i, rod in enumerate(self.rods):
             if i == owner:
                 continue
-            if b.x < rod.x - self.radius and b.vx > 0.3:
-                close = b.x > rod.x - self.reach_ahead - 0.01
+            if b.x < rod.x - self.radius and (b.vx > 0.3 or shot_from_rest):
+                # (close: within reach, or there before the feet are up; feet swung back
+                # into a ball coming at them knock it back at our goal, issue 13: 15 s in
+                # the corner between our goalkeeper and 2-man rod)
+                close = b.x + max(b.vx, 0.0) * LIFT_TIME > rod.x - self.reach_ahead - 0.01
                 lifted_back = here[i].rotation < -1.0
                 plans[i] = RodPlan("lift", rotation=-LIFT if close and not lifted_back else LIFT)
+                waiting = waiting or abs(here[i].rotation) < LIFTED
+        if waiting and owner is not None and self.urgency <= URGENT:
+            plans[owner].kick = None  # the shot waits for the feet ahead to be up
         # 3. a ball that will reach a rod before any opponent can touch it: go to its crossing;
         #    otherwise block the shot the opponent can take where he next meets the ball
         origin_x, origin_y = self.threat_origin(b)
@@ -349,7 +373,15 @@ class ImprovedStrategy(RodStrategy):
             # where will the ball be when the foot arrives?
             at_contact = self.predictor.state_at(b.x, b.y, b.vx, b.vy, self.time_to_contact)
             still_in_reach = self.contact_ahead * 0.9 < at_contact.x - rod.x < self.reach_ahead
-            if (speed < p.shoot_speed or urgent) and still_in_reach:
+            if speed < p.shoot_speed and still_in_reach:
+                # at rest: the feet go up while the man gets in line, so that he does not
+                # push the ball aside on the way (a restart at the goalkeeper, issue 13)
+                plan = self.shoot(i, rod, at_contact, here)
+                plan.rotation, plan.absolute = self.profile.windup_angle, True
+                if i == 0 and plan.kick is not None:
+                    plan.kick = KickRequest(power=plan.kick.power, strike_angle=KEEPER_STRIKE_END)
+                return plan
+            if urgent and still_in_reach:
                 return self.shoot(i, rod, at_contact, here)
             if b.vx < 0:
                 return self.stop_ball(i, rod, b)
@@ -407,6 +439,16 @@ class ImprovedStrategy(RodStrategy):
         x = self.detected[0]
         for i, rod in enumerate(self.rods):
             if abs(x - rod.x) < HIDE_BAND:
+                return i
+        # or within one of our field rods' reach, or rolling at its feet from in front
+        # (they stop it there): the men, the rod itself (seen at a slant away from the
+        # table's middle) and the side wall hide a ball there (issue 13: lost for 15 s in
+        # front of the attack rod, twice); not the goalkeeper's, where a ball lost fast is
+        # most likely a goal
+        towards = self.seen_vx < 0
+        for i in range(1, len(self.rods)):
+            ahead = x - self.rods[i].x
+            if -self.reach_ahead < ahead < (LOST_TOWARDS_REACH if towards else self.reach_ahead):
                 return i
         return None
 
@@ -516,7 +558,17 @@ class ImprovedStrategy(RodStrategy):
             setpoint = RodSetpoint(translation, kick.rotation, kick.translation_speed,
                                    kick.rotation_speed)
         elif plan.mode == IDLE_PLAN:
-            setpoint = self.last[i] or RodSetpoint(here.translation, 0.0, p.translation_speed, 0.0)
+            last = self.last[i]
+            if last is None:
+                setpoint = RodSetpoint(here.translation, 0.0, p.translation_speed, 0.0)
+            elif abs(last.rotation) > IDLE_FEET_UP:
+                # feet down again after a lift: lifted feet hide a ball lying under them
+                # from the camera, and a ball there is then never played (issue 13: 15 s
+                # in the corner in front of the attack rod)
+                setpoint = RodSetpoint(last.translation, self._unwound(0.0, here.rotation),
+                                       p.translation_speed, 0.0)
+            else:
+                setpoint = last
         else:
             rotation = plan.rotation if plan.absolute else self._unwound(plan.rotation,
                                                                           here.rotation)

@@ -9,7 +9,8 @@ bank shots) with every shot drawn between LOW and HIGH m/s and no passes.
 
 Per match and in total: goals for and against, the save rate (saves / (saves + goals
 against); a save is an on-target shot of the opponent that our men touched before it scored),
-shots and their speeds, and the save rate by shot-speed band.
+shots and their speeds, the save rate by shot-speed band, serves and restarts (and of them
+the dead balls served again or put at a goalkeeper).
 """
 
 from __future__ import annotations
@@ -91,6 +92,7 @@ def summarise(result: Any, seed: int) -> dict[str, Any]:
         "shots_against": shots["human"],
         "serves": result.serves,
         "restarts": result.restarts,
+        "dead_balls": dict(result.dead_balls),
         "fouls": result.fouls,
         "duration_s": result.duration,
         "wall_time": round(result.wall_time, 2),
@@ -128,6 +130,10 @@ def totals(matches: list[dict[str, Any]]) -> dict[str, Any]:
         "goals_per_minute": {"for": round(gf / minutes, 3) if minutes else None,
                              "against": round(ga / minutes, 3) if minutes else None},
         "fouls": {team: _fouls(matches, team) for team in ("robot", "human")},
+        "serves": sum(m["serves"] for m in matches),
+        "restarts": sum(m["restarts"] for m in matches),
+        "dead_balls": {where: sum(m["dead_balls"][where] for m in matches)
+                       for where in ("served", "goalkeeper")},
         "wins": sum(m["goals_for"] > m["goals_against"] for m in matches),
         "draws": sum(m["goals_for"] == m["goals_against"] for m in matches),
         "losses": sum(m["goals_for"] < m["goals_against"] for m in matches),
@@ -228,6 +234,9 @@ def _print_text(report: dict[str, Any]) -> None:
         print(f"  {team}: {f['possession']} possession-limit violations, {f['spinning']} "
               f"spinning fouls, longest possession {f['longest_possession_s']} s "
               f"({f['longest_zone']})")
+    dead = t["dead_balls"]
+    print(f"  serves {t['serves']}, restarts {t['restarts']}; dead balls: {dead['served']} "
+          f"served again, {dead['goalkeeper']} put at a goalkeeper")
     print(f"  save rate {t['save_rate']} ({t['saves']} saves, {t['goals_against']} conceded; "
           f"{t['on_target_against']} on-target shots closed)")
     for band, row in t["save_rate_by_speed"].items():
