@@ -144,9 +144,8 @@ def traffic(fps: float, second: int = 0) -> list[tuple[float, str, Callable[[], 
 
     events: list[tuple[float, str, Callable[[], Any]]] = []
 
-    def every(rate_hz: float, sender: Agent | str, make: Callable[[], Any], phase: float) -> None:
+    def every(rate_hz: float, stream: str, make: Callable[[], Any], phase: float) -> None:
         count = int(rate_hz)
-        stream = sender if isinstance(sender, str) else sender.name.lower()
         events.extend(((i + phase) / rate_hz, stream, make) for i in range(count))
 
     load = 50.0 + second % 7
@@ -155,18 +154,18 @@ def traffic(fps: float, second: int = 0) -> list[tuple[float, str, Callable[[], 
                                                       period_s=0.01, cpu_load=load,
                                                       memory=5.0, temperature=-273.0),
               n / len(STREAMS))
-    every(fps, Agent.BALL_TRACKER, lambda: BallState(
+    every(fps, "ball_tracker", lambda: BallState(
         capture_time=now(), frame=1, x=0.1, y=-0.2, vx=3.0, vy=1.0,
         covariance=(1e-6, 1e-6, 1e-3, 1e-3), status=BallStatus.DETECTED), 0.0)
-    every(fps, Agent.STRATEGY, lambda: RodCommand(ball_capture_time=now(), rods=rods), 0.1)
-    every(fps, Agent.POLE_DRIVER, lambda: MotorCommand(axes=axes()), 0.2)
-    every(20, Agent.MOTOR_DRIVER, lambda: MotorStatus(axes=status()), 0.3)
-    every(20, Agent.MOTOR_DRIVER, lambda: EtherCatStatus(
+    every(fps, "strategy", lambda: RodCommand(ball_capture_time=now(), rods=rods), 0.1)
+    every(fps, "pole_driver", lambda: MotorCommand(axes=axes()), 0.2)
+    every(20, "motor_driver", lambda: MotorStatus(axes=status()), 0.3)
+    every(20, "motor_driver", lambda: EtherCatStatus(
         link_up=True, slaves=8, expected_slaves=8, al_state=8, working_counter=24,
         expected_working_counter=24, bad_working_counters=0, cycle_period_s=0.005,
         wakeup_jitter_p99_s=1e-4 + next(moves) * 1e-7), 0.4)
-    every(20, Agent.POLE_DRIVER, lambda: RodStatus(rods=positions()), 0.5)
-    every(10, Agent.GAME_PANEL, lambda: GameState(
+    every(20, "pole_driver", lambda: RodStatus(rods=positions()), 0.5)
+    every(10, "game_panel", lambda: GameState(
         state=SafetyState.PLAYING, score_robot=0, score_human=0, clock_s=1.0 + next(moves),
         alarm_text=""), 0.6)
     return sorted(events, key=lambda e: e[0])
@@ -201,8 +200,6 @@ def measure(agent: Agent, fps: float, seconds: int, profile: cProfile.Profile | 
     # work column; here is the runtime's wrapper around them.)
     cycle_s = {Agent.MOTOR_DRIVER: 0.005, Agent.BALL_TRACKER: 1 / fps}.get(agent)
     next_step_s = next_io_s = 0.0
-    # (A transport without `waiting`, as before set_aside existed, delivers every frame.)
-    waiting = getattr(receiver, "waiting", lambda: True)
     cpu = 0.0
     count = 0
     for second in range(seconds):
@@ -219,7 +216,7 @@ def measure(agent: Agent, fps: float, seconds: int, profile: cProfile.Profile | 
             # The I/O thread wakes for a frame that reached its socket or when its wait runs
             # out (IO_WAIT_S, or sooner for its own heartbeat); a frame the socket's filter
             # left out wakes nothing.
-            if waiting() or clock[0] >= next_io_s:
+            if receiver.waiting() or clock[0] >= next_io_s:
                 runtime.io_turn(0.0)
                 next_io_s = clock[0] + min(IO_WAIT_S, runtime.next_heartbeat_in(clock[0]))
             if clock[0] >= next_step_s or (cycle_s is None and runtime.inbox):

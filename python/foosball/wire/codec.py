@@ -421,8 +421,7 @@ class WireCodec:
     def _update_set_aside(self) -> None:
         every = frozenset(catalogue.BY_TYPE_ID)
         types = frozenset() if self._reads is None else every - self._reads
-        senders = frozenset() if self._heartbeats_from is None or \
-            catalogue.Heartbeat.TYPE_ID in types else \
+        senders = frozenset() if self._heartbeats_from is None else \
             frozenset(int(a) for a in Agent) - self._heartbeats_from
         self.set_aside = SetAside(types, senders)
 
@@ -585,12 +584,6 @@ def claim(frame: bytes) -> tuple[int, int | None] | None:
         return None
     sender = frame[at + 4] if len(frame) > at + 4 and frame[at + 3] == 0x02 else None
     return claimed, sender if sender is not None and sender < 24 else None
-
-
-def claimed_type(frame: bytes) -> int | None:
-    """The catalogue type a frame claims to carry (`claim`), or None."""
-    claimed = claim(frame)
-    return None if claimed is None else claimed[0]
 
 
 _U63 = 2**63

@@ -70,7 +70,7 @@ class PlayKeywords:
             raise AssertionError("no truth from the live table when the game was started "
                                  "('the game is started' first)")
         tally = Tally(alarms=ctx.alarms_since(ctx.started_s))
-        truth_at = {t.t_ns: t for t in ctx.truth.since(ctx.started_s - 1.0)}
+        truth_at = ctx.truth.by_stamp(ctx.started_s - 1.0)
         seen_at = sorted(ball.capture_time for ball in (h.message for h in ctx.observer.since(
             ctx.started_s - 1.0, BallState)) if ball.status == BallStatus.DETECTED and
             abs(ball.x) > MOUTH.field_x and abs(ball.y) <= MOUTH.goal_half and
