@@ -13,9 +13,10 @@ from foosball.wire.catalogue import OtaStatus
 
 
 def status(board: str, state: str, slot: str = "rootfs.0", primary: str = "rootfs.0",
-           progress: float = 0.0, text: str = "") -> OtaStatus:
+           progress: float = 0.0, text: str = "", url: str = "") -> OtaStatus:
+    """A board's status about the install this roll-out sent it (or `url`'s)."""
     return OtaStatus(board=board, slot=slot, state=state, progress=progress, text=text,
-                     version="1.0", primary=primary)
+                     version="1.0", primary=primary, url=url or f"http://h/{board}")
 
 
 def test_bundles_go_to_the_board_in_their_name_or_the_one_named(tmp_path: Path) -> None:
@@ -65,6 +66,29 @@ def test_an_outcome_from_before_the_command_is_not_this_roll_out_s() -> None:
     assert not out.boards[0].done
     out.observe(status("vision", "refused", text="a game is running (PLAYING)"), 0.2)
     assert out.boards[1].outcome == "refused"
+
+
+def test_another_tool_s_push_to_the_same_board_is_not_this_roll_out_s() -> None:
+    first, second = rollout(staged=False), rollout(staged=False)
+    for board in second.boards:
+        board.url += "/second"
+    other = "http://h/pole"
+    for out in (first, second):
+        out.observe(status("pole", "idle"), 0.0)
+        out.observe(status("vision", "idle"), 0.0)
+    assert {c.board for c in first.due(0.1)} == {"pole", "vision"}
+    first.observe(status("pole", "downloading", progress=5.0), 0.3)  # the first took it
+    # The second, started now, sends to a board busy with another install: it is refused,
+    # and only the second takes that refusal for its own.
+    second.observe(status("pole", "downloading", progress=5.0, url=other), 0.3)
+    assert "pole" in {c.board for c in second.due(0.4)}
+    refusal = status("pole", "refused", text="busy: downloading (...)", url=second.boards[0].url)
+    for out in (first, second):
+        out.observe(refusal, 0.5)
+    assert second.boards[0].outcome == "refused"
+    assert not first.boards[0].done and first.boards[0].acknowledged
+    first.observe(status("pole", "updated", slot="rootfs.1", primary="rootfs.1"), 9.0)
+    assert first.boards[0].outcome == "updated"
 
 
 def test_a_board_back_on_its_old_slot_has_rolled_back_even_if_the_notice_was_missed() -> None:

@@ -7,7 +7,14 @@ never touches RAUC: its hardware (foosball.ota.rauc) senses RAUC's state over D-
 
 - an install is accepted only while no game runs (the game panel's GameState) and no
   drive is enabled (the motor driver's MotorStatus); otherwise refused, the reason on the
-  wire as an OtaStatus. RAUC writes the slot that is not running and makes it primary.
+  wire as an OtaStatus that names the refused URL (so a second `ota push` to a busy board
+  learns it is refused, and the first one does not take that refusal for its own).
+- the bundle is downloaded by the agent itself (to `state_dir`), so a server that stalls
+  is noticed (`download_stall_s`); RAUC then installs the local file: it writes the slot
+  that is not running and makes it primary.
+- every phase has a deadline (download, RAUC's check, RAUC's write, the reboot, then the
+  health check), and RAUC restarting (its D-Bus name owned by a new connection) ends an
+  install at once: the agent never stays "installing" without RAUC making progress.
 - the reboot waits for a safe moment (the same condition: a game may have started during
   the install) and records what it expects to boot (`Pending`, kept on /data).
 - after every boot: the board's agents (`watch`) must be heard steadily within the
@@ -48,7 +55,8 @@ class Phase:
     CHECKING = "checking"  # after boot: waiting for the board's agents to be healthy
     IDLE = "idle"
     UNHEALTHY = "unhealthy"  # an old slot whose agents are not healthy: not marked good
-    INSTALLING = "installing"
+    DOWNLOADING = "downloading"  # the bundle, from the laptop to state_dir
+    INSTALLING = "installing"  # RAUC checks the bundle, then writes the other slot
     INSTALLED = "installed"  # written and primary; rebooting at the next safe moment
     REBOOTING = "rebooting"
     ROLLING_BACK = "rolling_back"  # the new slot marked bad; rebooting into the old one
@@ -63,6 +71,15 @@ class Phase:
 
 ACCEPTING = frozenset({Phase.IDLE, Phase.UNHEALTHY, Phase.FAILED, Phase.UPDATED,
                        Phase.ROLLED_BACK})
+# An update under way, from the command to the reboot into the new slot (the update tool
+# and the panels follow these).
+UNDER_WAY = frozenset({Phase.DOWNLOADING, Phase.INSTALLING, Phase.INSTALLED, Phase.REBOOTING,
+                       Phase.ROLLING_BACK})
+# RAUC's progress text once its check is over and it writes a slot (RAUC 1.8 to 1.13:
+# "Updating slots", then per slot "Checking slot rootfs.1", "Copying image to rootfs.1").
+WRITING_TEXTS = ("Updating slots", "Checking slot", "Copying image", "Copying ")
+# RAUC idle again this long with no Completed signal: its install ended unreported.
+COMPLETION_GRACE_S = 3.0
 
 
 def _names(value: Any, where: str) -> tuple[str, ...]:
@@ -85,6 +102,12 @@ class UpdateAgentConfig:
     status_period_s: float = 1.0  # OtaStatus this often, and on every change
     peer_state_max_age_s: float = 1.0  # GameState / MotorStatus older than this: gone
     reboot_delay_s: float = 0.5  # between the "rebooting" status and the reboot
+    # Deadlines of the phases of an install (docs/images.md says why these figures):
+    download_stall_s: float = 30.0  # no byte from the laptop for this long: failed
+    download_deadline_s: float = 900.0  # the whole download (200 MB at >= 0.25 MB/s)
+    check_deadline_s: float = 300.0  # RAUC's check of the bundle, until it writes
+    install_deadline_s: float = 900.0  # RAUC's write of the slot (1.5 GB at >= 2 MB/s)
+    reboot_deadline_s: float = 180.0  # from asking for the reboot to this agent stopped
     state_dir: str = "/data/foosball/ota"  # the pending update, across the reboot
     reboot_command: tuple[str, ...] = setting(("systemctl", "reboot"), convert=_names)
     version_file: str = "/etc/os-release"  # VERSION_ID of the running root
@@ -98,7 +121,9 @@ class UpdateAgentConfig:
             if name.upper() not in Agent.__members__:
                 raise ValueError(f"watch: no agent {name!r}")
         for key in ("health_deadline_s", "healthy_for_s", "heartbeat_gap_s",
-                    "status_period_s", "peer_state_max_age_s", "reboot_delay_s"):
+                    "status_period_s", "peer_state_max_age_s", "reboot_delay_s",
+                    "download_stall_s", "download_deadline_s", "check_deadline_s",
+                    "install_deadline_s", "reboot_deadline_s"):
             value = getattr(self, key)
             if isinstance(value, bool) or not isinstance(value, int | float) or value <= 0:
                 raise ValueError(f"{key}: seconds > 0, not {value!r}")
@@ -123,10 +148,24 @@ class Pending:
 
 
 @dataclass(frozen=True)
+class Download:
+    """The agent's own download of a bundle (foosball.ota.rauc.BundleDownload)."""
+
+    url: str
+    serial: int = 0  # counts the downloads the hardware started: tells this one from the last
+    path: str = ""  # where it goes, on state_dir
+    received: int = 0  # bytes so far
+    total: int = 0  # the server's Content-Length (0: not said)
+    done: bool = False  # all of it, in `path`
+    error: str = ""  # why it stopped (a stall, the server, the space on state_dir)
+
+
+@dataclass(frozen=True)
 class RaucView:
     """What the hardware senses of RAUC and of this board, each turn."""
 
     reachable: bool = False
+    owner: str = ""  # the unique D-Bus name that owns RAUC's name: a new one is a new RAUC
     operation: str = "idle"
     progress: int = 0
     progress_text: str = ""
@@ -140,6 +179,7 @@ class RaucView:
     pending: Pending | None = None
     failed_calls: int = 0  # D-Bus calls of ours that failed, and the latest's error
     call_error: str = ""
+    download: Download | None = None
 
     def version_of(self, slot: str) -> str:
         if slot == self.booted and self.running_version:
@@ -212,8 +252,15 @@ class UpdateCore:
         self._motors: tuple[float, MotorStatus] | None = None
         self._install_completed_at = 0  # RAUC's Completed count when our install began
         self._install_failed_calls_at = 0  # and the hardware's count of failed calls
-        self._install_url = ""
+        self._install_url = ""  # the command's URL (named in every status about it)
+        self._install_owner = ""  # RAUC's D-Bus connection that took our install
         self._install_started = False  # RAUC reported the install as begun
+        self._phase_since = 0.0  # when the current phase (or step of an install) began
+        self._writing = False  # RAUC is past its check and writes the slot
+        self._idle_since: float | None = None  # RAUC idle again after our install began
+        self._downloaded = False  # a downloaded bundle sits on state_dir until discarded
+        self._download_after = 0  # the serial of the download before ours
+        self._refused_url = ""
         self._reboot_at: float | None = None
         self._judged = False  # this boot's health decided
         self._last_status: tuple[str, int, str] | None = None
@@ -236,8 +283,7 @@ class UpdateCore:
                 self._motors = (now, message)
             elif isinstance(message, OtaCommand) and message.board == self.config.board:
                 self._command(message, now, requests)
-        if self.rauc.reachable:
-            self._advance(now, requests)
+        self._advance(now, requests)
         status = self._status(now)
         if status is not None:
             out.append(status)
@@ -249,30 +295,55 @@ class UpdateCore:
             self._last_status_s = -math.inf  # answer now
             return
         if command.action != "install":
-            self._refuse(f"unknown action {command.action!r}; known: {', '.join(ACTIONS)}")
+            self._refuse(command.url, f"unknown action {command.action!r}; known: "
+                                      f"{', '.join(ACTIONS)}")
             return
         reason = self.busy() or self.unsafe(now)
         if reason is None and not _is_bundle_source(command.url):
             reason = f"not an http(s) URL or absolute path: {command.url[:60]!r}"
         if reason is not None:
-            self._refuse(reason)
+            self._refuse(command.url, reason)
             return
-        self.phase, self.text = Phase.INSTALLING, f"installing {command.url}"
         self._install_url = command.url
+        if command.url.startswith("/"):
+            self._start_install(command.url, now, requests)
+        else:
+            self._enter(Phase.DOWNLOADING, f"downloading {command.url}", now)
+            self._download_after = self.rauc.download.serial if self.rauc.download else 0
+            requests.append(Request("download", command.url))
+
+    def _start_install(self, source: str, now: float, requests: list[Request]) -> None:
+        self._enter(Phase.INSTALLING, f"installing {self._install_url}", now)
         self._install_completed_at = self.rauc.completed
         self._install_failed_calls_at = self.rauc.failed_calls
-        self._install_started = False
-        requests.append(Request("install", command.url))
+        self._install_owner = self.rauc.owner
+        self._install_started = self._writing = False
+        self._idle_since = None
+        requests.append(Request("install", source))
 
-    def _refuse(self, reason: str) -> None:
+    def _enter(self, phase: str, text: str, now: float) -> None:
+        self.phase, self.text, self._phase_since = phase, text, now
+
+    def _fail(self, text: str, requests: list[Request]) -> None:
+        self.phase, self.text = Phase.FAILED, text
+        if self._downloaded or self.rauc.download is not None:
+            requests.append(Request("discard_download"))
+            self._downloaded = False
+
+    def _refuse(self, url: str, reason: str) -> None:
         self._notice = (Phase.REFUSED, reason)
+        self._refused_url = url
 
     def busy(self) -> str | None:
         if not self.rauc.reachable:
             return "RAUC is not reachable on D-Bus"
-        if self.phase in ACCEPTING:
-            return None
-        return f"busy: {self.phase} ({self.text})"
+        if self.phase not in ACCEPTING:
+            return f"busy: {self.phase} ({self.text})"
+        if self.rauc.operation != "idle":  # an install given up on by its deadline
+            return (f"busy: RAUC is still {self.rauc.operation} "
+                    f"({self.rauc.progress_text or 'no progress text'}); try again once "
+                    "it is idle")
+        return None
 
     def unsafe(self, now: float) -> str | None:
         """Why nothing may be installed or rebooted now, or None."""
@@ -291,25 +362,23 @@ class UpdateCore:
 
     # -- what RAUC and the board say --------------------------------------------------------
     def _advance(self, now: float, requests: list[Request]) -> None:
+        """What RAUC, the download and the clock say; every phase has its deadline, so a
+        silent RAUC or server ends in `failed` with the reason."""
         rauc = self.rauc
-        # An old slot found unhealthy is marked good once it recovers.
-        if self.phase == Phase.CHECKING or (self.phase == Phase.UNHEALTHY
-                                            and self.health.healthy(now)):
-            self._judge_boot(now, requests)
+        if self.phase == Phase.DOWNLOADING:
+            self._follow_download(now, requests)
         elif self.phase == Phase.INSTALLING:
-            if rauc.operation != "idle":
-                self._install_started = True
-            if rauc.completed > self._install_completed_at:
-                self._install_done(now)
-            elif rauc.failed_calls > self._install_failed_calls_at and not self._install_started:
-                # InstallBundle itself was refused (RAUC busy, bad arguments)
-                self.phase, self.text = Phase.FAILED, rauc.call_error
-            else:
-                self.text = rauc.progress_text or f"starting: {self._install_url}"
+            self._follow_install(now, requests)
+        elif not rauc.reachable:
+            return  # nothing below can be decided without RAUC's word
+        # An old slot found unhealthy is marked good once it recovers.
+        elif self.phase == Phase.CHECKING or (self.phase == Phase.UNHEALTHY
+                                              and self.health.healthy(now)):
+            self._judge_boot(now, requests)
         elif self.phase == Phase.INSTALLED and self._reboot_at is None:
             reason = self.unsafe(now)
             if reason is None:
-                self.phase, self.text = Phase.REBOOTING, f"rebooting into {rauc.primary}"
+                self._enter(Phase.REBOOTING, f"rebooting into {rauc.primary}", now)
                 self._reboot_at = now + self.config.reboot_delay_s
             else:
                 self.text = f"installed on {rauc.primary}; reboot waits: {reason}"
@@ -320,13 +389,85 @@ class UpdateCore:
                     rauc.primary, rauc.version_of(rauc.primary), rauc.booted,
                     rauc.version_of(rauc.booted))))
             requests.append(Request("reboot"))
+            self._phase_since = now
+        elif (self.phase in (Phase.REBOOTING, Phase.ROLLING_BACK) and self._reboot_at == math.inf
+              and now - self._phase_since > self.config.reboot_deadline_s):
+            # Still running: the reboot command did nothing. The bootloader already says
+            # what boots next, so the next reboot (by hand, or power) carries on from there.
+            self.phase = Phase.FAILED
+            self.text = (f"no reboot within {self.config.reboot_deadline_s:.0f} s of asking for "
+                         f"it; {rauc.primary} boots next: reboot the board")
 
-    def _install_done(self, now: float) -> None:
+    def _follow_download(self, now: float, requests: list[Request]) -> None:
+        download = self.rauc.download
+        if download is None or download.serial <= self._download_after:
+            download = Download(self._install_url)  # the hardware has not started it yet
+        if download.error:
+            self._fail(f"download failed: {download.error}; still on {self.rauc.booted}",
+                       requests)
+        elif download.done:
+            self._downloaded = True
+            self._start_install(download.path, now, requests)
+        elif now - self._phase_since > self.config.download_deadline_s:
+            self._fail(f"download not done within {self.config.download_deadline_s:.0f} s "
+                       f"({_size(download.received)} of {_size(download.total)}); still on "
+                       f"{self.rauc.booted}", requests)
+        else:
+            total = f" of {_size(download.total)}" if download.total else ""
+            self.text = f"downloading: {_size(download.received)}{total}"
+
+    def _follow_install(self, now: float, requests: list[Request]) -> None:
+        rauc = self.rauc
+        if rauc.reachable and not self._install_owner:
+            self._install_owner = rauc.owner  # the first view after RAUC came up
+        if rauc.completed > self._install_completed_at:
+            self._install_done(requests)
+            return
+        if rauc.reachable and rauc.owner and rauc.owner != self._install_owner:
+            self._fail(f"RAUC restarted during the install ({self._install_owner} is now "
+                       f"{rauc.owner}): nothing was switched, still on {rauc.booted}; push "
+                       "again", requests)
+            return
+        if rauc.reachable and rauc.failed_calls > self._install_failed_calls_at \
+                and not self._install_started:
+            # InstallBundle itself was refused (RAUC busy, bad arguments)
+            self._fail(rauc.call_error, requests)
+            return
+        if rauc.reachable and rauc.operation != "idle":
+            self._install_started = True
+            self._idle_since = None
+            if not self._writing and rauc.progress_text.startswith(WRITING_TEXTS):
+                self._writing, self._phase_since = True, now
+        elif rauc.reachable and self._install_started:
+            # Idle again with no Completed signal: RAUC's install ended unreported.
+            self._idle_since = now if self._idle_since is None else self._idle_since
+            if now - self._idle_since > COMPLETION_GRACE_S:
+                error = rauc.last_error or "no error given"
+                self._fail(f"RAUC stopped installing without a result ({error}); still on "
+                           f"{rauc.booted}", requests)
+                return
+        step, deadline = (("writing the slot", self.config.install_deadline_s) if self._writing
+                          else ("checking the bundle", self.config.check_deadline_s))
+        if now - self._phase_since > deadline:
+            said = rauc.progress_text or ("RAUC not reachable" if not rauc.reachable
+                                          else "no progress")
+            self._fail(f"RAUC not done {step} within {deadline:.0f} s (last: {said}); still "
+                       f"on {rauc.booted}", requests)
+            return
+        if rauc.reachable:
+            self.text = rauc.progress_text or f"starting: {self._install_url}"
+        else:
+            self.text = f"waiting for RAUC on D-Bus ({step})"
+
+    def _install_done(self, requests: list[Request]) -> None:
         rauc = self.rauc
         if rauc.last_result != 0:
-            self.phase = Phase.FAILED
-            self.text = f"{rauc.last_error or 'install failed'}; still on {rauc.booted}"
+            self._fail(f"{rauc.last_error or 'install failed'}; still on {rauc.booted}",
+                       requests)
             return
+        if self._downloaded:
+            requests.append(Request("discard_download"))
+            self._downloaded = False
         self.phase = Phase.INSTALLED
         self.text = f"installed {rauc.version_of(rauc.primary)} on {rauc.primary}"
 
@@ -371,13 +512,21 @@ class UpdateCore:
         rauc = self.rauc
         progress = rauc.progress if self.phase == Phase.INSTALLING else (
             100 if self.phase in (Phase.INSTALLED, Phase.REBOOTING) else 0)
-        if not rauc.reachable:
+        if self.phase == Phase.DOWNLOADING and rauc.download is not None \
+                and rauc.download.total:
+            progress = round(100 * rauc.download.received / rauc.download.total)
+        # Without RAUC nothing is decided, and the status says why; except where the text
+        # says more: a download (no RAUC needed yet), an install (its deadline runs) or
+        # the reason of a failure.
+        if not rauc.reachable and self.phase not in (Phase.DOWNLOADING, Phase.INSTALLING,
+                                                     Phase.FAILED):
             text = "RAUC is not reachable on D-Bus" + (f": {rauc.call_error}"
                                                        if rauc.call_error else "")
         return OtaStatus(board=self.config.board, slot=rauc.booted[:32], state=state,
                          progress=float(max(0, min(100, progress))), text=text[:200],
                          version=rauc.version_of(rauc.booted)[:64],
-                         primary=rauc.primary[:32])
+                         primary=rauc.primary[:32],
+                         url=(self._refused_url if self._notice else self._install_url)[:512])
 
     def _status(self, now: float) -> OtaStatus | None:
         status = self.status()
@@ -387,6 +536,10 @@ class UpdateCore:
         self._last_status, self._last_status_s = key, now
         self._notice = None  # a notice goes out once; the phase's status follows
         return status
+
+
+def _size(count: int) -> str:
+    return f"{count / 1024:.0f} KiB" if count < 10 << 20 else f"{count / (1 << 20):.0f} MiB"
 
 
 def _is_bundle_source(url: str) -> bool:

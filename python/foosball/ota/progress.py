@@ -7,11 +7,9 @@ it goes with the outcome (updated, failed, rolled back), shown for `outcome_s`.
 
 from __future__ import annotations
 
-from foosball.ota.core import Phase
+from foosball.ota.core import UNDER_WAY, Phase
 from foosball.wire.catalogue import OtaStatus
 
-UNDER_WAY = frozenset({Phase.INSTALLING, Phase.INSTALLED, Phase.REBOOTING,
-                       Phase.ROLLING_BACK})
 OUTCOMES = frozenset({Phase.UPDATED, Phase.FAILED, Phase.ROLLED_BACK})
 
 
@@ -24,7 +22,8 @@ class UpdatesSeen:
         board, state = status.board, status.state
         updating = board in self._lines and self._lines[board][1] is None
         if state in UNDER_WAY or (state == Phase.CHECKING and updating):
-            percent = f" {status.progress:.0f}%" if state == Phase.INSTALLING else ""
+            percent = f" {status.progress:.0f}%" if state in (Phase.DOWNLOADING,
+                                                              Phase.INSTALLING) else ""
             self._lines[board] = (f"{board}: update {state}{percent}: {status.text}"[:160],
                                   None)
         elif state in OUTCOMES and updating:

@@ -28,12 +28,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
 
-from foosball.ota.core import Phase
+from foosball.ota.core import UNDER_WAY, Phase
 from foosball.wire.catalogue import OtaCommand, OtaStatus
 
 BOARDS = ("pole", "vision", "strategy")
-IN_PROGRESS = frozenset({Phase.INSTALLING, Phase.INSTALLED, Phase.REBOOTING,
-                         Phase.ROLLING_BACK})
 RESEND_S = 1.0  # an install command not yet acknowledged is sent again this often
 
 
@@ -118,10 +116,16 @@ class Rollout:
         state = status.state
         if not board.sent:
             return
+        # A status names the install it is about: another tool's push to the same board
+        # (its refusal, its install) is not this roll-out's.
+        ours = status.url == board.url
         if state == Phase.REFUSED:
-            board.outcome, board.reason = Phase.REFUSED, status.text
+            if ours:
+                board.outcome, board.reason = Phase.REFUSED, status.text
             return
-        if state in IN_PROGRESS:
+        if state in UNDER_WAY:
+            if not ours:
+                return
             board.acknowledged = True
             if state == Phase.INSTALLED or (state == Phase.REBOOTING and not board.target):
                 board.target = status.primary
@@ -145,8 +149,11 @@ class Rollout:
                 board.reason = f"no outcome within {self.timeout_s:.0f} s"
                 continue
             status = board.status
-            ready = status is not None and status.state not in IN_PROGRESS \
-                and status.state != Phase.CHECKING
+            # Sent when the board is free, or busy with another tool's install: then it
+            # refuses this one, and says so (a board checking its boot is free soon).
+            ready = status is not None and (
+                status.state not in UNDER_WAY | {Phase.CHECKING}
+                or (status.state in UNDER_WAY and status.url != board.url))
             if ready and not board.acknowledged and now_s - board.last_sent_s >= RESEND_S:
                 board.sent, board.last_sent_s = True, now_s
                 out.append(OtaCommand(board=board.board, action="install", url=board.url))

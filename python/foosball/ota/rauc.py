@@ -4,6 +4,8 @@ jeepney), the pending-update record on /data, and the reboot.
 `RaucClient` is the D-Bus client, one blocking call per method (`foosball ota` tests use it
 too). `RaucHardware` gives the core a `RaucView` each turn and carries out its `Request`s on
 a worker thread of its own, so a slow D-Bus call never holds up the agent's step loop.
+`BundleDownload` fetches a bundle to `state_dir` on a thread of its own, and gives up when
+the server sends nothing for `download_stall_s`.
 """
 
 from __future__ import annotations
@@ -11,9 +13,14 @@ from __future__ import annotations
 import contextlib
 import json
 import logging
+import os
 import queue
+import shutil
+import socket
 import subprocess
 import threading
+import urllib.error
+import urllib.request
 from collections.abc import Iterable
 from dataclasses import asdict, replace
 from pathlib import Path
@@ -25,7 +32,7 @@ from jeepney.io.blocking import DBusConnection, open_dbus_connection
 from jeepney.wrappers import DBusErrorResponse, unwrap_msg
 
 from foosball.files import write_atomically
-from foosball.ota.core import Pending, RaucView, Request, UpdateAgentConfig
+from foosball.ota.core import Download, Pending, RaucView, Request, UpdateAgentConfig
 
 log = logging.getLogger(__name__)
 
@@ -36,6 +43,8 @@ COMPLETED = MatchRule(type="signal", interface=INSTALLER.interface, member="Comp
 CALL_TIMEOUT_S = 10.0
 POLL_PERIOD_S = 0.25  # RAUC's properties and slots, read this often
 RECONNECT_S = 1.0
+CHUNK = 64 * 1024
+SPACE_RESERVE = 16 << 20  # left free on state_dir's file system after a download
 
 
 class RaucError(RuntimeError):
@@ -88,14 +97,27 @@ class RaucClient:
     def primary(self) -> str:
         return str(self.call("GetPrimary")[0])
 
+    def owner(self) -> str:
+        """The unique name of the connection that owns RAUC's name (":1.42"): a RAUC
+        that restarted has a new one. Asked of the bus daemon, not of RAUC."""
+        try:
+            reply = self.connection.send_and_get_reply(
+                message_bus.GetNameOwner(INSTALLER.bus_name), timeout=CALL_TIMEOUT_S)
+            return str(unwrap_msg(reply)[0])
+        except DBusErrorResponse:
+            raise RaucError("RAUC is not on the bus (its name has no owner)") from None
+        except TimeoutError:
+            raise RaucTimeout(f"the bus daemon: no answer in {CALL_TIMEOUT_S:.0f} s") from None
+
     def view(self, previous: RaucView | None = None, slots: bool = True) -> RaucView:
         """RAUC's state as the core sees it (without this agent's own counters). The slots
         are as `previous` had them unless `slots` (reading them runs the bootloader
         backend, fw_printenv on a board, for every slot) and while RAUC installs (it
         answers only its properties then: "already processing a different method")."""
+        owner = self.owner()
         props = self.properties()
         progress = props.get("Progress", (0, "", 0))
-        view = RaucView(reachable=True, operation=str(props.get("Operation", "")),
+        view = RaucView(reachable=True, owner=owner, operation=str(props.get("Operation", "")),
                         progress=int(progress[0]), progress_text=str(progress[1]),
                         last_error=str(props.get("LastError", "")))
         if previous is not None and (view.operation != "idle" or not slots):
@@ -145,12 +167,83 @@ class PendingStore:
         self.path.unlink(missing_ok=True)
 
 
+class BundleDownload:
+    """One bundle from the laptop's HTTP server to `path`, on a thread: `received`,
+    `total`, then `done` or `error`. A server that sends nothing for `stall_s` (the socket's
+    timeout, for the connection and for every read) ends it with an error, as does a
+    bundle larger than the space left on the file system."""
+
+    def __init__(self, url: str, path: Path, stall_s: float, serial: int) -> None:
+        self.url, self.path, self.stall_s, self.serial = url, path, stall_s, serial
+        self.received = self.total = 0
+        self.done = False
+        self.error = ""
+        self._cancelled = threading.Event()
+        self._thread = threading.Thread(target=self._run, name="download", daemon=True)
+        self._thread.start()
+
+    def view(self) -> Download:
+        return Download(self.url, self.serial, str(self.path), self.received, self.total,
+                        self.done, self.error)
+
+    def cancel(self) -> None:
+        self._cancelled.set()
+        self._thread.join(timeout=self.stall_s + 1)
+
+    def _run(self) -> None:
+        try:
+            self._fetch()
+        except TimeoutError:
+            self.error = (f"no data for {self.stall_s:.0f} s from the server (stalled at "
+                          f"{self.received} of {self.total or '?'} bytes)")
+        except urllib.error.HTTPError as exc:
+            self.error = f"HTTP {exc.code} {exc.reason}"
+        except urllib.error.URLError as exc:
+            reason = exc.reason
+            self.error = (f"no connection within {self.stall_s:.0f} s" if isinstance(
+                reason, TimeoutError | socket.timeout) else f"cannot fetch it: {reason}")
+        except (OSError, ValueError) as exc:
+            self.error = f"{type(exc).__name__}: {exc}"
+        if self.error:
+            log.error("download of %s failed: %s", self.url, self.error)
+            self.path.unlink(missing_ok=True)
+
+    def _fetch(self) -> None:
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        with urllib.request.urlopen(self.url, timeout=self.stall_s) as response:
+            self.total = int(response.headers.get("Content-Length") or 0)
+            free = shutil.disk_usage(self.path.parent).free - SPACE_RESERVE
+            if self.total > free:
+                raise OSError(f"the bundle is {self.total >> 20} MiB, {self.path.parent} has "
+                              f"{max(free, 0) >> 20} MiB free")
+            # 0600: only root (the agent and RAUC) reads what is about to be installed
+            fd = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+            with os.fdopen(fd, "wb") as out:
+                while not self._cancelled.is_set():
+                    chunk = response.read(CHUNK)
+                    if not chunk:
+                        break
+                    out.write(chunk)
+                    self.received += len(chunk)
+        if self._cancelled.is_set():
+            raise OSError("cancelled")
+        if self.total and self.received != self.total:
+            raise OSError(f"the server closed the connection after {self.received} of "
+                          f"{self.total} bytes")
+        log.info("downloaded %s: %d bytes", self.url, self.received)
+        self.done = True
+
+
 class RaucHardware:
     """The update agent's hardware (foosball.agents.runtime.Hardware)."""
 
     def __init__(self, config: UpdateAgentConfig) -> None:
         self.config = config
         self.store = PendingStore(config.state_dir)
+        self.download_path = Path(config.state_dir) / "bundle.raucb"
+        self.download_path.unlink(missing_ok=True)  # a download the last run left behind
+        self._download: BundleDownload | None = None
+        self._downloads = 0
         self._base = RaucView(running_version=read_version(config.version_file),
                               pending=self.store.load())
         self._view = self._base
@@ -168,7 +261,8 @@ class RaucHardware:
     def sense(self, timeout_s: float) -> RaucView:
         self._changed.wait(timeout_s)
         self._changed.clear()
-        return self._view
+        download = self._download
+        return replace(self._view, download=download.view() if download else None)
 
     def act(self, actuation: Iterable[Request] | None) -> None:
         for request in actuation or ():
@@ -177,6 +271,13 @@ class RaucHardware:
     def close(self) -> None:
         self._stopping.set()
         self._thread.join(timeout=CALL_TIMEOUT_S)
+        self._discard_download()
+
+    def _discard_download(self) -> None:
+        if self._download is not None:
+            self._download.cancel()
+            self._download = None
+        self.download_path.unlink(missing_ok=True)
 
     # -- the worker -------------------------------------------------------------------------
     def _work(self) -> None:
@@ -219,7 +320,14 @@ class RaucHardware:
     def _carry_out(self, client: RaucClient, request: Request) -> None:
         log.info("request: %s %s", request.kind, request.argument)
         try:
-            if request.kind == "install":
+            if request.kind == "download":  # not RAUC's work: on a thread of its own
+                self._discard_download()
+                self._downloads += 1
+                self._download = BundleDownload(request.argument, self.download_path,
+                                                self.config.download_stall_s, self._downloads)
+            elif request.kind == "discard_download":
+                self._discard_download()
+            elif request.kind == "install":
                 client.install(request.argument)
             elif request.kind == "mark":
                 log.info("%s", client.mark(request.argument))

@@ -738,6 +738,9 @@ class OtaStatus:
     # (`text` above is a field by now, hence _spec)
     version: str = _spec(6, "str", max_len=64)  # of the booted slot
     primary: str = _spec(7, "str", max_len=32)  # the slot the next boot starts
+    # The install this status is about: a refusal's the refused command's URL, otherwise
+    # the one under way or last done; so two tools pushing to one board tell theirs apart.
+    url: str = _spec(8, "str", "", max_len=512)
 
 
 ANY_AGENT = frozenset(Agent)
