@@ -7,6 +7,7 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -67,7 +68,7 @@ def tool(lan: Lan) -> Iterator[Endpoint]:
 def make_board(tmp_path: Path, dev_keys: Keys, lan: Lan) -> Iterator[Callable[..., SimBoard]]:
     boards: list[SimBoard] = []
 
-    def make(name: str = "pole", **options: float) -> SimBoard:
+    def make(name: str = "pole", **options: Any) -> SimBoard:
         board = SimBoard(tmp_path / name, name, dev_keys, lan, **options)
         board.flash("1.0")
         boards.append(board)

@@ -14,22 +14,29 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import select
 import shutil
 import signal
 import subprocess
 import sys
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from jeepney import MatchRule
+from jeepney.bus_messages import message_bus
+from jeepney.io.blocking import open_dbus_connection
+from jeepney.wrappers import unwrap_msg
 
-from foosball.ota.rauc import RaucClient, RaucError
+from foosball.ota.rauc import INSTALLER, RaucClient
 from tests.ota.uboot_env import choose_boot_slot, read_env
 
-UBOOT_ENV = Path(__file__).resolve().parent / "uboot_env.py"  # RAUC runs it as a script
+# RAUC's bootloader backend: a shell script, run by RAUC for every slot at each status read
+UBOOT_BACKEND = Path(__file__).resolve().parent / "uboot_env.sh"
+STARTUP_S = 60.0  # the longest a bus or RAUC may take to come up on a loaded 2-core machine
 
 IMAGE_SIZE = 256 * 1024  # a slot image: a JSON header line, then padding
 SLOT_NAMES = {"A": "rootfs.0", "B": "rootfs.1"}
@@ -165,6 +172,54 @@ def wait_for(what: str, condition: Callable[[], object], timeout_s: float,
         pause.wait(period_s)
 
 
+def start_bus(config: Path, log: Path, env: dict[str, str]) -> subprocess.Popen[bytes]:
+    """dbus-daemon, returned once it listens: it prints its address when it does, so this
+    waits on that line (no polling for its socket)."""
+    with log.open("ab") as err:
+        process = subprocess.Popen(["dbus-daemon", "--nofork", "--print-address",
+                                    "--config-file", str(config)], stdout=subprocess.PIPE,
+                                   stderr=err, stdin=subprocess.DEVNULL, env=env,
+                                   start_new_session=True)
+    assert process.stdout is not None
+    ready, _, _ = select.select([process.stdout], [], [], STARTUP_S)
+    if not ready or not process.stdout.readline():
+        kill(process)
+        raise AssertionError(f"dbus-daemon did not start within {STARTUP_S:.0f} s: "
+                             f"{log.read_text(errors='replace')[-500:]}")
+    return process
+
+
+def wait_for_rauc(bus_address: str, rauc: subprocess.Popen[bytes], log: Path) -> str:
+    """Until `rauc service` owns its name on the bus and answers; its unique name. Waits on
+    the bus daemon's NameOwnerChanged signal (nothing slept blindly), gives up at once if
+    RAUC exits (with its log), and after STARTUP_S."""
+    rule = MatchRule(type="signal", sender="org.freedesktop.DBus",
+                     interface="org.freedesktop.DBus", member="NameOwnerChanged",
+                     path="/org/freedesktop/DBus")
+    rule.add_arg_condition(0, INSTALLER.bus_name)
+    deadline = time.monotonic() + STARTUP_S
+    with open_dbus_connection(bus=bus_address) as bus:
+        bus.send_and_get_reply(message_bus.AddMatch(rule), timeout=STARTUP_S)
+        with bus.filter(rule) as owner_changes:
+            owned = unwrap_msg(bus.send_and_get_reply(
+                message_bus.NameHasOwner(INSTALLER.bus_name), timeout=STARTUP_S))[0]
+            while not owned:
+                if rauc.poll() is not None:
+                    raise AssertionError(f"rauc service exited ({rauc.returncode}): "
+                                         f"{log.read_text(errors='replace')[-800:]}")
+                if time.monotonic() > deadline:
+                    raise AssertionError(f"rauc service not on the bus within {STARTUP_S:.0f} "
+                                         f"s: {log.read_text(errors='replace')[-800:]}")
+                with contextlib.suppress(TimeoutError):  # wakes to look at the process
+                    owned = bool(bus.recv_until_filtered(owner_changes, timeout=0.5).body[2])
+    client = RaucClient(bus_address)
+    try:
+        client.properties()  # owning its name, it also answers (its objects are exported)
+        return client.owner()
+    finally:
+        client.close()
+
+
 # -- a simulated board -------------------------------------------------------------------------
 
 
@@ -182,7 +237,8 @@ class Lan:
 
 class SimBoard:
     def __init__(self, root: Path, name: str, keys: Keys, lan: Lan, *,
-                 health_deadline_s: float = 8.0, healthy_for_s: float = 1.0) -> None:
+                 health_deadline_s: float = 8.0, healthy_for_s: float = 1.0,
+                 agent_settings: Mapping[str, float] | None = None) -> None:
         self.root = root
         self.name = name
         self.compatible = f"foosball-sim-{name}"
@@ -191,6 +247,8 @@ class SimBoard:
         self.agent = BOARD_AGENT[name]
         self.health_deadline_s = health_deadline_s
         self.healthy_for_s = healthy_for_s
+        self.agent_settings = dict(agent_settings or {})  # more keys of [update_agent]
+        self.env: dict[str, str] = {}  # of the processes of the current boot
         root.mkdir(parents=True, exist_ok=True)
         for sub in ("data/rauc", "data/ota", "etc", "mnt", "log", "tmp"):
             (root / sub).mkdir(parents=True, exist_ok=True)
@@ -227,7 +285,7 @@ class SimBoard:
             f"[system]\ncompatible={self.compatible}\nbootloader=custom\n"
             f"mountprefix={self.root / 'mnt'}\ndata-directory={self.root / 'data/rauc'}\n\n"
             f"[keyring]\npath={self.keys.ca_cert}\ncheck-purpose=codesign\n\n"
-            f"[handlers]\nbootloader-custom-backend={UBOOT_ENV}\n\n{slots}")
+            f"[handlers]\nbootloader-custom-backend={UBOOT_BACKEND}\n\n{slots}")
 
     def board_toml(self, agents_start: bool) -> str:
         # An image whose agents do not start: its board.toml has a key the agent refuses.
@@ -244,7 +302,8 @@ class SimBoard:
                   f'state_dir = "{self.root / "data/ota"}"\n'
                   f'reboot_command = ["touch", "{self.reboot_request}"]\n'
                   f'version_file = "{self.root / "etc/os-release"}"\n'
-                  f'dbus_address = "{self.bus_address}"\n')
+                  f'dbus_address = "{self.bus_address}"\n'
+                + "".join(f"{key} = {value}\n" for key, value in self.agent_settings.items()))
 
     def flash(self, version: str = "1.0") -> None:
         """A fresh SD card: the same image in both slots, A first."""
@@ -253,7 +312,8 @@ class SimBoard:
             path.write_bytes(image)
         self.uboot_env.write_text("BOOT_ORDER=A B\nBOOT_A_LEFT=3\nBOOT_B_LEFT=3\n")
 
-    def env(self) -> dict[str, str]:
+    def uboot(self) -> dict[str, str]:
+        """The simulated U-Boot environment."""
         return read_env(self.uboot_env)
 
     def bootloader_writes(self) -> list[str]:
@@ -277,18 +337,13 @@ class SimBoard:
         (self.root / "etc/os-release").write_text(f'VERSION_ID="{header["version"]}"\n')
         board_toml = self.root / "etc/board.toml"
         board_toml.write_text(self.board_toml(bool(header["agents_start"])))
-        env = dict(os.environ, DBUS_SYSTEM_BUS_ADDRESS=self.bus_address,
-                   FOOSBALL_UBOOT_ENV=str(self.uboot_env), FOOSBALL_BOOTED=self.booted,
-                   TMPDIR=str(self.root / "tmp"))  # where RAUC downloads a bundle to
+        self.env = env = dict(os.environ, DBUS_SYSTEM_BUS_ADDRESS=self.bus_address,
+                              FOOSBALL_UBOOT_ENV=str(self.uboot_env),
+                              FOOSBALL_BOOTED=self.booted, TMPDIR=str(self.root / "tmp"))
         log = self.root / "log"
         self.bus_path.unlink(missing_ok=True)
-        self.processes["dbus"] = start(["dbus-daemon", "--nofork", "--config-file",
-                                        self.root / "bus.conf"], log / "dbus.log", env)
-        wait_for("the board's system bus", self.bus_path.exists, 10)
-        self.processes["rauc"] = start(["rauc", "--conf", self.root / "system.conf",
-                                        f"--override-boot-slot={self.booted}", "service"],
-                                       log / "rauc.log", env)
-        wait_for("rauc service on the bus", self._rauc_answers, 15)
+        self.processes["dbus"] = start_bus(self.root / "bus.conf", log / "dbus.log", env)
+        self.start_rauc()
         if agents:
             foosball = [sys.executable, "-m", "foosball.cli", "agent", "run"]
             for agent in (self.agent, "update_agent"):
@@ -296,28 +351,33 @@ class SimBoard:
                                               log / f"{agent}.log", env)
         return self.booted
 
-    def _rauc_answers(self) -> bool:
-        try:
-            client = RaucClient(self.bus_address)
-        except (OSError, ValueError):
-            return False
-        try:
-            client.properties()
-            return True
-        except RaucError:  # the name not owned yet
-            return False
-        finally:
-            client.close()
+    def start_rauc(self) -> str:
+        """`rauc service` for the booted slot, as systemd starts it; its unique bus name."""
+        log = self.root / "log" / "rauc.log"
+        self.processes["rauc"] = start(["rauc", "--conf", self.root / "system.conf",
+                                        f"--override-boot-slot={self.booted}", "service"],
+                                       log, self.env)
+        return wait_for_rauc(self.bus_address, self.processes["rauc"], log)
 
-    def power_off(self) -> None:
-        for name in reversed(list(self.processes)):
-            kill(self.processes.pop(name))
+    def restart_rauc(self) -> str:
+        """RAUC killed (SIGKILL, as a crash or the OOM killer) and started again, the rest
+        of the board running on; the new RAUC's unique bus name."""
+        kill(self.processes.pop("rauc"))
+        self.unmount_bundles()
+        return self.start_rauc()
+
+    def unmount_bundles(self) -> None:
         # A RAUC killed mid-install leaves its bundle mounted; a power cut would not.
         prefix = f"{self.root / 'mnt'}/"
         with open("/proc/mounts") as mounts:
             points = [line.split()[1] for line in mounts if line.split()[1].startswith(prefix)]
         for point in reversed(points):
             subprocess.run(["umount", "-l", point], check=False)
+
+    def power_off(self) -> None:
+        for name in reversed(list(self.processes)):
+            kill(self.processes.pop(name))
+        self.unmount_bundles()
 
     def stop_agent(self, name: str) -> int:
         """SIGTERM, as systemd stops a unit; the agent's exit code."""

@@ -87,10 +87,10 @@ def test_a_signed_bundle_goes_to_the_inactive_slot_only_and_is_marked_good_after
     assert sha256(board.slot_files["A"]) == slot_a  # the running slot untouched
     assert sha256(board.slot_files["B"]) == sha256(bundle.with_suffix(".img"))
     marked_good(board, "B")
-    assert board.env()["BOOT_B_LEFT"] == "3"
+    assert board.uboot()["BOOT_B_LEFT"] == "3"
     assert board.bootloader_writes() == ["set-state A good", "set-state B bad",
                                          "set-primary B", "set-state B good"]
-    assert board.env()["BOOT_ORDER"] == "B A"
+    assert board.uboot()["BOOT_ORDER"] == "B A"
     assert statuses.states("pole")[-5:] == ["installing", "installed", "rebooting",
                                             "checking", "updated"]
 
@@ -115,7 +115,7 @@ def test_bundles_rauc_must_not_trust_are_refused_with_no_slot_switch(
     board = make_board("pole")
     slots = {b: sha256(f) for b, f in board.slot_files.items()}
     booted_healthy(board, statuses)  # one boot for the three: a refusal changes nothing
-    env = board.env()
+    env = board.uboot()
     for make, rauc_says in ((untrusted, "signature"), (tampered, "signature"),
                             (wrong_compatible, "compatible")):
         bundle = make(dev_keys, stranger_keys, board, tmp_path / f"{make.__name__}.raucb")
@@ -126,7 +126,7 @@ def test_bundles_rauc_must_not_trust_are_refused_with_no_slot_switch(
         assert rauc_says in failed.text.lower(), (make.__name__, failed.text)
         assert (failed.slot, failed.primary) == ("rootfs.0", "rootfs.0")
         assert board.bootloader_writes() == ["set-state A good"]  # nothing since the boot
-        assert board.env() == env
+        assert board.uboot() == env
         assert {b: sha256(f) for b, f in board.slot_files.items()} == slots
         assert board.rauc().primary() == "rootfs.0"
 
@@ -150,7 +150,7 @@ def test_a_new_slot_whose_agents_never_become_healthy_is_marked_bad_and_rolled_b
     assert "2.0-broken" in back.text
     assert board.boots == ["A", "B", "A"]
     assert "set-state B bad" in board.bootloader_writes()[-3:]
-    assert board.env()["BOOT_ORDER"] == "A"
+    assert board.uboot()["BOOT_ORDER"] == "A"
     assert "not_a_key_of_this_release" in board.log("pole_driver")  # why it never came up
 
 

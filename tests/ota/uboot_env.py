@@ -1,18 +1,16 @@
-#!/usr/bin/env python3
-"""A simulated U-Boot environment with boot counting, as RAUC's custom bootloader backend.
+"""A simulated U-Boot environment with boot counting: the power-on side.
 
 The same contract as meta-foosball's boot.cmd.in and RAUC's U-Boot backend: BOOT_ORDER
-lists the slots to try, BOOT_x_LEFT the attempts left. RAUC runs this file as
-`bootloader-custom-backend` (get-primary, set-primary, get-state, set-state, get-current);
-the tests' simulated board calls `choose_boot_slot` at each power-on, as U-Boot runs its
-boot script. The environment is a file of KEY=VALUE lines named by FOOSBALL_UBOOT_ENV.
-Plain Python, standard library only: RAUC runs it with the system's python3.
+lists the slots to try, BOOT_x_LEFT the attempts left. The tests' simulated board calls
+`choose_boot_slot` at each power-on, as U-Boot runs its boot script; RAUC's side (its
+`bootloader-custom-backend`: get-primary, set-primary, get-state, set-state) is
+uboot_env.sh, a shell script, so RAUC's many calls start fast whatever python3 is.
+The environment is a file of KEY=VALUE lines.
 """
 
 from __future__ import annotations
 
 import os
-import sys
 from pathlib import Path
 
 ATTEMPTS = 3
@@ -58,36 +56,3 @@ def choose_boot_slot(path: Path) -> str:
         for slot in SLOTS:
             env[f"BOOT_{slot}_LEFT"] = str(ATTEMPTS)
     raise RuntimeError(f"no slot to boot in {env}")
-
-
-def backend(path: Path, command: str, args: list[str]) -> str:
-    env = read_env(path)
-    if command == "get-primary":
-        return next((s for s in order(env) if left(env, s) > 0), "")
-    if command == "get-state":
-        return "good" if args[0] in order(env) and left(env, args[0]) > 0 else "bad"
-    if command == "get-current":
-        return os.environ.get("FOOSBALL_BOOTED", "")
-    if command == "set-primary":
-        slot = args[0]
-        env["BOOT_ORDER"] = " ".join([slot] + [s for s in order(env) if s != slot])
-        env[f"BOOT_{slot}_LEFT"] = str(ATTEMPTS)
-    elif command == "set-state":
-        slot, state = args
-        if state == "good":
-            env[f"BOOT_{slot}_LEFT"] = str(ATTEMPTS)
-        else:
-            env["BOOT_ORDER"] = " ".join(s for s in order(env) if s != slot)
-            env[f"BOOT_{slot}_LEFT"] = "0"
-    else:
-        raise SystemExit(f"unknown command {command!r}")
-    write_env(path, env)
-    with path.with_suffix(".writes").open("a") as writes:  # what the tests check was written
-        writes.write(" ".join([command, *args]) + "\n")
-    return ""
-
-
-if __name__ == "__main__":
-    answer = backend(Path(os.environ["FOOSBALL_UBOOT_ENV"]), sys.argv[1], sys.argv[2:])
-    if answer:
-        print(answer)
