@@ -1,7 +1,8 @@
 """How long an OTA update takes on a simulated board (real rauc service, file slots, the
 simulated U-Boot counter; tests/ota/rauc_env.py), from the laptop's OtaCommand:
 
-- installed: RAUC has written the other slot and made it primary (bundle over HTTP);
+- installed: the update agent has downloaded the bundle over HTTP, RAUC has written the
+  other slot and made it primary;
 - updated: rebooted into it, the board's agent heard steadily for `healthy_for_s`, marked
   good; rolled back: the same with a new image whose agent never starts.
 
@@ -23,10 +24,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from foosball.ota.push import BundleServer
 from foosball.wire.catalogue import Agent, OtaCommand
-from foosball.wire.codec import new_key
-from tests.ota.conftest import StatusLog, free_udp_port, lan_endpoint
+from tests.ota.conftest import StatusLog, lan_endpoint, make_lan
 from tests.ota.rauc_env import (
-    Lan,
     RebootWatcher,
     SimBoard,
     make_bundle,
@@ -37,9 +36,7 @@ from tests.ota.rauc_env import (
 
 def one_cycle(root: Path, image_mib: int, agents_start: bool, healthy_for_s: float,
               health_deadline_s: float) -> dict[str, float]:
-    key_file = root / "wire.key"
-    key_file.write_text(new_key())
-    lan = Lan(free_udp_port(), key_file)
+    lan = make_lan(root)  # its key 0600: the update agent refuses one others can read
     keys = make_keys(root / "keys", "benchmark")
     board = SimBoard(root / "pole", "pole", keys, lan, health_deadline_s=health_deadline_s,
                      healthy_for_s=healthy_for_s)
@@ -75,7 +72,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--image-mib", type=int, default=4,
-                        help="RAUC 1.8 downloads bundles of up to 8 MiB")
+                        help="the slot image in the bundle")
     parser.add_argument("--healthy-for", type=float, default=1.0)
     parser.add_argument("--health-deadline", type=float, default=5.0)
     parser.add_argument("--json", action="store_true")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import socket
 import threading
 import time
@@ -42,12 +43,18 @@ def free_udp_port() -> int:
         return int(sock.getsockname()[1])
 
 
+def make_lan(directory: Path) -> Lan:
+    """A LAN of its own: a free UDP port and a fresh installation key, readable by its
+    owner only from the start (as on a board: the loader refuses a key others can read)."""
+    key_file = directory / "wire.key"
+    with os.fdopen(os.open(key_file, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600), "w") as f:
+        f.write(new_key() + "\n")
+    return Lan(free_udp_port(), key_file)
+
+
 @pytest.fixture
 def lan(tmp_path: Path) -> Lan:
-    key_file = tmp_path / "wire.key"
-    key_file.write_text(new_key() + "\n")
-    key_file.chmod(0o600)  # as on a board: the loader refuses a key others can read
-    return Lan(free_udp_port(), key_file)
+    return make_lan(tmp_path)
 
 
 def lan_endpoint(lan: Lan, sender: Agent, key_file: Path | None = None) -> Endpoint:

@@ -14,6 +14,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import platform
 import select
 import shutil
 import signal
@@ -52,6 +53,31 @@ def rauc_skip_reason() -> str | None:
                           ("mksquashfs", "squashfs-tools"), ("openssl", "openssl")):
         if shutil.which(tool) is None:
             return f"needs `{tool}` (apt package {package}; ./tools/setup installs it as root)"
+    return None
+
+
+def dm_verity_skip_reason() -> str | None:
+    """Why a verity bundle cannot be installed here, or None. RAUC opens a verity bundle's
+    payload through the kernel's device-mapper (dm-verity); the boards have it, a CI
+    container's kernel may not."""
+    reason = rauc_skip_reason()
+    if reason:
+        return reason
+    misc = Path("/proc/misc").read_text() if Path("/proc/misc").exists() else ""
+    if "device-mapper" not in misc.split():
+        modules = ("and it loads no modules" if not Path("/proc/modules").exists()
+                   else "and no dm-mod module is loaded")
+        return (f"needs device-mapper with its verity target (RAUC opens a verity bundle "
+                f"through dm-verity): kernel {platform.release()} has no device-mapper (none "
+                f"in /proc/misc, no /dev/mapper/control) {modules}")
+    dmsetup = shutil.which("dmsetup")
+    if dmsetup is None:
+        return "needs `dmsetup` (apt package dmsetup) to see whether dm-verity is there"
+    targets = subprocess.run([dmsetup, "targets"], capture_output=True, text=True)
+    names = [line.split()[0] for line in targets.stdout.splitlines() if line.split()]
+    if targets.returncode != 0 or "verity" not in names:
+        said = targets.stderr.strip() or ", ".join(names) or "nothing"
+        return f"needs the kernel's dm-verity target: `dmsetup targets` says {said}"
     return None
 
 
@@ -113,17 +139,18 @@ def image_bytes(version: str, agents_start: bool = True, boots: bool = True,
 
 def make_bundle(out: Path, keys: Keys, compatible: str, version: str, *,
                 agents_start: bool = True, boots: bool = True,
-                image_size: int = IMAGE_SIZE) -> Path:
-    """A signed plain bundle with one rootfs image, also kept beside it as <out>.img
-    (boards take verity bundles, which need device-mapper at install: not on this kind of
-    machine)."""
+                image_size: int = IMAGE_SIZE, bundle_format: str = "plain") -> Path:
+    """A signed bundle with one rootfs image, also kept beside it as <out>.img. Plain by
+    default: the boards take only verity bundles, which need device-mapper at install
+    (dm_verity_skip_reason); the simulated boards take both."""
     work = out.with_suffix(".d")
     work.mkdir(parents=True)
     image = image_bytes(version, agents_start, boots, image_size)
     out.with_suffix(".img").write_bytes(image)
     (work / "rootfs.img").write_bytes(image)
     (work / "manifest.raucm").write_text(
-        f"[update]\ncompatible={compatible}\nversion={version}\n\n[bundle]\nformat=plain\n\n"
+        f"[update]\ncompatible={compatible}\nversion={version}\n\n"
+        f"[bundle]\nformat={bundle_format}\n\n"
         "[image.rootfs]\nfilename=rootfs.img\n")
     run("rauc", "bundle", "--cert", keys.signing_cert, "--key", keys.signing_key,
         work, out)
@@ -131,10 +158,11 @@ def make_bundle(out: Path, keys: Keys, compatible: str, version: str, *,
     return out
 
 
-def tampered_copy(bundle: Path, out: Path) -> Path:
-    """The bundle with one byte of its payload changed (the signature left as it was)."""
+def tampered_copy(bundle: Path, out: Path, at: int | None = None) -> Path:
+    """The bundle with one byte changed (by default in its payload; the signature, at the
+    end, left as it was)."""
     data = bytearray(bundle.read_bytes())
-    data[len(data) // 3] ^= 0xFF
+    data[len(data) // 3 if at is None else at] ^= 0xFF
     out.write_bytes(bytes(data))
     return out
 
