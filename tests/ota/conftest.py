@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import os
 import socket
+import subprocess
+import sys
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -55,6 +57,23 @@ def make_lan(directory: Path) -> Lan:
 @pytest.fixture
 def lan(tmp_path: Path) -> Lan:
     return make_lan(tmp_path)
+
+
+def ota_command(lan: Lan, *args: str) -> list[str]:
+    """`foosball ota ARGS` on this LAN, as a person runs it on a laptop."""
+    return [sys.executable, "-m", "foosball.cli", "ota", *args, "--transport", "udp",
+            "--udp-port", str(lan.port), "--key-file", str(lan.key_file)]
+
+
+def ota_cli(lan: Lan, *args: str, timeout_s: float = 120) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(ota_command(lan, *args), capture_output=True, text=True,
+                          timeout=timeout_s)
+
+
+def ota_cli_started(lan: Lan, *args: str) -> subprocess.Popen[str]:
+    """The same, running on (its stderr merged into its stdout)."""
+    return subprocess.Popen(ota_command(lan, *args), stdout=subprocess.PIPE,
+                            stderr=subprocess.STDOUT, text=True)
 
 
 def lan_endpoint(lan: Lan, sender: Agent, key_file: Path | None = None) -> Endpoint:

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import http.server
 import subprocess
-import sys
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -21,7 +20,7 @@ import pytest
 from foosball.ota.push import BundleServer
 from foosball.wire.catalogue import OtaCommand
 from foosball.wire.endpoint import Endpoint
-from tests.ota.conftest import BOOT_S, StatusLog, booted_healthy
+from tests.ota.conftest import BOOT_S, StatusLog, booted_healthy, ota_cli, ota_cli_started
 from tests.ota.rauc_env import (
     Keys,
     Lan,
@@ -36,16 +35,25 @@ pytestmark = needs_rauc()
 
 
 def push(lan: Lan, bundle: Path, *options: str) -> subprocess.Popen[str]:
-    """`foosball ota push BUNDLE --boards pole`, as a person runs it on a laptop."""
-    link = ["--transport", "udp", "--udp-port", str(lan.port), "--key-file", str(lan.key_file)]
-    return subprocess.Popen([sys.executable, "-m", "foosball.cli", "ota", "push", str(bundle),
-                             "--boards", "pole", "--http-host", "127.0.0.1", *options, *link],
-                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    """`foosball ota push BUNDLE --boards pole`, started."""
+    return ota_cli_started(lan, "push", str(bundle), "--boards", "pole", "--http-host",
+                           "127.0.0.1", *options)
 
 
-def finished(process: subprocess.Popen[str], timeout_s: float = 120) -> tuple[int, list[str]]:
+def finished(process: subprocess.Popen[str], title: str,
+             timeout_s: float = 120) -> tuple[int, list[str]]:
+    """Its exit code and lines, once done; shown (pytest -rP) as what the person saw."""
     out, _ = process.communicate(timeout=timeout_s)
+    print(f"--- {title} (exit {process.returncode})\n{out}")
     return process.returncode, out.splitlines()
+
+
+def show_status_and_log(lan: Lan, board: SimBoard) -> None:
+    """What `foosball ota status` says now, and the update agent's log (pytest -rP)."""
+    status = ota_cli(lan, "status", "--wait", "1.5")
+    print(f"--- foosball ota status (exit {status.returncode})\n{status.stdout}")
+    print("--- the update agent's log, last lines\n"
+          + "\n".join(board.log("update_agent").splitlines()[-8:]))
 
 
 @pytest.fixture
@@ -78,13 +86,14 @@ def test_rauc_restarted_mid_install_fails_the_push_at_once_and_a_later_push_work
     board.restart_rauc()  # a crash, and systemd starting it again
     slot_b.settle()
 
-    code, lines = finished(first)
+    code, lines = finished(first, "foosball ota push, RAUC restarted mid-write")
+    show_status_and_log(lan, board)
     assert code == 1, lines
     assert lines[-1].startswith("pole      slot rootfs.0, version 1.0: failed: RAUC restarted "
                                 "during the install"), lines
     assert board.uboot()["BOOT_ORDER"] == "A"  # B marked bad before its write; A runs on
     since = statuses.mark()
-    code, lines = finished(push(lan, bundle, "--timeout", "90"))
+    code, lines = finished(push(lan, bundle, "--timeout", "90"), "the next push")
     assert code == 0, lines
     assert lines[-1] == "pole      slot rootfs.1, version 2.0: updated", lines
     assert "downloading" in statuses.states("pole")[-6:]
@@ -100,7 +109,8 @@ def test_a_second_push_to_a_busy_board_is_refused_and_the_first_completes(
     booted_healthy(board, statuses)
 
     pushes = [push(lan, bundle, "--timeout", "90") for _ in range(2)]  # at once
-    results = sorted(finished(p) for p in pushes)  # exit 0 first
+    results = sorted(finished(p, f"push {n} of 2") for n, p in enumerate(pushes, 1))
+    show_status_and_log(lan, board)
 
     (ok, ok_lines), (refused, refused_lines) = results
     assert (ok, refused) == (0, 1), results
@@ -141,7 +151,7 @@ class StallingServer:
 
 
 def test_a_download_that_stalls_fails_within_the_stall_time_and_the_next_install_works(
-        make_board: Callable[..., SimBoard], dev_keys: Keys, tool: Endpoint,
+        make_board: Callable[..., SimBoard], dev_keys: Keys, lan: Lan, tool: Endpoint,
         statuses: StatusLog, tmp_path: Path) -> None:
     stall_s = 2.0
     board = make_board("pole", agent_settings={"download_stall_s": stall_s})
@@ -155,6 +165,7 @@ def test_a_download_that_stalls_fails_within_the_stall_time_and_the_next_install
         statuses.wait("pole", lambda s: s.state == "downloading" and s.progress > 0, BOOT_S)
         progressed = time.monotonic()
         failed = statuses.wait("pole", lambda s: s.state == "failed", BOOT_S)
+        show_status_and_log(lan, board)
         # The stall time, and some for a loaded machine (the status goes out every 0.5 s)
         assert time.monotonic() - progressed < stall_s + 5
         assert failed.text.startswith("download failed: no data for 2 s from the server "

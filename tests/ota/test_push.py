@@ -3,14 +3,12 @@ each board's bus, RAUC, agent and update agent; one agent LAN, UDP on loopback).
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
 
-from tests.ota.conftest import BOOT_S, StatusLog, marked_good
+from tests.ota.conftest import BOOT_S, StatusLog, marked_good, ota_cli
 from tests.ota.rauc_env import Keys, Lan, RebootWatcher, SimBoard, make_bundle, needs_rauc
 
 pytestmark = needs_rauc()
@@ -42,20 +40,14 @@ def bundles_for(boards: dict[str, SimBoard], keys: Keys, out: Path,
                             "2.0", agents_start=name != broken)) for name, b in boards.items()]
 
 
-def foosball(lan: Lan, *args: str, timeout_s: float = 120) -> subprocess.CompletedProcess[str]:
-    link = ["--transport", "udp", "--udp-port", str(lan.port), "--key-file", str(lan.key_file)]
-    return subprocess.run([sys.executable, "-m", "foosball.cli", "ota", *args, *link],
-                          capture_output=True, text=True, timeout=timeout_s)
-
-
 def test_push_updates_three_boards_with_a_progress_bar_each(
         three_boards: dict[str, SimBoard], dev_keys: Keys, lan: Lan, tmp_path: Path) -> None:
-    before = foosball(lan, "status", "--wait", "1.5")
+    before = ota_cli(lan, "status", "--wait", "1.5")
     assert before.returncode == 0, before.stderr
     for name in ORDER:
         assert f"{name:<9} rootfs.0   1.0" in before.stdout, before.stdout
 
-    pushed = foosball(lan, "push", *bundles_for(three_boards, dev_keys, tmp_path),
+    pushed = ota_cli(lan, "push", *bundles_for(three_boards, dev_keys, tmp_path),
                       "--boards", ",".join(ORDER), "--http-host", "127.0.0.1")
 
     assert pushed.returncode == 0, pushed.stdout + pushed.stderr
@@ -66,7 +58,7 @@ def test_push_updates_three_boards_with_a_progress_bar_each(
         assert any(" 100% installed" in line for line in bars), pushed.stdout
         assert f"{name:<9} slot rootfs.1, version 2.0: updated" in lines, pushed.stdout
         assert three_boards[name].boots == ["A", "B"]
-    after = foosball(lan, "status", "--wait", "1.5")
+    after = ota_cli(lan, "status", "--wait", "1.5")
     for name in ORDER:
         assert f"{name:<9} rootfs.1   2.0          rootfs.1   updated" in after.stdout, \
             after.stdout
@@ -76,7 +68,7 @@ def test_a_staged_roll_out_stops_at_the_first_failing_board(
         three_boards: dict[str, SimBoard], dev_keys: Keys, lan: Lan, tmp_path: Path) -> None:
     strategy_writes = three_boards["strategy"].bootloader_writes()
 
-    pushed = foosball(lan, "push", *bundles_for(three_boards, dev_keys, tmp_path, "vision"),
+    pushed = ota_cli(lan, "push", *bundles_for(three_boards, dev_keys, tmp_path, "vision"),
                       "--boards", ",".join(ORDER), "--staged", "--http-host", "127.0.0.1")
 
     assert pushed.returncode == 1, pushed.stdout + pushed.stderr

@@ -87,6 +87,7 @@ def test_another_tool_s_push_to_the_same_board_is_not_this_roll_out_s() -> None:
         out.observe(refusal, 0.5)
     assert second.boards[0].outcome == "refused"
     assert not first.boards[0].done and first.boards[0].acknowledged
+    assert second.shown(refusal) and not first.shown(refusal)
     first.observe(status("pole", "updated", slot="rootfs.1", primary="rootfs.1"), 9.0)
     assert first.boards[0].outcome == "updated"
 

@@ -266,7 +266,7 @@ def test_a_download_that_fails_or_takes_too_long_ends_in_failed_and_is_discarded
                                                  total=8 << 20))
     agent.run(19.0)
     assert agent.core.phase == Phase.DOWNLOADING and agent.last.progress == 12.0
-    assert agent.last.text == "downloading: 1024 KiB of 8192 KiB"
+    assert agent.last.text == "1024 KiB of 8192 KiB"
     agent.run(1.5)
     assert agent.last.state == "failed"
     assert agent.last.text.startswith("download not done within 20 s (1024 KiB of 8192 KiB)")

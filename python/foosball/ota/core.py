@@ -308,7 +308,7 @@ class UpdateCore:
         if command.url.startswith("/"):
             self._start_install(command.url, now, requests)
         else:
-            self._enter(Phase.DOWNLOADING, f"downloading {command.url}", now)
+            self._enter(Phase.DOWNLOADING, f"from {command.url}", now)
             self._download_after = self.rauc.download.serial if self.rauc.download else 0
             requests.append(Request("download", command.url))
 
@@ -414,7 +414,7 @@ class UpdateCore:
                        f"{self.rauc.booted}", requests)
         else:
             total = f" of {_size(download.total)}" if download.total else ""
-            self.text = f"downloading: {_size(download.received)}{total}"
+            self.text = f"{_size(download.received)}{total}"
 
     def _follow_install(self, now: float, requests: list[Request]) -> None:
         rauc = self.rauc

@@ -106,6 +106,11 @@ class Rollout:
     def over(self) -> bool:
         return not self.current()
 
+    def shown(self, status: OtaStatus) -> bool:
+        """Whether the status belongs on this tool's bars: not another tool's refusal."""
+        return status.state != Phase.REFUSED or any(
+            b.board == status.board and b.url == status.url for b in self.boards)
+
     def observe(self, status: OtaStatus, now_s: float) -> None:
         for board in self.boards:
             if board.board == status.board and not board.done:
@@ -287,8 +292,9 @@ def push(endpoint: Any, bundles: dict[str, Path], boards: Sequence[str], *, http
                 endpoint.send(command)
             for received in endpoint.receive(0.1):
                 if isinstance(received.message, OtaStatus):
-                    statuses[received.message.board] = received.message
                     rollout.observe(received.message, monotonic())
+                    if rollout.shown(received.message):
+                        statuses[received.message.board] = received.message
             view.show(statuses)
     finally:
         server.close()
