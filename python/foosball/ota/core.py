@@ -77,7 +77,7 @@ UNDER_WAY = frozenset({Phase.DOWNLOADING, Phase.INSTALLING, Phase.INSTALLED, Pha
                        Phase.ROLLING_BACK})
 # RAUC's progress text once its check is over and it writes a slot (RAUC 1.8 to 1.13:
 # "Updating slots", then per slot "Checking slot rootfs.1", "Copying image to rootfs.1").
-WRITING_TEXTS = ("Updating slots", "Checking slot", "Copying image", "Copying ")
+WRITING_TEXTS = ("Updating slots", "Checking slot", "Copying")
 # RAUC idle again this long with no Completed signal: its install ended unreported.
 COMPLETION_GRACE_S = 3.0
 
@@ -399,9 +399,7 @@ class UpdateCore:
                          f"it; {rauc.primary} boots next: reboot the board")
 
     def _follow_download(self, now: float, requests: list[Request]) -> None:
-        download = self.rauc.download
-        if download is None or download.serial <= self._download_after:
-            download = Download(self._install_url)  # the hardware has not started it yet
+        download = self._our_download()
         if download.error:
             self._fail(f"download failed: {download.error}; still on {self.rauc.booted}",
                        requests)
@@ -415,6 +413,14 @@ class UpdateCore:
         else:
             total = f" of {_size(download.total)}" if download.total else ""
             self.text = f"{_size(download.received)}{total}"
+
+    def _our_download(self) -> Download:
+        """This install's download as the hardware reports it (nothing yet, until the
+        hardware has started it: the view may still show the one before)."""
+        download = self.rauc.download
+        if download is None or download.serial <= self._download_after:
+            return Download(self._install_url)
+        return download
 
     def _follow_install(self, now: float, requests: list[Request]) -> None:
         rauc = self.rauc
@@ -512,9 +518,9 @@ class UpdateCore:
         rauc = self.rauc
         progress = rauc.progress if self.phase == Phase.INSTALLING else (
             100 if self.phase in (Phase.INSTALLED, Phase.REBOOTING) else 0)
-        if self.phase == Phase.DOWNLOADING and rauc.download is not None \
-                and rauc.download.total:
-            progress = round(100 * rauc.download.received / rauc.download.total)
+        if self.phase == Phase.DOWNLOADING and self._our_download().total:
+            download = self._our_download()
+            progress = round(100 * download.received / download.total)
         # Without RAUC nothing is decided, and the status says why; except where the text
         # says more: a download (no RAUC needed yet), an install (its deadline runs) or
         # the reason of a failure.
