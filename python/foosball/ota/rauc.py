@@ -11,6 +11,7 @@ the server sends nothing for `download_stall_s`.
 from __future__ import annotations
 
 import contextlib
+import http.client
 import json
 import logging
 import os
@@ -45,6 +46,10 @@ POLL_PERIOD_S = 0.25  # RAUC's properties and slots, read this often
 RECONNECT_S = 1.0
 CHUNK = 64 * 1024
 SPACE_RESERVE = 16 << 20  # left free on state_dir's file system after a download
+
+
+class DownloadError(RuntimeError):
+    """A download that cannot go on; the message says why, for people."""
 
 
 class RaucError(RuntimeError):
@@ -193,16 +198,21 @@ class BundleDownload:
     def _run(self) -> None:
         try:
             self._fetch()
+        except DownloadError as exc:
+            self.error = str(exc)
         except TimeoutError:
-            self.error = (f"no data for {self.stall_s:.0f} s from the server (stalled at "
+            self.error = (f"no data for {self.stall_s:g} s from the server (stalled at "
                           f"{self.received} of {self.total or '?'} bytes)")
         except urllib.error.HTTPError as exc:
             self.error = f"HTTP {exc.code} {exc.reason}"
         except urllib.error.URLError as exc:
             reason = exc.reason
-            self.error = (f"no connection within {self.stall_s:.0f} s" if isinstance(
+            self.error = (f"no connection within {self.stall_s:g} s" if isinstance(
                 reason, TimeoutError | socket.timeout) else f"cannot fetch it: {reason}")
-        except (OSError, ValueError) as exc:
+        except http.client.IncompleteRead as exc:
+            self.error = (f"the server closed the connection after {self.received} of "
+                          f"{self.total} bytes ({exc!r})")
+        except (OSError, ValueError, http.client.HTTPException) as exc:
             self.error = f"{type(exc).__name__}: {exc}"
         if self.error:
             log.error("download of %s failed: %s", self.url, self.error)
@@ -214,22 +224,23 @@ class BundleDownload:
             self.total = int(response.headers.get("Content-Length") or 0)
             free = shutil.disk_usage(self.path.parent).free - SPACE_RESERVE
             if self.total > free:
-                raise OSError(f"the bundle is {self.total >> 20} MiB, {self.path.parent} has "
-                              f"{max(free, 0) >> 20} MiB free")
+                raise DownloadError(f"no room: the bundle is {self.total >> 20} MiB, "
+                                    f"{self.path.parent} has {max(free, 0) >> 20} MiB free "
+                                    f"(less a {SPACE_RESERVE >> 20} MiB reserve)")
             # 0600: only root (the agent and RAUC) reads what is about to be installed
             fd = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
             with os.fdopen(fd, "wb") as out:
                 while not self._cancelled.is_set():
-                    chunk = response.read(CHUNK)
+                    chunk = response.read1(CHUNK)  # what has come, not a full CHUNK
                     if not chunk:
                         break
                     out.write(chunk)
                     self.received += len(chunk)
         if self._cancelled.is_set():
-            raise OSError("cancelled")
+            raise DownloadError("cancelled")
         if self.total and self.received != self.total:
-            raise OSError(f"the server closed the connection after {self.received} of "
-                          f"{self.total} bytes")
+            raise DownloadError(f"the server closed the connection after {self.received} of "
+                                f"{self.total} bytes")
         log.info("downloaded %s: %d bytes", self.url, self.received)
         self.done = True
 
