@@ -75,8 +75,9 @@ ACCEPTING = frozenset({Phase.IDLE, Phase.UNHEALTHY, Phase.FAILED, Phase.UPDATED,
 # and the panels follow these).
 UNDER_WAY = frozenset({Phase.DOWNLOADING, Phase.INSTALLING, Phase.INSTALLED, Phase.REBOOTING,
                        Phase.ROLLING_BACK})
-# RAUC's progress text once its check is over and it writes a slot (RAUC 1.8 to 1.13:
-# "Updating slots", then per slot "Checking slot rootfs.1", "Copying image to rootfs.1").
+# RAUC's progress text once its check is over and it writes a slot (its install.c's step
+# "Updating slots", then per slot "Checking slot rootfs.1", "Copying image to rootfs.1";
+# seen from RAUC 1.8, and the same step name in later RAUC sources).
 WRITING_TEXTS = ("Updating slots", "Checking slot", "Copying")
 # RAUC idle again this long with no Completed signal: its install ended unreported.
 COMPLETION_GRACE_S = 3.0
