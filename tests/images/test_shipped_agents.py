@@ -25,7 +25,7 @@ import sysconfig
 import threading
 import time
 import tomllib
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -53,14 +53,27 @@ def shipped_python(site: Path) -> tuple[list[str], dict[str, str]]:
     return [sys.executable, "-S"], env
 
 
-def ship(board: str, tmp_path: Path) -> tuple[list[str], dict[str, str]]:
-    site = tmp_path / "site"
-    copy_board_files(board, site)
-    python, env = shipped_python(site)
-    found = subprocess.run([*python, "-c", "import foosball; print(foosball.__file__)"],
-                           env=env, cwd=tmp_path, capture_output=True, text=True, check=True)
-    assert found.stdout.strip() == str(site / "foosball" / "__init__.py")  # no other copy
-    return python, env
+Shipped = tuple[list[str], dict[str, str]]  # the interpreter's command and environment
+
+
+@pytest.fixture(scope="module")
+def shipped(tmp_path_factory: pytest.TempPathFactory) -> Callable[[str], Shipped]:
+    """board -> `python3 -S` over a copy of that board's files, made once per board."""
+    made: dict[str, Shipped] = {}
+
+    def ship(board: str) -> Shipped:
+        if board not in made:
+            site = tmp_path_factory.mktemp(f"shipped-{board}") / "site"
+            copy_board_files(board, site)
+            python, env = shipped_python(site)
+            found = subprocess.run([*python, "-c", "import foosball; print(foosball.__file__)"],
+                                   env=env, cwd=site, capture_output=True, text=True,
+                                   check=True)
+            assert found.stdout.strip() == str(site / "foosball" / "__init__.py")  # no other
+            made[board] = python, env
+        return made[board]
+
+    return ship
 
 
 def replaced(text: str, old: str, new: str) -> str:
@@ -145,8 +158,8 @@ class NotifyListener:
 
 @needs_root_netns()
 @pytest.mark.parametrize("board", BOARDS)
-def test_every_agent_of_the_board_runs_from_exactly_its_shipped_files(board, tmp_path):
-    python, env = ship(board, tmp_path)
+def test_every_agent_of_the_board_runs_from_exactly_its_shipped_files(board, shipped, tmp_path):
+    python, env = shipped(board)
     board_toml = adapted_board(board, tmp_path)
     names = agents_of(board_toml)
     notify = NotifyListener(tmp_path, names)
@@ -185,11 +198,11 @@ def test_every_agent_of_the_board_runs_from_exactly_its_shipped_files(board, tmp
 
 
 @pytest.mark.parametrize("board", BOARDS)
-def test_agent_check_passes_from_the_shipped_files(board, tmp_path):
+def test_agent_check_passes_from_the_shipped_files(board, shipped, tmp_path):
     """The board's own board.toml (paths to files made here), checked by `foosball agent
     check` as the board's /usr/bin/foosball runs it: every agent's section parsed by code
     the board has."""
-    python, env = ship(board, tmp_path)
+    python, env = shipped(board)
     board_toml = shipped_board_copy(board, tmp_path)
     result = subprocess.run([*python, "-m", "foosball.cli", "agent", "check", "--config",
                              str(board_toml)], env=env, cwd=tmp_path, capture_output=True,
@@ -208,3 +221,23 @@ def test_the_shipped_python_finds_no_other_copy_of_the_package(tmp_path):
                             cwd=tmp_path, capture_output=True, text=True)
     assert result.returncode != 0
     assert "No module named 'foosball.sim'" in result.stderr
+
+
+BOARD_COMMANDS = {"pole": {"ethercat"}, "vision": {"vision"}, "strategy": set()}
+COMMON_COMMANDS = {"agent", "geometry", "ota", "wire"}
+
+
+@pytest.mark.parametrize("board", BOARDS)
+def test_the_boards_foosball_command_offers_exactly_its_command_groups(board, shipped,
+                                                                      tmp_path):
+    """/usr/bin/foosball imports each command group's module by name and leaves out the
+    groups whose code the board does not have (sim, rig, report, ...); every group the
+    board has must import from its files."""
+    python, env = shipped(board)
+    listing = ("import argparse\nfrom foosball.cli import build_parser\n"
+               "actions = build_parser([])._subparsers._group_actions\n"
+               "print(' '.join(sorted(actions[0].choices)))")
+    result = subprocess.run([*python, "-c", listing], env=env, cwd=tmp_path,
+                            capture_output=True, text=True, timeout=60)
+    assert result.returncode == 0, result.stderr
+    assert set(result.stdout.split()) == COMMON_COMMANDS | BOARD_COMMANDS[board]
