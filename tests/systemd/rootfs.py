@@ -18,6 +18,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+from foosball.rig.image_files import copy_board_files
+
 REPO = Path(__file__).resolve().parents[2]
 UNITS = REPO / "meta-foosball" / "recipes-foosball" / "foosball-agents" / "files"
 ROOT_CACHE = Path("/var/cache/foosball-test-root")
@@ -83,13 +85,13 @@ def overlay(lower: Path, scratch: Path) -> Iterator[Path]:
         scratch.rmdir()
 
 
-def install_agents(root: Path, board_toml: str, agents: tuple[str, ...]) -> None:
-    """What the image's recipes install: the package, /usr/bin/foosball, board.toml, the
-    repository's unit files unchanged, one foosball-agent@NAME wanted by foosball.target
-    per agent, and foosball.target enabled."""
+def install_agents(root: Path, board: str, board_toml: str, agents: tuple[str, ...]) -> None:
+    """What the image's recipes install: the board's share of the package (the files
+    python3-foosball's packages give it, foosball.rig.image_files), /usr/bin/foosball,
+    board.toml, the repository's unit files unchanged, one foosball-agent@NAME wanted by
+    foosball.target per agent, and foosball.target enabled."""
+    copy_board_files(board, root / SITE_PACKAGES)
     package = root / SITE_PACKAGES / "foosball"
-    shutil.copytree(REPO / "python" / "foosball", package,
-                    ignore=shutil.ignore_patterns("__pycache__"))
     entry = root / "usr/bin/foosball"
     entry.write_text(ENTRY_POINT)
     entry.chmod(0o755)
