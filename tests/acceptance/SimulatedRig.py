@@ -9,6 +9,7 @@ Components, one per area, each reaching the rig through one context object
 
 from __future__ import annotations
 
+from rig_keywords.booted import BootedKeywords
 from rig_keywords.context import SimulatedTable
 from rig_keywords.faults import FaultKeywords
 from rig_keywords.game import GameKeywords
@@ -35,4 +36,4 @@ class SimulatedRig(DynamicCore):
                                   mode)
         DynamicCore.__init__(self, [component(self.ctx) for component in (
             GameKeywords, StartupKeywords, TrackingKeywords, PlayKeywords, FaultKeywords,
-            PanelKeywords)])
+            PanelKeywords, BootedKeywords)])
