@@ -51,7 +51,7 @@ from foosball.agents.motor_driver import (
 )
 from foosball.agents.runtime import AgentRuntime
 from foosball.ethercat.bus import BusConfig, open_bus, receive_timeout_for
-from foosball.ethercat.realtime import CycleStats
+from foosball.realtime import CycleStats
 from foosball.safety.settings import SafetySettings
 from foosball.wire.catalogue import (
     Agent,

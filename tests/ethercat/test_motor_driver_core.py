@@ -44,7 +44,7 @@ from foosball.ethercat.bus import (
 from foosball.ethercat.drive import FaultKind
 from foosball.ethercat.emulator import EmulatorConfig
 from foosball.ethercat.fake import FakeBus
-from foosball.ethercat.realtime import set_fifo
+from foosball.realtime import set_fifo
 from foosball.safety.health import Health
 from foosball.safety.ratelog import RateLimitedLog
 from foosball.safety.settings import SafetySettings

@@ -23,23 +23,65 @@ do_install:append() {
     install -m 0644 ${S}/foosball/data/table.json ${D}${sysconfdir}/foosball/table.json
 }
 
-# Role packages first: FILES are matched in PACKAGES order, ${PN} (common) takes the rest.
-PACKAGES =+ "${PN}-pole ${PN}-vision ${PN}-strategy ${PN}-panels ${PN}-sim"
+# Which modules each package ships: image-config/python-modules.toml, the one table (the
+# laptop-side reader foosball.rig.image_files reads it too, and
+# tests/images/test_python_modules.py runs these functions against it). Role packages
+# first: FILES are matched in PACKAGES order. Code no package lists (the simulator, the
+# rig, the offline evaluations) is deleted at install and ships to no board.
+PACKAGES =+ "${PN}-pole ${PN}-vision ${PN}-strategy ${PN}-panels"
+FOOSBALL_MODULE_TABLE = "${FOOSBALL_REPO_DIR}/image-config/python-modules.toml"
 
-def foosball_module_files(d, modules):
+def foosball_module_table(d):
+    """Image package ("common" is ${PN}) -> its entries, read at parse time."""
+    import tomllib  # the build host's Python 3.11 or later
+    path = d.getVar("FOOSBALL_MODULE_TABLE")
+    bb.parse.mark_dependency(d, path)  # a change to the table reparses the recipe
+    with open(path, "rb") as table_file:
+        table = tomllib.load(table_file)
+    table.pop("boards")
+    return {package: section["modules"] for package, section in table.items()}
+
+def foosball_entry_matches(relative, entry):
+    """The file at `relative` (under foosball/) belongs to `entry`: the entry itself (a
+    data file, or a folder and all below), <entry>.* beside it, or its bytecode. The same
+    rule as foosball.rig.image_files.entry_matches and the globs below."""
+    parent, _, name = entry.rpartition("/")
+    prefix = parent + "/" if parent else ""
+    return (relative == entry
+            or relative.startswith(entry + "/")
+            or (relative.startswith(prefix + name + ".") and "/" not in relative[len(prefix):])
+            or (relative.startswith(prefix + "__pycache__/" + name + ".")
+                and relative.count("/") == prefix.count("/") + 1))
+
+def foosball_module_files(d, package):
     site = d.getVar("FOOSBALL_SITE")
     files = []
-    for module in modules.split():
-        parent, _, name = module.rpartition("/")
+    for entry in foosball_module_table(d)[package]:
+        parent, _, name = entry.rpartition("/")
         base = site + "/" + parent if parent else site
-        files += [base + "/" + name, base + "/" + name + ".py", base + "/__pycache__/" + name + ".*"]
+        files += [site + "/" + entry, base + "/" + name + ".*", base + "/__pycache__/" + name + ".*"]
     return " ".join(files)
 
-FILES:${PN}-pole = "${@foosball_module_files(d, 'ethercat agents/motor_driver agents/pole_driver agents/supervisory_panel')}"
-FILES:${PN}-vision = "${@foosball_module_files(d, 'vision agents/ball_tracker')}"
-FILES:${PN}-strategy = "${@foosball_module_files(d, 'strategy agents/strategy agents/game_panel agents/match_recorder')}"
+python foosball_prune_unlisted() {
+    import os
+    site = d.expand("${D}${FOOSBALL_SITE}")
+    entries = [entry for modules in foosball_module_table(d).values() for entry in modules]
+    for top, _, names in os.walk(site, topdown=False):
+        for name in names:
+            relative = os.path.relpath(os.path.join(top, name), site)
+            if not any(foosball_entry_matches(relative, entry) for entry in entries):
+                os.remove(os.path.join(top, name))
+        if top != site and not os.listdir(top):
+            os.rmdir(top)
+}
+do_install[postfuncs] += "foosball_prune_unlisted"
+
+FILES:${PN}-pole = "${@foosball_module_files(d, 'pole')}"
+FILES:${PN}-vision = "${@foosball_module_files(d, 'vision')}"
+FILES:${PN}-strategy = "${@foosball_module_files(d, 'strategy')}"
 FILES:${PN}-panels = "${@foosball_module_files(d, 'panels')}"
-FILES:${PN}-sim = "${@foosball_module_files(d, 'sim')}"
+# ${PN} also takes the rest of site-packages (setuptools3-base): the dist-info.
+FILES:${PN} += "${@foosball_module_files(d, 'common')}"
 FILES:${PN} += "${sysconfdir}/foosball"
 
 # python3-jeepney: the update agent's D-Bus client to RAUC (foosball.ota, on every board).

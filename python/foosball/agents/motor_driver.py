@@ -43,7 +43,7 @@ from foosball.ethercat.bus import (
     Exchange,
     receive_timeout_for,
 )
-from foosball.ethercat.realtime import CycleStats, prepare_realtime
+from foosball.realtime import CycleStats, prepare_realtime
 from foosball.safety.latch import Cause
 from foosball.safety.ratelog import RateLimitedLog
 from foosball.safety.settings import SafetySettings

@@ -487,7 +487,7 @@ class AgentRuntime:
         # The stop signals are for the main thread, whose handler ends the agent.
         signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGTERM, signal.SIGINT})
         if realtime:
-            from foosball.ethercat.realtime import set_fifo
+            from foosball.realtime import set_fifo
 
             set_fifo(self.settings.io_priority)
         pause = threading.Event()  # waits without time.sleep: see frame_link.pause
@@ -529,7 +529,7 @@ class AgentRuntime:
             # (priority inversion; seen: a panel away 58 ms while Chromium loaded its
             # page). Real-time below the I/O thread, none can be. Threads started later
             # inherit the policy from the thread that starts them.
-            from foosball.ethercat.realtime import set_fifo
+            from foosball.realtime import set_fifo
 
             for thread in threading.enumerate():
                 if thread.native_id is not None and thread is not threading.current_thread():

@@ -43,7 +43,7 @@ from dataclasses import dataclass
 from foosball.ethercat import layout as L
 from foosball.ethercat.drive import Cia402Drive, FaultKind, MotorParameters, MotorSample
 from foosball.ethercat.esc import EscChain, EscSlave
-from foosball.ethercat.realtime import lock_memory, quiet_garbage_collector
+from foosball.realtime import lock_memory, quiet_garbage_collector
 
 log = logging.getLogger(__name__)
 

@@ -17,7 +17,7 @@ import socket
 import threading
 import time
 
-from foosball.ethercat.realtime import set_fifo
+from foosball.realtime import set_fifo
 from foosball.wire.transports.raw import ETHERTYPE_FOOSBALL
 from foosball.wire.transports.udp import DEFAULT_GROUP, DEFAULT_PORT
 

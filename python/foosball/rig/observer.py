@@ -44,7 +44,7 @@ class Observer:
 
     def _listen(self) -> None:
         if self.realtime:
-            from foosball.ethercat.realtime import set_fifo
+            from foosball.realtime import set_fifo
 
             set_fifo(50)
         while self._running:

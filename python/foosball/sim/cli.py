@@ -167,7 +167,7 @@ def _camera(args: argparse.Namespace) -> int:
     server = CameraServer(args.socket, args.fps, table.next_frame)
     signal.signal(signal.SIGTERM, lambda *_: setattr(server, "running", False))
     if args.rt_priority:
-        from foosball.ethercat.realtime import set_fifo
+        from foosball.realtime import set_fifo
 
         set_fifo(args.rt_priority)
     robot = f"from the drive emulator on port {args.rod_poses}" if args.rod_poses else "held"
