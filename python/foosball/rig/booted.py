@@ -4,8 +4,9 @@ Each board boots an overlay of the cached Debian root (foosball.rig.rootfs: syst
 the third-party Python packages the images install) holding only that board's files, as
 the recipes install them:
 
-- its share of the foosball package (python3-foosball.bb's split, foosball.rig.image_files
-  where that table exists) and /usr/bin/foosball; pysoem (the venv's build) on the pole board;
+- its share of the foosball package (image-config/python-modules.toml, the table
+  python3-foosball.bb reads, through foosball.rig.image_files) and /usr/bin/foosball;
+  pysoem (the venv's build) on the pole board;
 - /etc/foosball/board.toml (the rig's board file, with the board's own paths) and
   /etc/foosball/table.json; foosball-agent@.service and foosball.target from the repository,
   one unit per agent section of board.toml with its drop-ins (foosball-agents.bb's
@@ -37,11 +38,11 @@ from collections.abc import Callable
 from pathlib import Path
 
 from foosball.rig import rootfs
+from foosball.rig.image_files import board_files
 from foosball.rig.nspawn import Container, Machine
 
 RECIPES = rootfs.REPO / "meta-foosball"
 AGENTS_RECIPE = RECIPES / "recipes-foosball" / "foosball-agents" / "foosball-agents.bb"
-PACKAGE_RECIPE = RECIPES / "recipes-foosball" / "python3-foosball" / "python3-foosball.bb"
 BASE_FILES = RECIPES / "recipes-core" / "foosball-base" / "files"
 DATA = "/data/foosball"  # the board's writable data (board.toml paths inside the board)
 CAMERA_DIR = "/srv/camera"  # the simulated camera's socket, bound in on the vision board
@@ -97,37 +98,6 @@ def recipe_dropins(agents: list[str]) -> dict[str, list[Path]]:
     return dropins
 
 
-BOARD_PACKAGES = {"pole": "pole", "vision": "vision", "strategy": "strategy"}
-
-
-def recipe_package_files(board: str) -> list[str]:
-    """The foosball package files the board's image gets from python3-foosball.bb: the
-    common package (everything no role package claims) and the board's role package with
-    the role packages it RDEPENDS on (paths under python/)."""
-    text = PACKAGE_RECIPE.read_text()
-    roles = dict(re.findall(r"^FILES:\$\{PN\}-(\w+) = \"\$\{@foosball_module_files\(d, "
-                            r"'([^']*)'\)\}\"", text, re.MULTILINE))
-    wanted = {BOARD_PACKAGES[board]}
-    depends = re.search(rf'^RDEPENDS:\$\{{PN\}}-{BOARD_PACKAGES[board]} = "([^"]*)"', text,
-                        re.MULTILINE)
-    if depends is not None:
-        wanted |= {d.removeprefix("${PN}-") for d in depends.group(1).split()
-                   if d.startswith("${PN}-")}
-
-    def role_of(name: str) -> str | None:
-        module = name.removeprefix("foosball/").removesuffix(".py")
-        for role, modules in roles.items():
-            if any(module == m or module.startswith(m + "/") for m in modules.split()):
-                return role
-        return None
-    return [name for name in rootfs.package_files()
-            if (role_of(name) is None) or role_of(name) in wanted]
-
-
-def board_package_files(board: str) -> list[str]:
-    return recipe_package_files(board)
-
-
 # -- the boards ------------------------------------------------------------------------
 class BootedBoards:
     """The containers of the rig's boards. `netns(board)`: the network namespace each
@@ -156,7 +126,7 @@ class BootedBoards:
         base = rootfs.debian_root()
         scratch = self.run_dir / "boards" / board / "root"
         root = self._mounts.enter_context(rootfs.overlay(base, scratch))
-        rootfs.install_package(root, board_package_files(board))
+        rootfs.install_package(root, board_files(board))
         if board == "pole":
             _install_pysoem(root)
         (root / "etc/foosball").mkdir(parents=True, exist_ok=True)

@@ -19,6 +19,8 @@ from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+from foosball.rig.image_files import installed_files
+
 REPO = Path(__file__).resolve().parents[3]
 UNITS = REPO / "meta-foosball" / "recipes-foosball" / "foosball-agents" / "files"
 ROOT_CACHE = Path("/var/cache/foosball-test-root")
@@ -88,21 +90,14 @@ def overlay(lower: Path, scratch: Path) -> Iterator[Path]:
         scratch.rmdir()
 
 
-def package_files() -> list[str]:
-    """Every file of the foosball package as the wheel holds it (paths under python/)."""
-    source = REPO / "python"
-    return sorted(str(path.relative_to(source)) for path in (source / "foosball").rglob("*")
-                  if path.is_file() and "__pycache__" not in path.parts)
-
-
 def install_package(root: Path, files: Iterable[str]) -> None:
-    """The package files named (paths under python/, e.g. foosball/wire/codec.py) and
-    /usr/bin/foosball, compiled as the image ships them."""
-    site = root / SITE_PACKAGES
+    """The package files named (paths under foosball/, as foosball.rig.image_files gives
+    them) and /usr/bin/foosball, compiled as the image ships them."""
+    package = root / SITE_PACKAGES / "foosball"
     for name in files:
-        target = site / name
+        target = package / name
         target.parent.mkdir(parents=True, exist_ok=True)
-        shutil.copy2(REPO / "python" / name, target)
+        shutil.copy2(REPO / "python" / "foosball" / name, target)
     entry = root / "usr/bin/foosball"
     entry.write_text(ENTRY_POINT)
     entry.chmod(0o755)
@@ -134,7 +129,7 @@ def install_units(root: Path, board_toml: str, agents: Iterable[str],
 
 def install_agents(root: Path, board_toml: str, agents: tuple[str, ...]) -> None:
     """The whole package and the units of `agents` (the systemd tests' board)."""
-    install_package(root, package_files())
+    install_package(root, installed_files())
     install_units(root, board_toml, agents)
 
 
