@@ -56,7 +56,7 @@ Environment=PYTHONUNBUFFERED=1
 """
 # The pole board's motor driver drop-in (realtime.conf) asks for these beyond what
 # systemd-nspawn gives a container by default.
-EXTRA_CAPABILITIES = {"pole": ("CAP_IPC_LOCK",)}
+EXTRA_CAPABILITIES = {"pole": ("CAP_IPC_LOCK", "CAP_NET_ADMIN")}
 
 
 def booted_unavailable() -> str | None:

@@ -92,6 +92,10 @@ class Container:
             "systemd-nspawn", "--quiet", f"--directory={root}", f"--machine={name}",
             "--boot", f"--network-namespace-path=/run/netns/{netns}", "--link-journal=no",
             "--console=pipe", *(f"--bind={host}:{inside}" for host, inside in binds.items()),
+            # A board's init may grant its services real-time priority and locked memory
+            # (LimitRTPRIO=, LimitMEMLOCK=); nspawn's PID 1 would get hard limits of 0 and
+            # 8 MiB, and no CAP_SYS_RESOURCE to raise them.
+            "--rlimit=RTPRIO=99", "--rlimit=MEMLOCK=infinity",
             *(f"--capability={cap}" for cap in capabilities)]
         if not host_runs_systemd():
             self.command += ["--register=no", "--keep-unit"]  # no machined to ask for a scope
