@@ -54,6 +54,16 @@ StandardOutput=append:{LOG_DIR}/%i.log
 StandardError=inherit
 Environment=PYTHONUNBUFFERED=1
 """
+# Where the host's root cannot raise a hard limit (no CAP_SYS_RESOURCE: a CI container),
+# a container's PID 1 keeps RLIMIT_RTPRIO 0 and no unit's LimitRTPRIO= takes effect: then
+# CAP_SYS_NICE, which lets a process take SCHED_FIFO whatever its limit, stands in for it.
+RTPRIO_STAND_IN = """\
+# This host's root cannot raise the real-time priority limit (no CAP_SYS_RESOURCE), so the
+# units' LimitRTPRIO= is 0 here: CAP_SYS_NICE stands in for it (the rig only).
+AmbientCapabilities=CAP_SYS_NICE
+CapabilityBoundingSet=CAP_SYS_NICE
+"""
+CAP_SYS_RESOURCE = 24
 # The pole board's motor driver drop-in (realtime.conf) asks for these beyond what
 # systemd-nspawn gives a container by default.
 EXTRA_CAPABILITIES = {"pole": ("CAP_IPC_LOCK", "CAP_NET_ADMIN")}
@@ -139,7 +149,7 @@ class BootedBoards:
         shutil.copy(BASE_FILES / "foosball-data.conf", tmpfiles / "foosball-data.conf")
         rig_dropin = root / "etc/systemd/system/foosball-agent@.service.d/50-rig.conf"
         rig_dropin.parent.mkdir(parents=True, exist_ok=True)
-        rig_dropin.write_text(RIG_DROPIN)
+        rig_dropin.write_text(RIG_DROPIN + ("" if _can_raise_limits() else RTPRIO_STAND_IN))
         for agent in agents:
             self.agents[agent] = board
         uid, gid = rootfs.user_ids(root)
@@ -164,7 +174,8 @@ class BootedBoards:
         """Start every prepared board and wait until each one's systemd is up."""
         started = {board: c.start(preexec_fn) for board, c in self.containers.items()}
         for board, container in self.containers.items():
-            self.machines[board] = container.wait_booted()
+            # The agents start as the boot goes on; the rig's callers wait for them.
+            self.machines[board] = container.wait_booted(finished=False)
         return started
 
     def machine(self, agent: str) -> Machine:
@@ -224,3 +235,9 @@ def _install_pysoem(root: Path) -> None:
     source = Path(pysoem.__file__).parent
     shutil.copytree(source, root / rootfs.SITE_PACKAGES / "pysoem",
                     ignore=shutil.ignore_patterns("__pycache__"))
+
+
+def _can_raise_limits() -> bool:
+    with open("/proc/self/status") as status:
+        effective = next(line for line in status if line.startswith("CapEff:")).split()[1]
+    return bool(int(effective, 16) >> CAP_SYS_RESOURCE & 1)

@@ -88,7 +88,11 @@ def _up(args: argparse.Namespace) -> int:
     forwards: list[PortForward] = []
     exited: list[str] = []  # processes whose exit stopped the rig
     try:
-        rig.up()
+        try:
+            rig.up()
+        except (RuntimeError, OSError, AssertionError) as error:
+            print(f"rig: could not start ({MODES[rig.mode]}): {error}", file=sys.stderr)
+            return 1
         pid_file.write_text(f"{os.getpid()}\n")
         print(rig.describe())
         for agent, port in PANEL_PORTS.items():

@@ -108,15 +108,19 @@ class Container:
                                             stderr=subprocess.STDOUT, preexec_fn=preexec_fn)
         return self.process
 
-    def wait_booted(self, timeout_s: float = BOOT_TIMEOUT_S) -> Machine:
+    def wait_booted(self, timeout_s: float = BOOT_TIMEOUT_S, finished: bool = True) -> Machine:
+        """Until systemd runs in the container and, with `finished`, its boot is done
+        (every unit started: an agent's Type=notify unit once it said READY=1); without,
+        until it is starting units."""
         process = self.process
         if process is None:
             raise RuntimeError(f"{self.name} was not started")
         leader = wait_until(lambda: _container_init(process, self.console), timeout_s,
                             f"systemd starting in {self.name}")
         machine = Machine(self.name, leader, self.console)
-        wait_until(lambda: machine.systemctl("is-system-running", "--wait")
-                   in ("running", "degraded"), timeout_s, f"{self.name} booting")
+        states = ("running", "degraded") + (() if finished else ("starting",))
+        wait_until(lambda: machine.systemctl("is-system-running") in states, timeout_s,
+                   f"{self.name} booting", interval=0.2)
         self.machine = machine
         return machine
 
