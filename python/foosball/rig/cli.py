@@ -36,11 +36,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
     rig = subparsers.add_parser("rig", help="the simulated rig: every agent, the live table")
     sub = rig.add_subparsers(dest="rig_command", required=True)
     up = sub.add_parser("up", help="start the rig and run it until Ctrl-C or `rig down`")
-    up.add_argument("--mode", choices=list(MODES),
+    up.add_argument("--mode", choices=["auto", *MODES], default="auto",
                     help="booted: a container per board, booted with systemd (root, "
                          "systemd-nspawn); processes: each agent a process in its board's "
                          "network namespace (root); single-host: processes over UDP on "
-                         "loopback. Default: the first of these this host can run")
+                         "loopback. auto (the default): the first of these this host can run")
     up.add_argument("--opponent", default="club",
                     choices=["rookie", "club", "pro", "hold", "browser"],
                     help="who plays the human's rods (browser: you, on the page it prints)")

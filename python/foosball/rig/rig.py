@@ -66,21 +66,24 @@ def faketime_library() -> str | None:
 
 
 def choose_mode(requested: str | None, use_namespaces: bool | None = None) -> str:
-    """The mode asked for (an error saying why when this host cannot run it), else the
-    first of booted boards, namespaced processes, single host that it can;
-    `use_namespaces=False` asks for the single host."""
+    """The mode asked for (an error saying why when this host cannot run it). "auto": the
+    first of booted boards, namespaced processes, single host this host can run (as
+    `foosball rig up`); None: namespaced processes where it can, else (or with
+    `use_namespaces=False`) the single host, as the rig's library callers always had it."""
     why_not = {"booted": booted_unavailable, "processes": netns_unavailable,
                "single-host": lambda: None}
-    if requested is None and use_namespaces is False:
-        requested = "single-host"
-    if requested is not None:
-        if requested not in MODES:
-            raise ValueError(f"no rig mode {requested!r}: {', '.join(MODES)}")
-        reason = why_not[requested]()
-        if reason is not None:
-            raise RuntimeError(f"the rig cannot run {MODES[requested]} here: {reason}")
-        return requested
-    return next(mode for mode in MODES if why_not[mode]() is None)
+    if requested == "auto":
+        return next(mode for mode in MODES if why_not[mode]() is None)
+    if requested is None:
+        if use_namespaces is False or (use_namespaces is None and netns_unavailable()):
+            return "single-host"
+        requested = "processes"
+    if requested not in MODES:
+        raise ValueError(f"no rig mode {requested!r}: auto, {', '.join(MODES)}")
+    reason = why_not[requested]()
+    if reason is not None:
+        raise RuntimeError(f"the rig cannot run {MODES[requested]} here: {reason}")
+    return requested
 
 
 @dataclass
@@ -97,7 +100,7 @@ class RigOptions:
     steppable_clocks: tuple[str, ...] = ()  # boards whose wall clock the rig may step
     panel_ports: dict[str, int] = field(default_factory=lambda: dict(PANEL_PORTS))
     use_namespaces: bool | None = None  # False: single host (kept for callers of old)
-    mode: str | None = None  # a key of MODES; None: choose_mode's choice
+    mode: str | None = None  # a key of MODES or "auto" (choose_mode)
     truth: str | None = None  # HOST:PORT (camera's namespace) for the live table's ball truth
 
 

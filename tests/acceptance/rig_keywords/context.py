@@ -77,7 +77,7 @@ class SimulatedTable:
     def __init__(self, single_host: bool, fps: float, opponent: str,
                  deadline_s: float = 0.025, mode: str = "auto") -> None:
         self.single_host = single_host
-        self.mode = "single-host" if single_host else None if mode == "auto" else mode
+        self.mode = "single-host" if single_host else mode
         self.fps = fps
         self.deadline_s = deadline_s
         self.opponent = opponent
@@ -99,8 +99,7 @@ class SimulatedTable:
         if not self.single_host and netns_unavailable() is not None:
             raise AssertionError(f"the namespaced rig cannot run here: {netns_unavailable()}; "
                                  "run as root or with --variable SINGLE_HOST:True")
-        if self.mode is not None:
-            choose_mode(self.mode)  # fails here, saying why, when the host cannot
+        choose_mode(self.mode)  # fails here, saying why, when the host cannot
         ports = dict(PANEL_PORTS)
         if self.single_host:  # the panels listen on this host: keep clear of a person's rig
             ports = {name: free_port() for name in ports}
