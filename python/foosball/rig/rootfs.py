@@ -23,7 +23,9 @@ from foosball.rig.image_files import installed_files
 
 REPO = Path(__file__).resolve().parents[3]
 UNITS = REPO / "meta-foosball" / "recipes-foosball" / "foosball-agents" / "files"
-ROOT_CACHE = Path("/var/cache/foosball-test-root")
+# Not the systemd tests' old /var/cache/foosball-test-root: a tree of before this module
+# removes every root there but its own, and the two would rebuild each other's for ever.
+ROOT_CACHE = Path("/var/cache/foosball-board-root")
 SUITE = "bookworm"
 MIRROR = "http://deb.debian.org/debian"
 # What the images bring for python3-foosball (its RDEPENDS: the common package, the panels'
