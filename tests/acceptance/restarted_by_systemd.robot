@@ -28,7 +28,7 @@ A Killed Agent Is Restarted By Its Board's Systemd And The Game Resumes After Re
     When Start is pressed on the game panel
     Then the game state is PLAYING
     And the strategy commands the rods
-    And the robot's rods move
+    And the ball is tracked
 
 
 *** Keywords ***
