@@ -66,7 +66,9 @@ class MotorDriverSettings:
 def _ball_tracker(section: dict[str, Any], table: Table) -> Any:
     from foosball.vision.config import parse_settings
 
-    return parse_settings(section)  # its own (vision.json's) checks, named below
+    settings = parse_settings(section)  # its own (vision.json's) checks, named below
+    _tracker_files(settings)
+    return settings
 
 
 def _strategy(section: dict[str, Any], table: Table) -> StrategySettings:
@@ -184,8 +186,6 @@ def _board(path: Path, data: dict[str, Any], only: str | None = None) -> BoardCo
         agents["update_agent"] = dataclasses.replace(update, watch=tuple(
             name for name in data if name in AGENT_SECTIONS and name != "update_agent"))
     key = _wire_key(wire.key_file)
-    if "ball_tracker" in agents:
-        _tracker_files(agents["ball_tracker"])
     return BoardConfig(path, wire, table, agents, safety, key)
 
 

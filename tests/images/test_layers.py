@@ -3,11 +3,13 @@
 oelint-adv over both layers (config: .oelint.cfg at the repository root), every
 kas file against kas's own schema, and the rules that keep the per-board files
 consistent (partition names written once, board.toml naming the board's agents).
-The real bitbake parse needs the upstream layers; see docs/notes/issue-7.md.
+The real bitbake parse needs the upstream layers; see docs/notes/issue-7.md. Which Python
+modules each package ships is image-config/python-modules.toml (test_python_modules.py).
 """
 
 from __future__ import annotations
 
+import dataclasses
 import re
 import shutil
 import subprocess
@@ -20,6 +22,7 @@ import pytest
 import yaml
 from kas.configschema import CONFIGSCHEMA
 
+from foosball.rig.image_files import ModuleTableError, board_modules, load_table, package_files
 from tests.agents.boards import shipped_board_copy
 
 REPO = Path(__file__).resolve().parents[2]
@@ -162,50 +165,44 @@ def test_board_toml_runs_exactly_the_boards_agents(board: str) -> None:
 
 
 PYTHON_RECIPE = REPO / "meta-foosball/recipes-foosball/python3-foosball/python3-foosball.bb"
-PACKAGE_DIR = REPO / "python/foosball"
 
 
-def role_modules(recipe: str) -> dict[str, list[str]]:
-    """The modules each role package ships: the foosball_module_files() arguments."""
+def recipe_packages(recipe: str) -> dict[str, str]:
+    """Package -> the table section its FILES line reads (foosball_module_files)."""
     found = re.findall(
-        r"^FILES:\$\{PN\}-(\w+) = \"\$\{@foosball_module_files\(d, '([^']*)'\)\}\"$",
+        r"^FILES:\$\{PN\}(-\w+)? \+?= \"\$\{@foosball_module_files\(d, '(\w+)'\)\}\"$",
         recipe,
         re.MULTILINE,
     )
-    return {role: modules.split() for role, modules in found}
+    return {f"python3-foosball{suffix}": section for suffix, section in found}
 
 
-def missing_modules(modules: list[str]) -> list[str]:
-    """Modules that are neither python/foosball/<m>.py nor a package <m>/ with Python
-    files (pyproject's packages.find takes namespace packages such as vision/ too)."""
-    return [
-        module
-        for module in modules
-        if not (PACKAGE_DIR / f"{module}.py").is_file()
-        and not any((PACKAGE_DIR / module).glob("*.py"))
-    ]
-
-
-def test_role_packages_ship_modules_that_exist() -> None:
-    roles = role_modules(PYTHON_RECIPE.read_text())
-    assert set(roles) == {"pole", "vision", "strategy", "panels", "sim"}
-    for role, modules in roles.items():
-        assert modules, f"python3-foosball-{role} ships nothing"
-        assert not missing_modules(modules), f"python3-foosball-{role}: no such module"
+def test_recipe_reads_every_package_of_the_module_table() -> None:
+    packages = recipe_packages(PYTHON_RECIPE.read_text())
+    table = load_table()
+    assert set(packages.values()) == set(table.packages)
+    assert packages["python3-foosball"] == "common"
+    for name, section in packages.items():
+        if section != "common":
+            assert name == f"python3-foosball-{section}"
+        assert package_files(table, section), f"{name} ships nothing"  # every entry names files
 
 
 def test_every_agent_of_a_board_is_a_module_in_its_role_package() -> None:
-    roles = role_modules(PYTHON_RECIPE.read_text())
+    table = load_table()
     for board, agents in AGENTS_OF_BOARD.items():
         for agent in agents:
-            assert f"agents/{agent}" in roles[board], f"{agent} not in python3-foosball-{board}"
-            assert not missing_modules([f"agents/{agent}"]), f"agent {agent} has no module"
+            assert f"agents/{agent}" in table.packages[board], (
+                f"{agent} not in python3-foosball-{board}")
+            assert f"foosball.agents.{agent}" in board_modules(board, table)
 
 
-def test_module_check_reports_a_module_that_does_not_exist() -> None:
-    assert missing_modules(["agents/strategy", "agents/no_such_agent", "panels"]) == [
-        "agents/no_such_agent"
-    ]
+def test_package_check_reports_a_module_that_does_not_exist() -> None:
+    table = load_table()
+    broken = dataclasses.replace(table, packages={**table.packages, "strategy": (
+        *table.packages["strategy"], "agents/no_such_agent")})
+    with pytest.raises(ModuleTableError, match="'agents/no_such_agent' names no file"):
+        package_files(broken, "strategy")
 
 
 def partition_names() -> dict[str, str]:

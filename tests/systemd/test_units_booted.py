@@ -30,14 +30,17 @@ pytestmark = [
                        "installs them when run as root"),
 ]
 
-AGENTS = ("pole_driver", "strategy")
+# Two agents of the strategy board, from only the files its image gets.
+BOARD_NAME = "strategy"
+AGENTS = ("match_recorder", "strategy")
 BOARD_TOML = """\
 [wire]
 transport = "raw"
 iface = "{iface}"
 key_file = "/data/foosball/wire.key"
 
-[pole_driver]
+[match_recorder]
+directory = "/data/foosball/matches"
 
 [strategy]
 """
@@ -71,7 +74,7 @@ def board(tmp_path_factory):
     scratch = tmp_path_factory.mktemp("booted-board")
     base = debian_root()
     with veth_link("sd") as link, overlay(base, scratch / "root") as root:
-        install_agents(root, BOARD_TOML.format(iface=link.iface_b), AGENTS)
+        install_agents(root, BOARD_NAME, BOARD_TOML.format(iface=link.iface_b), AGENTS)
         uid, gid = user_ids(root)
         key = scratch / "data" / "foosball" / "wire.key"
         key.parent.mkdir(parents=True)
@@ -123,7 +126,7 @@ def test_a_hung_agent_is_killed_by_the_watchdog_and_restarted_as_a_new_boot(boar
     last_old = max(b.t for b in heartbeats.of("STRATEGY") if b.boot == old.boot)
     assert last_old < stopped + 0.2, "the stopped agent kept sending"
     assert watchdog_s <= back.t - last_old <= watchdog_s + restart_s + MARGIN_S
-    assert heartbeats.longest_gap("POLE_DRIVER", stopped, back.t) < PEER_GAP_S
+    assert heartbeats.longest_gap("MATCH_RECORDER", stopped, back.t) < PEER_GAP_S
     assert int(machine.show(unit, "NRestarts")) == restarts + 1
     assert board.main_pid("strategy") not in (0, hung_pid)
     assert "Watchdog timeout" in machine.journal("--unit", unit, "--output=cat")

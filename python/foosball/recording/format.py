@@ -178,7 +178,10 @@ def _take(item: Any, out: Recording) -> str:
 
 
 def _world(t_ns: int, body: Any) -> Any:
-    from foosball.sim.physics import WorldState  # only simulator recordings have these
+    try:
+        from foosball.sim.physics import WorldState  # only simulator recordings have these
+    except ModuleNotFoundError as exc:  # a board's image: the simulator is laptop-side
+        raise ValueError(f"a simulator record, read where {exc.name} is installed") from exc
 
     x, y, vx, vy, in_play, translations, rotations, robot, human = body
     return WorldState(time_ns=t_ns, ball_x=float(x), ball_y=float(y), ball_vx=float(vx),

@@ -38,7 +38,6 @@ from collections.abc import Callable
 from pathlib import Path
 
 from foosball.rig import rootfs
-from foosball.rig.image_files import board_files
 from foosball.rig.nspawn import Container, Machine
 
 RECIPES = rootfs.REPO / "meta-foosball"
@@ -136,7 +135,7 @@ class BootedBoards:
         base = rootfs.debian_root()
         scratch = self.run_dir / "boards" / board / "root"
         root = self._mounts.enter_context(rootfs.overlay(base, scratch))
-        rootfs.install_package(root, board_files(board))
+        rootfs.install_package(root, board)
         if board == "pole":
             _install_pysoem(root)
         (root / "etc/foosball").mkdir(parents=True, exist_ok=True)

@@ -17,6 +17,7 @@ against this one by tests/images/test_python_modules.py.
 
 from __future__ import annotations
 
+import re
 import shutil
 import tomllib
 from dataclasses import dataclass
@@ -28,11 +29,12 @@ TABLE = REPO / "image-config" / "python-modules.toml"
 PYPROJECT = PACKAGE_DIR.parent / "pyproject.toml"
 BOARDS = ("pole", "vision", "strategy")
 COMMON = "common"  # the package every board gets: python3-foosball itself
-# What the wheel carries beside the .py files and the package data: the extension's
-# stub and source (setuptools >= 69 includes .pyi; the C source comes through the sdist
-# manifest) and the extension itself.
+# What the wheel carries beside the package data: the modules and their stubs (setuptools
+# 69, scarthgap's, takes .pyi files by default), the compiled extension and its C source
+# (which the sdist manifest brings).
 SOURCE_SUFFIXES = (".py", ".pyi")
 EXTENSION_FILES = ("vision/_band.c", "vision/_band.*.so")
+EXTENSION_SUFFIX = re.compile(r"\.cpython-[^./]+\.so$|\.abi3\.so$|\.so$")
 
 
 class ModuleTableError(ValueError):
@@ -114,7 +116,11 @@ def package_files(table: ModuleTable, package: str,
     """The files one image package installs; every entry must name at least one file."""
     if package not in table.packages:
         raise ModuleTableError(f"{table.path}: no package [{package}]")
-    files = installed_files(package_dir)
+    return _package_files(table, package, installed_files(package_dir), package_dir)
+
+
+def _package_files(table: ModuleTable, package: str, files: list[str],
+                   package_dir: Path) -> list[str]:
     shipped: list[str] = []
     for entry in table.packages[package]:
         matched = [f for f in files if entry_matches(f, entry)]
@@ -130,17 +136,18 @@ def board_files(board: str, table: ModuleTable | None = None,
     """Exactly the files `board`'s image installs under site-packages/foosball (bytecode
     aside), '/'-separated paths relative to foosball/, sorted."""
     table = load_table() if table is None else table
+    wanted = set(table.packages_of(board))
+    files = installed_files(package_dir)
     owner: dict[str, str] = {}
     for package in table.packages:  # a file in two packages would make the build fail
-        for file in package_files(table, package, package_dir):
+        for file in _package_files(table, package, files, package_dir):
             if file in owner:
                 raise ModuleTableError(f"{table.path}: {file} is in both [{owner[file]}] "
                                        f"and [{package}]")
             owner[file] = package
-    wanted = set(table.packages_of(board))
-    files = sorted(f for f, package in owner.items() if package in wanted)
-    _check_package_inits(board, files, package_dir, table.path)
-    return files
+    shipped = sorted(f for f, package in owner.items() if package in wanted)
+    _check_package_inits(board, shipped, package_dir, table.path)
+    return shipped
 
 
 def _check_package_inits(board: str, files: list[str], package_dir: Path, path: Path) -> None:
@@ -155,14 +162,16 @@ def _check_package_inits(board: str, files: list[str], package_dir: Path, path: 
 def board_modules(board: str, table: ModuleTable | None = None,
                   package_dir: Path = PACKAGE_DIR) -> frozenset[str]:
     """The dotted names (`foosball.agents.runtime`, `foosball.wire` for a package) of the
-    Python modules `board` ships."""
+    Python modules `board` ships, compiled extensions included."""
     return frozenset(module_name(f) for f in board_files(board, table, package_dir)
-                     if f.endswith(".py"))
+                     if f.endswith(".py") or EXTENSION_SUFFIX.search(f))
 
 
 def module_name(relative: str) -> str:
-    """`agents/runtime.py` -> `foosball.agents.runtime`; `wire/__init__.py` -> `foosball.wire`."""
-    parts = ["foosball", *PurePosixPath(relative).with_suffix("").parts]
+    """`agents/runtime.py` -> `foosball.agents.runtime`; `wire/__init__.py` -> `foosball.wire`;
+    `vision/_band.cpython-311-x86_64-linux-gnu.so` -> `foosball.vision._band`."""
+    stem = EXTENSION_SUFFIX.sub("", relative) if relative.endswith(".so") else relative
+    parts = ["foosball", *PurePosixPath(stem).with_suffix("").parts]
     return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
 
 

@@ -19,7 +19,7 @@ from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from foosball.rig.image_files import installed_files
+from foosball.rig.image_files import copy_board_files
 
 REPO = Path(__file__).resolve().parents[3]
 UNITS = REPO / "meta-foosball" / "recipes-foosball" / "foosball-agents" / "files"
@@ -92,14 +92,10 @@ def overlay(lower: Path, scratch: Path) -> Iterator[Path]:
         scratch.rmdir()
 
 
-def install_package(root: Path, files: Iterable[str]) -> None:
-    """The package files named (paths under foosball/, as foosball.rig.image_files gives
-    them) and /usr/bin/foosball, compiled as the image ships them."""
-    package = root / SITE_PACKAGES / "foosball"
-    for name in files:
-        target = package / name
-        target.parent.mkdir(parents=True, exist_ok=True)
-        shutil.copy2(REPO / "python" / "foosball" / name, target)
+def install_package(root: Path, board: str) -> None:
+    """The board's share of the package (the files python3-foosball's packages give it,
+    foosball.rig.image_files) and /usr/bin/foosball, compiled as the image ships them."""
+    copy_board_files(board, root / SITE_PACKAGES)
     entry = root / "usr/bin/foosball"
     entry.write_text(ENTRY_POINT)
     entry.chmod(0o755)
@@ -129,9 +125,9 @@ def install_units(root: Path, board_toml: str, agents: Iterable[str],
     _run(["systemctl", f"--root={root}", "enable", "foosball.target"], what="systemctl enable")
 
 
-def install_agents(root: Path, board_toml: str, agents: tuple[str, ...]) -> None:
-    """The whole package and the units of `agents` (the systemd tests' board)."""
-    install_package(root, installed_files())
+def install_agents(root: Path, board: str, board_toml: str, agents: tuple[str, ...]) -> None:
+    """The board's share of the package and the units of `agents` (the systemd tests)."""
+    install_package(root, board)
     install_units(root, board_toml, agents)
 
 

@@ -145,7 +145,10 @@ def _calibrate(args: argparse.Namespace) -> int:
     try:
         settings = _vision_settings(args)
         if args.sim:
-            from foosball.vision.sim_source import sim_calibration_frame
+            try:
+                from foosball.vision.sim_source import sim_calibration_frame
+            except ModuleNotFoundError as exc:
+                return _laptop_only("calibrate --sim", exc)
 
             image, layout, focal = sim_calibration_frame()
             focal = args.focal_px or focal
@@ -321,8 +324,18 @@ def _learn_colour(args: argparse.Namespace) -> int:
     return 0
 
 
+def _laptop_only(command: str, exc: ModuleNotFoundError) -> int:
+    # The offline benches run the simulator, which no board's image carries.
+    print(f"vision {command}: needs {exc.name}, not installed here (a laptop's "
+          "install has it; a board's image does not)", file=sys.stderr)
+    return 2
+
+
 def _bench(args: argparse.Namespace) -> int:
-    from foosball.vision.bench import run_bench
+    try:
+        from foosball.vision.bench import run_bench
+    except ModuleNotFoundError as exc:
+        return _laptop_only("bench", exc)
 
     report = run_bench(frames=args.frames, repeats=args.repeats, seed=args.seed,
                        threads=args.threads, scene=args.scene,
@@ -333,7 +346,10 @@ def _bench(args: argparse.Namespace) -> int:
 
 
 def _evaluate(args: argparse.Namespace) -> int:
-    from foosball.vision.evaluate import run_evaluation
+    try:
+        from foosball.vision.evaluate import run_evaluation
+    except ModuleNotFoundError as exc:
+        return _laptop_only("evaluate", exc)
 
     report = run_evaluation(frames=args.frames, seed=args.seed, scene=args.scene)
     _print(report, args.json)
