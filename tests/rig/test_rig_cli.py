@@ -14,6 +14,7 @@ import time
 import urllib.request
 from pathlib import Path
 
+import psutil
 import pytest
 
 from foosball.rig import MODES
@@ -39,8 +40,14 @@ def namespaces() -> set[str]:
 
 
 def processes_of(run_dir: Path) -> list[str]:
-    listed = subprocess.run(["ps", "-eo", "pid,args"], capture_output=True, text=True).stdout
-    return [line for line in listed.splitlines() if str(run_dir) in line]
+    """"PID command line" of every process naming the run dir (whole command lines: `ps`
+    cuts them at 80 columns when its output is not a terminal)."""
+    found = []
+    for process in psutil.process_iter(["pid", "cmdline"]):
+        line = " ".join(process.info["cmdline"] or [])
+        if str(run_dir) in line:
+            found.append(f"{process.info['pid']} {line}")
+    return found
 
 
 def rig_up(run_dir: Path, mode: str) -> tuple[subprocess.Popen[str], str, list[str]]:
@@ -116,7 +123,7 @@ def test_an_agent_that_exits_stops_the_processes_rig_with_its_name_and_status_1(
     up, _, _ = rig_up(run_dir, "processes")
     try:
         strategy = next(int(line.split()[0]) for line in processes_of(run_dir)
-                        if "agent run strategy" in line and "netns" not in line)
+                         if "agent run strategy" in line)
         os.kill(strategy, signal.SIGKILL)
         assert up.wait(timeout=60) == 1
     finally:
