@@ -9,6 +9,7 @@ Components, one per area, each reaching the rig through one context object
 
 from __future__ import annotations
 
+from rig_keywords.booted import BootedKeywords
 from rig_keywords.context import SimulatedTable
 from rig_keywords.faults import FaultKeywords
 from rig_keywords.game import GameKeywords
@@ -23,11 +24,16 @@ class SimulatedRig(DynamicCore):
     ROBOT_LIBRARY_SCOPE = "SUITE"
 
     def __init__(self, single_host: bool = False, fps: float = 50.0,
-                 opponent: str = "club", deadline_s: float = 0.025) -> None:
+                 opponent: str = "club", deadline_s: float = 0.025,
+                 mode: str = "auto") -> None:
         """`single_host`: UDP on loopback, the fake EtherCAT bus, no emulator, no namespaces
         (tests tagged needs-emulator or needs-namespaces are skipped with the reason).
-        `deadline_s`: every agent's heartbeat deadline for its peers."""
-        self.ctx = SimulatedTable(single_host, float(fps), opponent, float(deadline_s))
+        `deadline_s`: every agent's heartbeat deadline for its peers.
+        `mode` (without single_host): booted (a container per board, its agents run by its
+        systemd), processes (each agent a process in its board's namespace) or auto (booted
+        where the host can, as `foosball rig up`)."""
+        self.ctx = SimulatedTable(single_host, float(fps), opponent, float(deadline_s),
+                                  mode)
         DynamicCore.__init__(self, [component(self.ctx) for component in (
             GameKeywords, StartupKeywords, TrackingKeywords, PlayKeywords, FaultKeywords,
-            PanelKeywords)])
+            PanelKeywords, BootedKeywords)])

@@ -4,6 +4,7 @@ Root only (the namespaced rig); skipped elsewhere with the reason."""
 
 from __future__ import annotations
 
+import os
 import re
 import signal
 import socket
@@ -13,10 +14,14 @@ import time
 import urllib.request
 from pathlib import Path
 
+import psutil
 import pytest
 
+from foosball.rig import MODES
+from foosball.rig.booted import booted_unavailable
 from foosball.rig.network import netns_unavailable
 from foosball.rig.rig import PANEL_PORTS
+from foosball.rig.rootfs import mounts_under
 
 pytestmark = pytest.mark.skipif(netns_unavailable() is not None,
                                 reason=f"the namespaced rig: {netns_unavailable()}")
@@ -35,15 +40,21 @@ def namespaces() -> set[str]:
 
 
 def processes_of(run_dir: Path) -> list[str]:
-    listed = subprocess.run(["ps", "-eo", "pid,args"], capture_output=True, text=True).stdout
-    return [line for line in listed.splitlines() if str(run_dir) in line]
+    """"PID command line" of every process naming the run dir (whole command lines: `ps`
+    cuts them at 80 columns when its output is not a terminal)."""
+    found = []
+    for process in psutil.process_iter(["pid", "cmdline"]):
+        line = " ".join(process.info["cmdline"] or [])
+        if str(run_dir) in line:
+            found.append(f"{process.info['pid']} {line}")
+    return found
 
 
-def rig_up(run_dir: Path) -> tuple[subprocess.Popen[str], str, list[str]]:
+def rig_up(run_dir: Path, mode: str) -> tuple[subprocess.Popen[str], str, list[str]]:
     """Starts `foosball rig up`; returns it, its namespaces' prefix and what it printed
     up to 'stops everything' (the panels' addresses)."""
     up = subprocess.Popen([sys.executable, "-m", "foosball.cli", "rig", "up", "--run-dir",
-                           str(run_dir), "--fps", "50"], stdout=subprocess.PIPE,
+                           str(run_dir), "--fps", "50", "--mode", mode], stdout=subprocess.PIPE,
                           stderr=subprocess.STDOUT, text=True)
     printed: list[str] = []
     deadline = time.monotonic() + UP_WITHIN_S
@@ -58,17 +69,20 @@ def rig_up(run_dir: Path) -> tuple[subprocess.Popen[str], str, list[str]]:
     text = "\n".join(printed)
     prefix = re.search(r"network namespaces (\w+)-\{", text)
     assert prefix is not None and "stops everything" in text, text
+    assert f"rig: {MODES[mode]}, starting" in text, text  # it says which mode it runs
     return up, prefix.group(1), printed
 
 
-@pytest.mark.parametrize("stop", ["rig down", "Ctrl-C"])
-def test_rig_up_serves_the_panels_and_stopping_it_leaves_nothing(tmp_path, stop):
+@pytest.mark.parametrize(("stop", "mode"), [("rig down", "booted"), ("Ctrl-C", "processes")])
+def test_rig_up_serves_the_panels_and_stopping_it_leaves_nothing(tmp_path, stop, mode):
+    if mode == "booted" and booted_unavailable() is not None:
+        pytest.skip(f"booted boards: {booted_unavailable()}")
     if any(port_taken(port) for port in PANEL_PORTS.values()):
         pytest.skip(f"a panel port of {sorted(PANEL_PORTS.values())} is in use (a rig "
                     "running already?)")
     run_dir = tmp_path / "rig"
     before = namespaces()
-    up, prefix, printed = rig_up(run_dir)
+    up, prefix, printed = rig_up(run_dir, mode)
     try:
         for agent, port in PANEL_PORTS.items():
             address = next(line.split(": ", 1)[1] for line in printed
@@ -96,5 +110,25 @@ def test_rig_up_serves_the_panels_and_stopping_it_leaves_nothing(tmp_path, stop)
     assert namespaces() == before, f"left behind: {namespaces() - before}"
     assert not any(name.startswith(prefix) for name in namespaces())
     assert processes_of(run_dir) == []
+    assert mounts_under(run_dir) == []  # a booted board's root overlay unmounted
     assert not any(port_taken(port) for port in PANEL_PORTS.values())
     assert (run_dir / "logs" / "motor_driver.log").exists()  # the logs are kept
+
+
+def test_an_agent_that_exits_stops_the_processes_rig_with_its_name_and_status_1(tmp_path):
+    """Without a systemd to restart it, a dead agent leaves the rig not what it says it is."""
+    if any(port_taken(port) for port in PANEL_PORTS.values()):
+        pytest.skip(f"a panel port of {sorted(PANEL_PORTS.values())} is in use")
+    run_dir = tmp_path / "rig"
+    up, _, _ = rig_up(run_dir, "processes")
+    try:
+        strategy = next(int(line.split()[0]) for line in processes_of(run_dir)
+                         if "agent run strategy" in line)
+        os.kill(strategy, signal.SIGKILL)
+        assert up.wait(timeout=60) == 1
+    finally:
+        if up.poll() is None:
+            up.kill()
+            up.wait()
+    assert up.stdout is not None
+    assert "strategy exited with signal SIGKILL" in up.stdout.read()

@@ -15,11 +15,11 @@ from dataclasses import dataclass
 
 import pytest
 
+from foosball.rig.nspawn import Machine, booted, wait_until
+from foosball.rig.rootfs import debian_root, install_agents, overlay, user_ids
 from foosball.wire.codec import new_key
 from tests.netns import veth_link
-from tests.systemd.nspawn import Machine, booted, wait_until
 from tests.systemd.observe import Heartbeats, observing
-from tests.systemd.rootfs import debian_root, install_agents, overlay, user_ids
 
 TOOLS = {"systemd-nspawn": "systemd-container", "debootstrap": "debootstrap",
          "nsenter": "util-linux", "ip": "iproute2"}

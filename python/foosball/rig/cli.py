@@ -1,10 +1,13 @@
 """`foosball rig up` / `foosball rig down`: the whole robot playing on the simulated table.
 
-    foosball rig up [--opponent rookie|club|pro|hold|browser] [--fps N] [--strategy improved]
+    foosball rig up [--mode booted|processes|single-host] [--opponent rookie|club|pro|hold|
+                    browser] [--fps N] [--strategy improved] [--run-dir DIR] [--for S]
     foosball rig down
 
-`up` starts the six agents as separate processes on three boards (network namespaces and
-raw Ethernet as root, UDP on loopback otherwise, and it says which), the drive emulator
+`up` starts the agents on three boards: booted boards (a systemd-nspawn container per
+board, its agents started and restarted by its systemd) where it can (root, nspawn), else
+separate processes in network namespaces (root), else processes on one host over UDP on
+loopback; `--mode` chooses, and it says which it runs. Then the drive emulator
 under the real pysoem master, and the live table with its camera; prints the panels'
 addresses (and with `--opponent browser` the page where a person plays the human's rods)
 and where the logs are; and runs until Ctrl-C, SIGTERM or `rig down`, which stop
@@ -21,6 +24,9 @@ import sys
 import threading
 import time
 from pathlib import Path
+from typing import Any
+
+from foosball.rig import MODES
 
 DEFAULT_RUN_DIR = Path("/tmp/foosball-rig")
 PAGE_WITHIN_S = 30.0  # the panels' pages answer this soon after the agents start
@@ -30,13 +36,19 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
     rig = subparsers.add_parser("rig", help="the simulated rig: every agent, the live table")
     sub = rig.add_subparsers(dest="rig_command", required=True)
     up = sub.add_parser("up", help="start the rig and run it until Ctrl-C or `rig down`")
+    up.add_argument("--mode", choices=["auto", *MODES], default="auto",
+                    help="booted: a container per board, booted with systemd (root, "
+                         "systemd-nspawn); processes: each agent a process in its board's "
+                         "network namespace (root); single-host: processes over UDP on "
+                         "loopback. auto (the default): the first of these this host can run")
     up.add_argument("--opponent", default="club",
                     choices=["rookie", "club", "pro", "hold", "browser"],
                     help="who plays the human's rods (browser: you, on the page it prints)")
     up.add_argument("--fps", type=float, default=100.0, help="camera frames per second")
     up.add_argument("--strategy", default="improved", help="the robot's strategy")
     up.add_argument("--run-dir", type=Path, default=DEFAULT_RUN_DIR,
-                    help="board files, key and logs (replaced at each start)")
+                    help="board files, key and logs (deleted and made anew at each start; "
+                         "a non-empty directory that is not a rig's is refused)")
     up.add_argument("--for", dest="seconds", type=float, default=0.0,
                     help="stop by itself after this many seconds (0: run until stopped)")
     up.set_defaults(func=_up)
@@ -61,16 +73,26 @@ def _up(args: argparse.Namespace) -> int:
         print(f"a rig is already running (pid {pid_file.read_text().strip()}); "
               f"`foosball rig down --run-dir {args.run_dir}` stops it", file=sys.stderr)
         return 1
-    clean_run_dir(args.run_dir)
-    agents = _agents()
-    rig = Rig(RigOptions(run_dir=args.run_dir, agents=agents, fps=args.fps,
-                         opponent=args.opponent, strategy=args.strategy))
+    try:
+        clean_run_dir(args.run_dir)
+        agents = _agents()
+        rig = Rig(RigOptions(run_dir=args.run_dir, agents=agents, fps=args.fps,
+                             opponent=args.opponent, strategy=args.strategy, mode=args.mode))
+    except (RuntimeError, ValueError) as error:
+        print(f"rig: {error}", file=sys.stderr)
+        return 2
+    print(f"rig: {MODES[rig.mode]}, starting ...", flush=True)
     stop = threading.Event()
     signal.signal(signal.SIGTERM, lambda *_: stop.set())
     signal.signal(signal.SIGINT, lambda *_: stop.set())
     forwards: list[PortForward] = []
+    exited: list[str] = []  # processes whose exit stopped the rig
     try:
-        rig.up()
+        try:
+            rig.up()
+        except (RuntimeError, OSError, AssertionError) as error:
+            print(f"rig: could not start ({MODES[rig.mode]}): {error}", file=sys.stderr)
+            return 1
         pid_file.write_text(f"{os.getpid()}\n")
         print(rig.describe())
         for agent, port in PANEL_PORTS.items():
@@ -95,9 +117,13 @@ def _up(args: argparse.Namespace) -> int:
         while not stop.wait(0.5):
             if deadline is not None and time.monotonic() > deadline:
                 break
-            dead = [n for n, p in rig.processes.items() if p.poll() is not None]
-            if dead:
-                print(f"rig: {', '.join(dead)} exited; see {rig.logs}", file=sys.stderr)
+            exited = [n for n, p in rig.processes.items() if p.poll() is not None]
+            if exited:
+                # On booted boards systemd restarts an agent that exits; here a process of
+                # the rig's own (an agent in the other modes, a board's container, the
+                # camera, the emulator) is gone and the rig is not what it says it is.
+                print(f"rig: {_exits(exited, rig.processes)}; stopping everything; see "
+                      f"{rig.logs}", file=sys.stderr)
                 break
     finally:
         for forward in forwards:
@@ -105,8 +131,29 @@ def _up(args: argparse.Namespace) -> int:
         codes = rig.down()
         with contextlib.suppress(FileNotFoundError):
             pid_file.unlink()
-        print(f"rig down: {codes}; logs kept in {rig.logs}")
-    return 0
+        print("rig down:\n" + _stopped(codes) + f"\n  logs kept in {rig.logs}")
+    return 1 if exited else 0
+
+
+def _exits(names: list[str], processes: dict[str, Any]) -> str:
+    return ", ".join(f"{name} exited with {_status(processes[name].returncode)}"
+                     for name in names)
+
+
+def _status(code: int | None) -> str:
+    if code is None:
+        return "no status (did not stop)"
+    if code < 0:
+        with contextlib.suppress(ValueError):
+            return f"signal {signal.Signals(-code).name}"
+        return f"signal {-code}"
+    return f"status {code}"
+
+
+def _stopped(codes: dict[str, int | None]) -> str:
+    """How each process ended, a line each (SIGTERM or status 0 is a clean stop)."""
+    return "\n".join(f"  {name}: {'stopped' if code in (0, -signal.SIGTERM) else _status(code)}"
+                     for name, code in codes.items())
 
 
 def _page_answers(port: int, within_s: float) -> bool:

@@ -82,13 +82,9 @@ def _drive(axis: int, kind: str) -> Fault:
 
 
 def _restart_process(name: str) -> Callable[[Rig], None]:
-    def restart(rig: Rig) -> None:
-        rig.stop(name)
-        if name == "camera":
-            rig.start_camera()
-        else:
-            rig.start_agent(name)
-    return restart
+    """The killed process back: started again by the rig, or on booted boards by the
+    board's systemd (waited for)."""
+    return lambda rig: rig.restart(name)
 
 
 def _signal(name: str, signum: int) -> Callable[[Rig], None]:

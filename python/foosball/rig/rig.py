@@ -1,6 +1,12 @@
-"""The simulated rig: the product's agents as separate processes on three "boards".
+"""The simulated rig: the product's agents on three "boards", in one of three modes:
 
-Each agent runs exactly as its board's systemd unit runs it (`foosball agent run NAME
+- booted boards (root, systemd-nspawn): each board a container booted from a Debian root
+  with only that board's files as the recipes install them; systemd starts the agents from
+  their units, restarts one that dies and kills a hung one (foosball.rig.booted);
+- namespaced processes (root): each agent a process in its board's network namespace;
+- single host (no root): each agent a process on the host, UDP multicast on loopback.
+
+Either way each agent runs as its board's systemd unit runs it (`foosball agent run NAME
 --config board.toml`), from a board.toml the rig writes for each board; the EtherCAT drives
 are the drive emulator answering the real pysoem master over a veth (root) or the fake bus
 (no root); the camera is the simulator's renderer serving frames on a UNIX socket to the
@@ -29,7 +35,10 @@ from typing import IO, Any
 
 from foosball.geometry import default_table_path
 from foosball.processes import die_with_parent
+from foosball.rig import MODES
+from foosball.rig.booted import CAMERA_DIR, DATA, BootedBoards, booted_unavailable
 from foosball.rig.network import LoopbackLan, NamespaceLan, netns_unavailable
+from foosball.rig.rootfs import mounts_under
 from foosball.wire.codec import new_key
 
 AGENT_BOARD = {
@@ -56,6 +65,27 @@ def faketime_library() -> str | None:
     return next((p for p in FAKETIME_LIBRARIES if os.path.exists(p)), None)
 
 
+def choose_mode(requested: str | None, use_namespaces: bool | None = None) -> str:
+    """The mode asked for (an error saying why when this host cannot run it). "auto": the
+    first of booted boards, namespaced processes, single host this host can run (as
+    `foosball rig up`); None: namespaced processes where it can, else (or with
+    `use_namespaces=False`) the single host, as the rig's library callers always had it."""
+    why_not = {"booted": booted_unavailable, "processes": netns_unavailable,
+               "single-host": lambda: None}
+    if requested == "auto":
+        return next(mode for mode in MODES if why_not[mode]() is None)
+    if requested is None:
+        if use_namespaces is False or (use_namespaces is None and netns_unavailable()):
+            return "single-host"
+        requested = "processes"
+    if requested not in MODES:
+        raise ValueError(f"no rig mode {requested!r}: auto, {', '.join(MODES)}")
+    reason = why_not[requested]()
+    if reason is not None:
+        raise RuntimeError(f"the rig cannot run {MODES[requested]} here: {reason}")
+    return requested
+
+
 @dataclass
 class RigOptions:
     run_dir: Path
@@ -69,7 +99,8 @@ class RigOptions:
     camera_timeout_s: float = 0.2
     steppable_clocks: tuple[str, ...] = ()  # boards whose wall clock the rig may step
     panel_ports: dict[str, int] = field(default_factory=lambda: dict(PANEL_PORTS))
-    use_namespaces: bool | None = None  # None: when root
+    use_namespaces: bool | None = None  # False: single host (kept for callers of old)
+    mode: str | None = None  # a key of MODES or "auto" (choose_mode)
     truth: str | None = None  # HOST:PORT (camera's namespace) for the live table's ball truth
 
 
@@ -78,20 +109,44 @@ class Rig:
         self.options = options
         self.run_dir = options.run_dir
         self.logs = self.run_dir / "logs"
-        use_ns = options.use_namespaces
-        if use_ns is None:
-            use_ns = netns_unavailable() is None
-        self.lan: NamespaceLan | LoopbackLan = NamespaceLan() if use_ns else LoopbackLan()
+        self.mode = choose_mode(options.mode, options.use_namespaces)
+        self.lan: NamespaceLan | LoopbackLan = (LoopbackLan() if self.mode == "single-host"
+                                                else NamespaceLan())
+        self.boards: BootedBoards | None = None
+        if self.mode == "booted":
+            assert isinstance(self.lan, NamespaceLan)
+            self.boards = BootedBoards(self.run_dir, self.lan.ns, self.logs)
         self.processes: dict[str, subprocess.Popen[bytes]] = {}
         self._log_files: dict[str, IO[bytes]] = {}
         self.key_file = self.run_dir / "wire.key"
         self.emulator_socket = self.run_dir / "emulator.sock"
-        self.camera_socket = self.run_dir / "camera.sock"
-        self.calibration = self.run_dir / "calibration.json"
+        if self.boards is not None:
+            self.camera_socket = self.boards.camera_dir / "camera.sock"
+            self.calibration = self.boards.host_path("vision", self.paths.calibration)
+        else:
+            self.camera_socket = self.run_dir / "camera.sock"
+            self.calibration = self.run_dir / "calibration.json"
 
     @property
     def namespaced(self) -> bool:
         return isinstance(self.lan, NamespaceLan)
+
+    @property
+    def paths(self) -> BoardPaths:
+        """The paths board.toml names, as the agents see them."""
+        if self.boards is not None:
+            return BoardPaths(key_file=f"{DATA}/wire.key", geometry="/etc/foosball/table.json",
+                              calibration=f"{DATA}/calibration/camera.json",
+                              camera_socket=f"{CAMERA_DIR}/camera.sock",
+                              matches=f"{DATA}/matches",
+                              panel_token=None)  # the board's own /data/foosball
+        # The panel token in the run dir: the game panel's default is the board's
+        # /data/foosball/panel.token, which on this host is nobody's.
+        return BoardPaths(key_file=str(self.key_file), geometry=str(default_table_path()),
+                          calibration=str(self.calibration),
+                          camera_socket=str(self.camera_socket),
+                          matches=str(self.run_dir / "matches"),
+                          panel_token=str(self.run_dir / "panel.token"))
 
     # -- configuration -------------------------------------------------------------------
     def board_file(self, board: str) -> Path:
@@ -115,10 +170,10 @@ class Rig:
                 "[wire]",
                 f'transport = "{self.lan.transport}"',
                 *([f'iface = "{self.lan.iface}"'] if self.lan.transport == "raw" else []),
-                f'key_file = "{self.key_file}"',
+                f'key_file = "{self.paths.key_file}"',
                 "max_age_s = 0.05",
                 "[table]",
-                f'geometry = "{default_table_path()}"',
+                f'geometry = "{self.paths.geometry}"',
                 "[safety]",
                 f"startup_grace_s = {o.startup_grace_s}",
                 "[safety.deadlines]",
@@ -136,16 +191,19 @@ class Rig:
                        else 'backend = "fake"')
             return ["[motor_driver]", backend, "drives = 8", "cycle_s = 0.005"]
         if agent == "ball_tracker":
-            return ["[ball_tracker]", f'calibration = "{self.calibration}"',
+            return ["[ball_tracker]", f'calibration = "{self.paths.calibration}"',
                     f"camera_timeout_s = {o.camera_timeout_s}",
                     "[ball_tracker.source]", 'kind = "socket"',
-                    f'options = {{ path = "{self.camera_socket}" }}']
+                    f'options = {{ path = "{self.paths.camera_socket}" }}']
         if agent == "strategy":
             return ["[strategy]", f'strategy = "{o.strategy}"']
+        if agent == "game_panel" and self.paths.panel_token is not None:
+            return [f"[{agent}]", f"port = {o.panel_ports[agent]}",
+                    f'token_file = "{self.paths.panel_token}"']
         if agent in o.panel_ports:
             return [f"[{agent}]", f"port = {o.panel_ports[agent]}"]
         if agent == "match_recorder":
-            return [f"[{agent}]", f'directory = "{self.run_dir / "matches"}"']
+            return [f"[{agent}]", f'directory = "{self.paths.matches}"']
         return [f"[{agent}]"]
 
     # -- processes -----------------------------------------------------------------------
@@ -165,8 +223,8 @@ class Rig:
     def clock_file(self, board: str) -> Path:
         return self.run_dir / f"clock-{board}"
 
-    def spawn(self, name: str, board: str, args: list[str],
-              clock_of: str | None = None) -> subprocess.Popen[bytes]:
+    def spawn(self, name: str, board: str, args: list[str], clock_of: str | None = None,
+              umask: int = -1) -> subprocess.Popen[bytes]:
         """`board`: the namespace it runs in; `clock_of`: whose wall clock it keeps."""
         if name in self.processes and self.processes[name].poll() is None:
             raise RuntimeError(f"{name} is already running")
@@ -178,15 +236,34 @@ class Rig:
         log.flush()
         process = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT,
                                    stdin=subprocess.DEVNULL,
-                                   env=self._env(clock_of or board),
+                                   env=self._env(clock_of or board), umask=umask,
                                    start_new_session=True, preexec_fn=die_with_parent)
         self.processes[name] = process
         return process
 
-    def start_agent(self, agent: str) -> subprocess.Popen[bytes]:
+    def start_agent(self, agent: str) -> subprocess.Popen[bytes] | None:
+        """The agent's process (None on booted boards: its board's systemd starts it)."""
+        if self.boards is not None:
+            self.boards.start(agent)
+            return None
         board = AGENT_BOARD[agent]
         return self.spawn(agent, board, ["agent", "run", agent, "--config",
                                          str(self.board_file(board))])
+
+    def restart(self, name: str, timeout_s: float = 60.0) -> None:
+        """A killed process back as its board brings it back: on booted boards systemd
+        restarts an agent by itself (Restart=always), and this waits for that."""
+        if self.boards is not None and name in self.boards.agents:
+            boards = self.boards
+            self._wait_for(lambda: boards.active(name) == "active"
+                           and boards.main_pid(name) != 0, timeout_s,
+                           f"{name} restarted by systemd")
+            return
+        self.stop(name)
+        if name == "camera":
+            self.start_camera()
+        else:
+            self.start_agent(name)
 
     def start_camera(self) -> subprocess.Popen[bytes]:
         """The live table and its camera. It runs beside the drive emulator (the rod poses
@@ -206,7 +283,10 @@ class Rig:
             args += ["--player-port", str(self.options.player_port)]
         if self.options.truth:
             args += ["--truth", self.options.truth]
-        return self.spawn("camera", self.camera_board, args, clock_of="vision")
+        # On booted boards the tracker (the foosball user) connects to the socket: it must
+        # be writable by others, as a V4L2 device node is to the video group.
+        return self.spawn("camera", self.camera_board, args, clock_of="vision",
+                          umask=0o000 if self.boards is not None else -1)
 
     @property
     def camera_board(self) -> str:
@@ -215,11 +295,18 @@ class Rig:
 
     def up(self) -> None:
         self.run_dir.mkdir(parents=True, exist_ok=True)
+        (self.run_dir / RUN_DIR_MARK).write_text("a run dir of foosball.rig: `rig up` "
+                                                 "deletes it at the next start\n")
         self.logs.mkdir(exist_ok=True)
         self.key_file.write_text(new_key() + "\n")
         self.key_file.chmod(0o600)
         self.write_board_files()
         agents = self.options.agents
+        if self.boards is not None:
+            for board in ("pole", "vision", "strategy"):
+                if self.board_file(board).exists():
+                    self.boards.prepare(board, self.board_file(board).read_text(),
+                                        self.key_file)
         if "ball_tracker" in agents:
             from foosball.vision.calibration import write_calibration
             from foosball.vision.sim_source import sim_calibration
@@ -232,8 +319,13 @@ class Rig:
                 "--control-socket", str(self.emulator_socket),
                 "--rod-poses", f"127.0.0.1:{ROD_POSE_PORT}"])
             self._wait_for(self.emulator_socket.exists, 20.0, "the drive emulator")
-        for agent in agents:
-            self.start_agent(agent)
+        if self.boards is not None:
+            # The boards boot; their systemd starts the agents (foosball.target).
+            for board, process in self.boards.boot(die_with_parent).items():
+                self.processes[f"{board} board"] = process
+        else:
+            for agent in agents:
+                self.start_agent(agent)
         if "ball_tracker" in agents:
             self.start_camera()
 
@@ -245,11 +337,17 @@ class Rig:
             time.sleep(0.05)
 
     def signal(self, name: str, signum: int) -> None:
+        if self.boards is not None and name in self.boards.agents:
+            self.boards.signal(name, signum)
+            return
         process = self.processes[name]
         # ip netns exec execs the command, so the pid is the agent's own
         os.kill(process.pid, signum)
 
     def stop(self, name: str, timeout_s: float = 10.0) -> int | None:
+        if self.boards is not None and name in self.boards.agents:
+            self.boards.stop(name)
+            return None
         process = self.processes.get(name)
         if process is None or process.poll() is not None:
             return process.returncode if process is not None else None
@@ -270,8 +368,11 @@ class Rig:
 
     def down(self) -> dict[str, int | None]:
         """Stop everything (agents first, the emulator last) and remove the namespaces."""
-        codes = {}
-        order = [n for n in self.processes if n not in ("emulator", "camera")]
+        codes: dict[str, int | None] = {}
+        if self.boards is not None:
+            codes.update(self.boards.halt())  # the agents stop as their boards halt
+        order = [n for n in self.processes
+                 if n not in ("emulator", "camera") and n not in codes]
         for name in [*order, "camera", "emulator"]:
             if name in self.processes:
                 codes[name] = self.stop(name)
@@ -310,10 +411,37 @@ class Rig:
         return path.read_text(errors="replace") if path.exists() else ""
 
     def describe(self) -> str:
-        return (f"rig in {self.run_dir}: {self.lan.describe()}; agents "
-                f"{', '.join(self.options.agents)}; logs in {self.logs}")
+        boards = f"{self.boards.describe()}; " if self.boards is not None else ""
+        return (f"rig ({MODES[self.mode]}) in {self.run_dir}: {boards}{self.lan.describe()}; "
+                f"agents {', '.join(self.options.agents)}; logs in {self.logs}")
+
+
+@dataclass(frozen=True)
+class BoardPaths:
+    key_file: str
+    geometry: str
+    calibration: str
+    camera_socket: str
+    matches: str
+    panel_token: str | None  # None: the game panel's default (the board's /data)
+
+
+RUN_DIR_MARK = ".foosball-rig"  # in every run dir the rig made: what clean_run_dir may delete
 
 
 def clean_run_dir(path: Path) -> None:
-    if path.exists():
-        shutil.rmtree(path)
+    """Delete a run dir of an earlier rig (whatever it holds, a booted board's root still
+    mounted included), so the next starts empty. A non-empty directory the rig did not make
+    is refused: `--run-dir ~` must not delete a home."""
+    if not path.exists():
+        return
+    if not path.is_dir():
+        raise RuntimeError(f"{path} is not a directory")
+    made_by_rig = (path / RUN_DIR_MARK).exists() or (  # or by a rig before the mark
+        (path / "wire.key").exists() and (path / "logs").is_dir())
+    if any(path.iterdir()) and not made_by_rig:
+        raise RuntimeError(f"{path} is not empty and not a rig's run dir (no {RUN_DIR_MARK} "
+                           "in it): not deleting it; name a new or empty directory")
+    for mount_point in sorted(mounts_under(path), reverse=True):
+        subprocess.run(["umount", "--lazy", mount_point], check=False)
+    shutil.rmtree(path)

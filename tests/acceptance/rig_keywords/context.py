@@ -21,7 +21,7 @@ from foosball.rig.faults import FaultMatrix
 from foosball.rig.forward import PortForward
 from foosball.rig.network import netns_unavailable
 from foosball.rig.observer import Heard, Observer
-from foosball.rig.rig import AGENT_BOARD, PANEL_PORTS, Rig, RigOptions
+from foosball.rig.rig import AGENT_BOARD, PANEL_PORTS, Rig, RigOptions, choose_mode
 from foosball.wire.catalogue import (
     Alarm,
     AlarmCode,
@@ -75,8 +75,9 @@ def free_port() -> int:
 
 class SimulatedTable:
     def __init__(self, single_host: bool, fps: float, opponent: str,
-                 deadline_s: float = 0.025) -> None:
+                 deadline_s: float = 0.025, mode: str = "auto") -> None:
         self.single_host = single_host
+        self.mode = "single-host" if single_host else mode
         self.fps = fps
         self.deadline_s = deadline_s
         self.opponent = opponent
@@ -98,13 +99,14 @@ class SimulatedTable:
         if not self.single_host and netns_unavailable() is not None:
             raise AssertionError(f"the namespaced rig cannot run here: {netns_unavailable()}; "
                                  "run as root or with --variable SINGLE_HOST:True")
+        choose_mode(self.mode)  # fails here, saying why, when the host cannot
         ports = dict(PANEL_PORTS)
         if self.single_host:  # the panels listen on this host: keep clear of a person's rig
             ports = {name: free_port() for name in ports}
         options = RigOptions(run_dir=Path(tempfile.mkdtemp(prefix="fb-acceptance-")),
                              agents=self.agents, fps=self.fps, opponent=self.opponent,
                              deadline_s=self.deadline_s, panel_ports=ports,
-                             use_namespaces=not self.single_host)
+                             mode=self.mode)
         self.switched_on_s = time.monotonic()
         rig = self._rig = Rig(options)  # makes the boards (namespaces)
         self._truth = TruthListener(rig.lan.namespace("pole" if rig.namespaced else "vision"))

@@ -1,4 +1,5 @@
-"""A root booted under systemd-nspawn with systemd as PID 1, driven from the host.
+"""A root booted under systemd-nspawn with systemd as PID 1, driven from the host: the
+simulated rig's booted boards (foosball.rig.booted) and the systemd tests.
 
 Commands run inside through `nsenter` into the container's init, which works whether or
 not the host itself runs systemd: on a systemd host the container is registered with
@@ -78,28 +79,68 @@ class Machine:
         ))
 
 
+class Container:
+    """`root` booted in the network namespace `netns` (a name under /run/netns), the
+    host's `binds` (host path: path inside) mounted in; `boot()` waits for systemd to say the
+    system is up, `halt()` stops it (and is safe to call twice)."""
+
+    def __init__(self, root: Path, name: str, netns: str, binds: dict[Path, str],
+                 console: Path, capabilities: tuple[str, ...] = ()) -> None:
+        self.name = name
+        self.console = console
+        self.command = [
+            "systemd-nspawn", "--quiet", f"--directory={root}", f"--machine={name}",
+            "--boot", f"--network-namespace-path=/run/netns/{netns}", "--link-journal=no",
+            "--console=pipe", *(f"--bind={host}:{inside}" for host, inside in binds.items()),
+            # A board's init may grant its services real-time priority and locked memory
+            # (LimitRTPRIO=, LimitMEMLOCK=); nspawn's PID 1 would get hard limits of 0 and
+            # 8 MiB, and no CAP_SYS_RESOURCE to raise them.
+            "--rlimit=RTPRIO=99", "--rlimit=MEMLOCK=infinity",
+            *(f"--capability={cap}" for cap in capabilities)]
+        if not host_runs_systemd():
+            self.command += ["--register=no", "--keep-unit"]  # no machined to ask for a scope
+        self.process: subprocess.Popen[bytes] | None = None
+        self.machine: Machine | None = None
+
+    def start(self, preexec_fn: Callable[[], object] | None = None) -> subprocess.Popen[bytes]:
+        with open(self.console, "w") as log:
+            self.process = subprocess.Popen(self.command, stdin=subprocess.DEVNULL, stdout=log,
+                                            stderr=subprocess.STDOUT, preexec_fn=preexec_fn)
+        return self.process
+
+    def wait_booted(self, timeout_s: float = BOOT_TIMEOUT_S, finished: bool = True) -> Machine:
+        """Until systemd runs in the container and, with `finished`, its boot is done
+        (every unit started: an agent's Type=notify unit once it said READY=1); without,
+        until it is starting units."""
+        process = self.process
+        if process is None:
+            raise RuntimeError(f"{self.name} was not started")
+        leader = wait_until(lambda: _container_init(process, self.console), timeout_s,
+                            f"systemd starting in {self.name}")
+        machine = Machine(self.name, leader, self.console)
+        states = ("running", "degraded") + (() if finished else ("starting",))
+        wait_until(lambda: machine.systemctl("is-system-running") in states, timeout_s,
+                   f"{self.name} booting", interval=0.2)
+        self.machine = machine
+        return machine
+
+    def halt(self) -> int | None:
+        if self.process is None:
+            return None
+        _halt(self.process)
+        return self.process.returncode
+
+
 @contextmanager
 def booted(root: Path, name: str, netns: str, binds: dict[Path, str],
            console: Path) -> Iterator[Machine]:
     """Boot `root` in the network namespace `netns`; halt it and wait for it on exit."""
-    command = ["systemd-nspawn", "--quiet", f"--directory={root}", f"--machine={name}",
-               "--boot", f"--network-namespace-path=/run/netns/{netns}",
-               "--link-journal=no", "--console=pipe",
-               *(f"--bind={host}:{inside}" for host, inside in binds.items())]
-    if not host_runs_systemd():
-        command += ["--register=no", "--keep-unit"]  # no machined to ask for a scope
-    with open(console, "w") as log:
-        process = subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=log,
-                                   stderr=subprocess.STDOUT)
+    container = Container(root, name, netns, binds, console)
+    container.start()
     try:
-        leader = wait_until(lambda: _container_init(process, console), BOOT_TIMEOUT_S,
-                            f"systemd starting in {name}")
-        machine = Machine(name, leader, console)
-        wait_until(lambda: machine.systemctl("is-system-running", "--wait")
-                   in ("running", "degraded"), BOOT_TIMEOUT_S, f"{name} booting")
-        yield machine
+        yield container.wait_booted()
     finally:
-        _halt(process)
+        container.halt()
 
 
 def _container_init(process: subprocess.Popen[bytes], console: Path) -> int | None:
