@@ -18,9 +18,10 @@ import contextlib
 import os
 import signal
 import sys
-import threading
 import time
 from pathlib import Path
+
+from foosball.safety.stop import StopRequest
 
 DEFAULT_RUN_DIR = Path("/tmp/foosball-rig")
 PAGE_WITHIN_S = 30.0  # the panels' pages answer this soon after the agents start
@@ -65,9 +66,8 @@ def _up(args: argparse.Namespace) -> int:
     agents = _agents()
     rig = Rig(RigOptions(run_dir=args.run_dir, agents=agents, fps=args.fps,
                          opponent=args.opponent, strategy=args.strategy))
-    stop = threading.Event()
-    signal.signal(signal.SIGTERM, lambda *_: stop.set())
-    signal.signal(signal.SIGINT, lambda *_: stop.set())
+    stop = StopRequest()  # a flag and a wake-up fd: an Event's set() in a handler can hang
+    stop.install((signal.SIGTERM, signal.SIGINT))
     forwards: list[PortForward] = []
     try:
         rig.up()
