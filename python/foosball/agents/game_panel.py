@@ -250,14 +250,42 @@ class GamePanelCore:
 
     # -- the game state ----------------------------------------------------------------
     def drives_phase(self) -> SafetyState:
+        """What the drives allow the game. A drive in FAULT is FAULT; one in QUICK_STOP (a
+        person halted it on the supervisory panel, or the motor driver stopped it) holds
+        the game PAUSED until it is released and aligned and homed again: the strategy
+        moves no rod while any drive is stopped, so a match that ran on would be played
+        against a frozen robot."""
         if self.motors is None:
             return SafetyState.BOOT
         states = {axis.state for axis in self.motors.axes}
+        if DriveState.FAULT in states:
+            return SafetyState.FAULT
+        if DriveState.QUICK_STOP in states:
+            return SafetyState.PAUSED
         if states & {DriveState.OFF, DriveState.ALIGNING}:
             return SafetyState.ALIGNING
         if DriveState.HOMING in states:
             return SafetyState.HOMING
         return SafetyState.READY
+
+    def drives_text(self) -> str:
+        """The page's drives line: the phase, and which drives hold the game."""
+        phase = self.drives_phase()
+        if phase == SafetyState.BOOT:
+            return "BOOT: no motor status yet"
+        if phase not in (SafetyState.FAULT, SafetyState.PAUSED):
+            return phase.name
+        assert self.motors is not None
+        state = DriveState.FAULT if phase == SafetyState.FAULT else DriveState.QUICK_STOP
+        rods = self.table.robot_rods
+        named = [f"{a.axis} ({rods[a.axis // 2].role if a.axis // 2 < len(rods) else '?'} "
+                 f"{'rotation' if a.axis % 2 else 'translation'})"
+                 for a in sorted(self.motors.axes, key=lambda a: a.axis) if a.state == state]
+        drives = f"drive{'s' if len(named) > 1 else ''} {', '.join(named)}"
+        if phase == SafetyState.FAULT:
+            return f"FAULT: {drives}"
+        return (f"HALTED: {drives} in quick stop; the match waits until "
+                f"{'they are' if len(named) > 1 else 'it is'} released and homed again")
 
     @property
     def state(self) -> SafetyState:
@@ -280,6 +308,8 @@ class GamePanelCore:
         if command == GameCommand.START:
             if state not in (SafetyState.READY, SafetyState.PAUSED):
                 return f"cannot start in {state.name}"
+            if self.drives_phase() != SafetyState.READY:
+                return f"cannot start: {self.drives_text()}"
         elif command == GameCommand.PAUSE:
             if state != SafetyState.PLAYING:
                 return f"nothing to pause in {state.name}"
@@ -496,7 +526,7 @@ class GamePanelCore:
             "state": state.name, "match": self.match,
             "score": {"robot": self.score["robot"], "human": self.score["human"]},
             "clock_s": math.floor(self.clock_s * 10) / 10,
-            "drives": self.drives_phase().name,
+            "drives": self.drives_phase().name, "drives_text": self.drives_text(),
             "faulted": safety.faulted, "fault_text": safety.fault_text,
             "causes": list(safety.causes),
             "allowed": {name: not self.refusal(command) for name, command in COMMANDS.items()},

@@ -104,7 +104,8 @@ function showGame(game) {
   $("score-robot").textContent = game.score.robot;
   $("score-human").textContent = game.score.human;
   $("clock").textContent = clockText(game.clock_s);
-  $("drives").textContent = game.drives;
+  $("drives").textContent = game.drives_text || game.drives;
+  $("drives").classList.toggle("warn", game.drives !== "READY");
   for (const name of ["start", "pause", "stop", "restart"]) {
     $(name).disabled = !game.allowed[name];
   }
