@@ -63,6 +63,7 @@ def browser(rig: Rig, tmp_path_factory) -> Iterator[Any]:
 def page(rig: Rig, browser: Any) -> Any:
     """Every test starts with no match running, a circling ball and the Game tab shown."""
     rig.alarm_on = False
+    rig.halted = None
     rig.control(GameCommand.STOP)
 
     def ready() -> bool:
@@ -242,6 +243,25 @@ def test_a_fault_shows_its_causes_and_restart_waits_until_they_are_gone(rig, pag
     wait_for(lambda: state_shown(page) == "PAUSED", 5, "out of FAULT, the match paused")
     assert SafetyState.PAUSED in game_states(rig, restarted)
     assert not rig.panel.latch.faulted and not rig.strategy.latch.faulted
+
+
+def test_a_halted_drive_pauses_the_match_and_the_page_names_it(rig, page):
+    clicked(page, "start")
+    wait_for(lambda: state_shown(page) == "PLAYING", 5)
+    since = time.monotonic()
+    rig.halted = 3  # "halt" on drive 3's row of the supervisory panel
+    drives = page.find_element(By.ID, "drives")
+    wait_for(lambda: state_shown(page) == "PAUSED", 5, "PAUSED shown")
+    assert SafetyState.PAUSED in game_states(rig, since)
+    wait_for(lambda: drives.text.startswith("HALTED: drive 3 (defence rotation)"), 5,
+             "the halted drive named")
+    assert "warn" in drives.get_attribute("class")
+    clock = page.find_element(By.ID, "clock").text
+    assert not page.find_element(By.ID, "start").is_enabled()
+    rig.halted = None  # released, and homed again
+    wait_for(lambda: drives.text == "READY", 5, "the drives READY again")
+    assert page.find_element(By.ID, "start").is_enabled()
+    assert state_shown(page) == "PAUSED" and page.find_element(By.ID, "clock").text == clock
 
 
 def calibration_shown(driver: Any) -> dict[str, Any]:
