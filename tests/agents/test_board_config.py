@@ -293,3 +293,20 @@ def test_the_shipped_board_names_itself_and_the_key_of_a_missing_file(
     assert capsys.readouterr().err.strip() == (
         f"error: {shipped}: [table] geometry: /etc/foosball/table.json: cannot read: "
         "No such file or directory")
+
+
+def test_the_tracker_gives_the_camera_s_first_frame_the_board_s_startup_grace(
+        tmp_path: Path) -> None:
+    """Issue 29: a fixed 2 s, missed under load: the rig often started in FAULT."""
+    from foosball.agents.cli import build_ball_tracker
+
+    board = make_board(tmp_path)
+    board.replace("startup_grace_s = 30.0", "startup_grace_s = 45.0")
+    config = load_board_config(board.path)
+    runtime = build_ball_tracker(config, config.settings("ball_tracker"))
+    try:
+        assert runtime.core.startup_grace_s == 45.0 == config.safety.startup_grace_s
+    finally:
+        runtime.endpoint.close()
+        if runtime.hardware is not None:
+            runtime.hardware.close()

@@ -56,7 +56,11 @@ def build_ball_tracker(board: BoardConfig, settings: Any) -> AgentRuntime:
         from foosball.vision.rods import HumanRodMeter
 
         rod_meter = HumanRodMeter(calibration, board.table, settings.rods, source.pixel_format)
-    return AgentRuntime(BallTrackerCore(tracker, settings, rod_meter=rod_meter),
+    # The camera's first frame gets the board's startup grace, as every peer's first
+    # heartbeat does: a fixed 2 s was missed on a loaded machine (the rig started in FAULT).
+    core = BallTrackerCore(tracker, settings, rod_meter=rod_meter,
+                           startup_grace_s=board.safety.startup_grace_s)
+    return AgentRuntime(core,
                         _endpoint(board, Agent.BALL_TRACKER), board.safety,
                         hardware=Camera(source, settings.thresholds_file),
                         notifier=SystemdNotifier())
