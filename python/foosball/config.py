@@ -167,17 +167,37 @@ def load_board_config(path: str | Path, only: str | None = None) -> BoardConfig:
     agents' sections are named but not read (the update agent: it must come up to judge a
     new image whatever else that image's configuration gets wrong)."""
     path = Path(path)
-    try:
-        with path.open("rb") as f:
-            data = tomllib.load(f)
-    except OSError as exc:
-        raise BoardConfigError(f"{path}: cannot read: {exc.strerror}") from exc
-    except tomllib.TOMLDecodeError as exc:
-        raise BoardConfigError(f"{path}: not TOML: {exc}") from exc
+    data = _read(path)
     try:
         return _board(path, data, only)
     except (SettingError, ValueError) as exc:  # each names its section and key
         raise BoardConfigError(f"{path}: {exc}") from exc
+
+
+def load_agent_settings(path: str | Path, name: str) -> Any:
+    """One agent's section of a board file, checked as `load_board_config` checks it, but
+    without opening the files it names: for a person's tool that makes one of them (`vision
+    calibrate` writes the calibration the section names)."""
+    path = Path(path)
+    data = _read(path)
+    if name not in data:
+        raise BoardConfigError(f"{path}: no [{name}] section")
+    try:
+        return AGENT_SECTIONS[name](data[name], default_table())
+    except SettingError as exc:
+        raise BoardConfigError(f"{path}: {exc}") from exc
+    except ValueError as exc:  # a parser of its own (vision): say where it was
+        raise BoardConfigError(f"{path}: [{name}] {exc}") from exc
+
+
+def _read(path: Path) -> dict[str, Any]:
+    try:
+        with path.open("rb") as f:
+            return tomllib.load(f)
+    except OSError as exc:
+        raise BoardConfigError(f"{path}: cannot read: {exc.strerror}") from exc
+    except tomllib.TOMLDecodeError as exc:
+        raise BoardConfigError(f"{path}: not TOML: {exc}") from exc
 
 
 def _board(path: Path, data: dict[str, Any], only: str | None = None) -> BoardConfig:

@@ -162,11 +162,23 @@ def test_start_and_pause_move_the_game_and_the_strategy_follows(rig, page):
     assert "127.0.0.1 pause: sent" in log and "127.0.0.1 start: sent" in log
 
 
-def test_a_control_action_without_the_token_is_refused(rig, page):
+def reload(page: Any) -> None:
+    page.refresh()
+    wait_for(lambda: page.execute_script("return window.panelStats.connected"), 10,
+             "the page's WebSocket")
+    wait_for(lambda: state_shown(page) == "READY", 5, "READY")
+
+
+def test_without_the_token_the_controls_are_drawn_disabled_and_refused(rig, page):
     page.execute_script("localStorage.removeItem('panelToken')")
     try:
+        reload(page)
+        start = page.find_element(By.ID, "start")
+        assert not start.is_enabled() and "no panel token" in start.get_attribute("title")
+        assert page.find_element(By.ID, "view-only").is_displayed()
+        assert not page.find_element(By.ID, "score-robot-up").is_enabled()
         since = time.monotonic()
-        clicked(page, "start")
+        page.execute_script("send('start')")  # what a page of its own could send
         wait_for(lambda: "refused" in page.find_element(By.ID, "notice").text, 5,
                  "the refusal shown")
         assert "missing or wrong panel token" in page.find_element(By.ID, "notice").text
@@ -177,6 +189,9 @@ def test_a_control_action_without_the_token_is_refused(rig, page):
         assert state_shown(page) == "READY"
     finally:
         page.execute_script("localStorage.setItem('panelToken', arguments[0])", TOKEN)
+        reload(page)
+    assert page.find_element(By.ID, "start").is_enabled()
+    assert not page.find_element(By.ID, "view-only").is_displayed()
 
 
 def test_a_goal_updates_the_score(rig, page):

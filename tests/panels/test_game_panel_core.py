@@ -552,6 +552,23 @@ def test_alarms_are_listed_and_a_refused_restart_is_a_notice():
     assert p.game["notice"] == "motor_driver: restart refused: overcurrent"
 
 
+def test_each_alarm_is_one_row_with_its_count_however_often_it_repeats():
+    """Issue 29: each 100 ms repeat of an alarm was a new row (two alarms interleaved)."""
+    p = Panel()
+    overcurrent = Alarm(source=Agent.MOTOR_DRIVER, code=AlarmCode.OVERCURRENT,
+                        text="drive 3 fault 0x2310", latched=True, axis=3)
+    missing = Alarm(source=Agent.POLE_DRIVER, code=AlarmCode.HEARTBEAT_MISSING,
+                    text="strategy silent", latched=True, axis=-1)
+    for n in range(10):  # one second of repeats, the two interleaved
+        wall = (1_700_000_000 + n // 10) * 10**9 + n * 10**8
+        p.core.step(Inputs(p.now + 0.1 * n, (overcurrent, missing), None, p.safety, wall))
+    p.step(overcurrent)
+    rows = p.game["alarms"]
+    assert len(rows) == 2
+    assert rows[0].startswith("motor_driver OVERCURRENT axis 3: drive 3 fault 0x2310 (x11, ")
+    assert rows[1] == "pole_driver HEARTBEAT_MISSING: strategy silent (x10, 22:13:20-22:13:20)"
+
+
 def test_rods_view_places_the_human_rods_where_the_camera_measured_them():
     p = Panel()
     p.step(HumanRods(capture_time=1, frame=1, rods=(HumanRod(

@@ -236,7 +236,9 @@ class GamePanelCore:
         self._preview_parts: dict[int, bytes] = {}
         self._preview_frame = -1
         self.log: deque[dict[str, str]] = deque(maxlen=config.log_entries)
-        self.alarms: deque[str] = deque(maxlen=config.alarm_entries)
+        # One row per alarm (source, code, axis), newest first: an agent repeats a present
+        # cause's Alarm every 100 ms, and each repeat was a row of its own.
+        self.alarms: dict[tuple[Agent, int, int], dict[str, Any]] = {}
         self.notice = ""
         self._safety = NO_FAULT
         self._table_view = self._make_table_view()
@@ -353,7 +355,7 @@ class GamePanelCore:
         self._hold_match()
         out: list[Any] = []
         for message in inputs.messages:
-            self._message(message, now)
+            self._message(message, now, inputs.wall_ns)
         self._hold_match()
         for action in inputs.sensed or ():
             self._action(action, out)
@@ -362,7 +364,7 @@ class GamePanelCore:
         return Outputs(tuple(out), state=SafetyState.READY if state == SafetyState.FAULT
                        else state, actuation=self.topics())
 
-    def _message(self, message: Any, now: float) -> None:
+    def _message(self, message: Any, now: float, wall_ns: int = 0) -> None:
         if isinstance(message, BallState):
             self._ball(message)
         elif isinstance(message, GameControl):
@@ -385,12 +387,27 @@ class GamePanelCore:
         elif isinstance(message, OtaStatus):
             self.updates.observe(message, now)
         elif isinstance(message, Alarm):
-            where = f" axis {message.axis}" if message.axis >= 0 else ""
-            line = f"{message.source.name.lower()} {message.code.name}{where}: {message.text}"
-            if not self.alarms or self.alarms[0] != line:
-                self.alarms.appendleft(line)
+            self._alarm(message, wall_ns)
             if message.code == AlarmCode.RESTART_REFUSED:
                 self.notice = f"{message.source.name.lower()}: {message.text}"
+
+    def _alarm(self, alarm: Alarm, wall_ns: int) -> None:
+        where = f" axis {alarm.axis}" if alarm.axis >= 0 else ""
+        text = f"{alarm.source.name.lower()} {alarm.code.name}{where}: {alarm.text}"
+        key = (alarm.source, int(alarm.code), alarm.axis)
+        row = self.alarms.pop(key, None)  # popped and put back: newest last in the dict
+        if row is None:
+            row = {"text": text, "count": 0, "first": _iso(wall_ns * 1e-9)}
+        row |= {"text": text, "count": row["count"] + 1, "last": _iso(wall_ns * 1e-9)}
+        self.alarms[key] = row
+        while len(self.alarms) > self.config.alarm_entries:
+            del self.alarms[next(iter(self.alarms))]
+
+    def alarm_rows(self) -> list[str]:
+        """Newest first: the alarm's last text, and how often and until when it came."""
+        return [row["text"] if row["count"] == 1 else
+                f"{row['text']} (x{row['count']}, {row['first'][11:19]}-{row['last'][11:19]})"
+                for row in reversed(self.alarms.values())]
 
     def _ball(self, ball: BallState) -> None:
         self.ball = ball
@@ -530,7 +547,7 @@ class GamePanelCore:
             "faulted": safety.faulted, "fault_text": safety.fault_text,
             "causes": list(safety.causes),
             "allowed": {name: not self.refusal(command) for name, command in COMMANDS.items()},
-            "notice": self.notice, "alarms": list(self.alarms), "log": list(self.log),
+            "notice": self.notice, "alarms": self.alarm_rows(), "log": list(self.log),
         }
         # The rest is rebuilt only when its source changed (the page is sent only what
         # changed, and a ball state comes every 5 ms).
