@@ -231,6 +231,7 @@ def test_a_drive_fault_reads_fault_on_the_drives_line_not_ready():
     assert p.game["drives"] == "FAULT"
     assert p.game["drives_text"] == "FAULT: drive 5 (midfield rotation)"
     assert not p.game["allowed"]["start"]
+    assert p.core.state == SafetyState.PAUSED  # FAULT itself is the latch's to say
     p.step(MotorStatus(axes=tuple(dataclasses.replace(a, state=DriveState.QUICK_STOP)
                                   for a in motors().axes)))
     assert p.game["drives_text"].startswith("HALTED: drives 0 (goalkeeper translation), 1 ")

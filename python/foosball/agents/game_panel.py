@@ -7,6 +7,8 @@ actions from the page (token already checked), `Outputs.actuation` the page's to
 The game (DESIGN.md's safety states), as sent in GameState at 10 Hz and on every change:
 
 - BOOT until the motor driver's MotorStatus is heard; ALIGNING or HOMING while any drive is;
+  PAUSED while any drive is in QUICK_STOP or FAULT (halted on the supervisory panel, or
+  stopped by the motor driver): START is refused until every drive is ready again;
 - READY: drives ready, no match running. START begins a new match (score 0:0, clock 0);
 - PLAYING <-> PAUSED with PAUSE and START; the match clock runs only while PLAYING;
 - STOP ends the match (back to READY; the final score stays shown until the next START);
@@ -294,6 +296,11 @@ class GamePanelCore:
         if self._safety.faulted:
             return SafetyState.FAULT
         phase = self.drives_phase()
+        if phase == SafetyState.FAULT:
+            # The game's FAULT is the latch's (above): a drive's fault latches it on every
+            # board within a cycle, and a stale MotorStatus just after a RESTART must not
+            # read as a fault the latch no longer has. Until then the drive holds the game.
+            return SafetyState.PAUSED
         if phase != SafetyState.READY:
             return phase
         return {"idle": SafetyState.READY, "playing": SafetyState.PLAYING,
