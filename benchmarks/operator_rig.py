@@ -187,6 +187,7 @@ def starts(run_dir: Path, count: int, busy: int) -> dict[str, Any]:
                 results.append({"state": state["state"], "after_s": round(
                     time.monotonic() - started, 1), "causes": state["causes"],
                     "load": load})
+                print(json.dumps(results[-1]), file=sys.stderr, flush=True)  # as it goes
     finally:
         for loop in loops:
             loop.kill()
