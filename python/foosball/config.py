@@ -86,8 +86,29 @@ def _motor_driver(section: dict[str, Any], table: Table) -> MotorDriverSettings:
     from foosball.ethercat.bus import BusConfig
 
     bus, agent = parse_split(section, "[motor_driver]", BusConfig, MotorDriverConfig)
-    return MotorDriverSettings(BusConfig(**bus),
-                               MotorDriverConfig(axes=axes_from_table(table), **agent))
+    settings = MotorDriverSettings(BusConfig(**bus),
+                                   MotorDriverConfig(axes=axes_from_table(table), **agent))
+    _check_cycle(settings.bus, settings.agent.cycle_s)
+    return settings
+
+
+def _check_cycle(bus: Any, cycle_s: float) -> None:
+    """What the bus keys must be for the agent's cycle (each alone passed its range)."""
+    from foosball.ethercat.bus import receive_timeout_for
+
+    cycle_ms = cycle_s * 1e3
+    if bus.watchdog_ms < 2 * cycle_ms:
+        # The drives' watchdog would trip between two frames of a healthy master: every
+        # drive stops and the operator sees only a working counter short.
+        raise SettingError(f"[motor_driver] watchdog_ms: {bus.watchdog_ms:g} ms is shorter "
+                           f"than two cycles (2 x cycle_s {cycle_s:g} s = {2 * cycle_ms:g} ms)")
+    if bus.receive_timeout_us >= cycle_s * 1e6:
+        raise SettingError(f"[motor_driver] receive_timeout_us: {bus.receive_timeout_us} us "
+                           f"is not within a cycle (cycle_s {cycle_s:g} s = "
+                           f"{cycle_s * 1e6:.0f} us); {receive_timeout_for(cycle_s)} us suits it")
+    if bus.backend == "pysoem" and not bus.iface.strip():
+        raise SettingError('[motor_driver] iface: empty; the pysoem backend needs the '
+                           'EtherCAT interface (e.g. "ecat0")')
 
 
 def _supervisory_panel(section: dict[str, Any], table: Table) -> Any:
@@ -148,17 +169,37 @@ def load_board_config(path: str | Path, only: str | None = None) -> BoardConfig:
     agents' sections are named but not read (the update agent: it must come up to judge a
     new image whatever else that image's configuration gets wrong)."""
     path = Path(path)
-    try:
-        with path.open("rb") as f:
-            data = tomllib.load(f)
-    except OSError as exc:
-        raise BoardConfigError(f"{path}: cannot read: {exc.strerror}") from exc
-    except tomllib.TOMLDecodeError as exc:
-        raise BoardConfigError(f"{path}: not TOML: {exc}") from exc
+    data = _read(path)
     try:
         return _board(path, data, only)
     except (SettingError, ValueError) as exc:  # each names its section and key
         raise BoardConfigError(f"{path}: {exc}") from exc
+
+
+def load_agent_settings(path: str | Path, name: str) -> Any:
+    """One agent's section of a board file, checked as `load_board_config` checks it, but
+    without opening the files it names: for a person's tool that makes one of them (`vision
+    calibrate` writes the calibration the section names)."""
+    path = Path(path)
+    data = _read(path)
+    if name not in data:
+        raise BoardConfigError(f"{path}: no [{name}] section")
+    try:
+        return AGENT_SECTIONS[name](data[name], default_table())
+    except SettingError as exc:
+        raise BoardConfigError(f"{path}: {exc}") from exc
+    except ValueError as exc:  # a parser of its own (vision): say where it was
+        raise BoardConfigError(f"{path}: [{name}] {exc}") from exc
+
+
+def _read(path: Path) -> dict[str, Any]:
+    try:
+        with path.open("rb") as f:
+            return tomllib.load(f)
+    except OSError as exc:
+        raise BoardConfigError(f"{path}: cannot read: {exc.strerror}") from exc
+    except tomllib.TOMLDecodeError as exc:
+        raise BoardConfigError(f"{path}: not TOML: {exc}") from exc
 
 
 def _board(path: Path, data: dict[str, Any], only: str | None = None) -> BoardConfig:

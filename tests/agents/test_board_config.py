@@ -142,6 +142,28 @@ CASES: list[tuple[str, Callable[[Board], None], str]] = [
     ("watchdog beyond the ESC's range",
      lambda b: b.replace("drives = 8", "drives = 8\nwatchdog_ms = 10000"),
      "[motor_driver] watchdog_ms: 10000 is out of range (>= 1 and <= 6000 ms)"),
+    ("watchdog shorter than two cycles",
+     lambda b: b.replace("drives = 8", "drives = 8\nwatchdog_ms = 2"),
+     "[motor_driver] watchdog_ms: 2 ms is shorter than two cycles (2 x cycle_s 0.005 s = "
+     "10 ms)"),
+    ("frame wait longer than the cycle",
+     lambda b: b.replace("drives = 8", "drives = 8\nreceive_timeout_us = 100000"),
+     "[motor_driver] receive_timeout_us: 100000 us is not within a cycle (cycle_s 0.005 s = "
+     "5000 us); 1500 us suits it"),
+    ("no EtherCAT interface",
+     lambda b: b.replace('backend = "fake"', 'backend = "pysoem"\niface = ""'),
+     "[motor_driver] iface: empty; the pysoem backend needs the EtherCAT interface"),
+    ("no LAN interface", lambda b: b.replace('transport = "udp"', 'transport = "raw"\niface = ""'),
+     "[wire] iface: empty; the raw transport needs the LAN interface"),
+    ("deadline shorter than two heartbeat periods",
+     lambda b: b.replace("motor_driver = 0.025", "motor_driver = 0.005"),
+     "[safety.deadlines] motor_driver: 0.005 s is shorter than two heartbeat periods "
+     "(2 x heartbeat_period_s 0.01 s = 0.02 s)"),
+    ("heartbeat period beyond the deadlines",
+     lambda b: b.replace("startup_grace_s = 30.0", "startup_grace_s = 30.0\n"
+                                                   "heartbeat_period_s = 0.05"),
+     "[safety.deadlines] motor_driver: 0.025 s is shorter than two heartbeat periods "
+     "(2 x heartbeat_period_s 0.05 s = 0.1 s)"),
     ("unknown motor driver key", lambda b: b.replace("drives = 8", "drives = 8\ncycle = 0.005"),
      "[motor_driver]: unknown key cycle"),
     ("axes are the geometry's", lambda b: b.replace("drives = 8", "drives = 8\naxes = []"),
@@ -271,3 +293,20 @@ def test_the_shipped_board_names_itself_and_the_key_of_a_missing_file(
     assert capsys.readouterr().err.strip() == (
         f"error: {shipped}: [table] geometry: /etc/foosball/table.json: cannot read: "
         "No such file or directory")
+
+
+def test_the_tracker_gives_the_camera_s_first_frame_the_board_s_startup_grace(
+        tmp_path: Path) -> None:
+    """Issue 29: a fixed 2 s, missed under load: the rig often started in FAULT."""
+    from foosball.agents.cli import build_ball_tracker
+
+    board = make_board(tmp_path)
+    board.replace("startup_grace_s = 30.0", "startup_grace_s = 45.0")
+    config = load_board_config(board.path)
+    runtime = build_ball_tracker(config, config.settings("ball_tracker"))
+    try:
+        assert runtime.core.startup_grace_s == 45.0 == config.safety.startup_grace_s
+    finally:
+        runtime.endpoint.close()
+        if runtime.hardware is not None:
+            runtime.hardware.close()

@@ -17,12 +17,39 @@ from foosball.sim.record import record_match
 
 
 @pytest.fixture(scope="module")
-def match_bytes() -> tuple[bytes, object]:
+def recorded() -> tuple[bytes, bytes, object]:
+    """The match's file without its accounting (as before issue 29) and with it (as `sim
+    match --record` writes it now), and the simulator's result."""
     stream = io.BytesIO()
     match = Match("improved", "club", seed=3, duration=12.0)
-    record_match(match, stream, every=4)
+    recorder = record_match(match, stream, every=4)
     result = match.run()
-    return stream.getvalue(), result
+    without = stream.getvalue()
+    recorder.finish(result, round(match.world.time * 1e9))
+    return without, stream.getvalue(), result
+
+
+@pytest.fixture(scope="module")
+def match_bytes(recorded: tuple[bytes, bytes, object]) -> tuple[bytes, object]:
+    return recorded[1], recorded[2]
+
+
+def test_the_reports_shots_and_saves_are_the_simulators_own(
+        recorded: tuple[bytes, bytes, object]) -> None:
+    """Issue 29: "robot 3 goals from 1 shot (0 on target)" against the simulator's count of
+    the same match. With the simulator's accounting recorded, the report gives exactly it;
+    without, the figures are labelled as estimates and say how they are made."""
+    without, with_result, result = recorded
+    simulator = result.summary()
+    summary = analyse(read_recording("sim", with_result)).summary()
+    for team in ("robot", "human"):
+        assert summary["teams"][team]["shots"] == simulator["shots"][team]["shots"]
+        assert summary["teams"][team]["on_target"] == simulator["shots"][team]["on_target"]
+        assert summary["teams"][team]["saves"] == simulator["saves"][team]
+    assert sum(simulator["shots"][t]["shots"] for t in ("robot", "human")) > 0
+    assert summary["shots_from"].startswith("the simulator's own accounting")
+    estimated = analyse(read_recording("sim", without)).summary()
+    assert estimated["shots_from"].startswith("estimated from the tracked ball")
 
 
 class Wall:

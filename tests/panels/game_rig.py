@@ -182,8 +182,10 @@ def rod_status(n: int) -> RodStatus:
         for r in range(4)))
 
 
-def motor_status() -> MotorStatus:
-    return MotorStatus(axes=tuple(AxisStatus(axis=a, state=DriveState.READY, position=0.0,
+def motor_status(halted: int | None = None) -> MotorStatus:
+    """Every drive READY, but `halted` in quick stop (the supervisory panel's halt)."""
+    return MotorStatus(axes=tuple(AxisStatus(axis=a, state=DriveState.QUICK_STOP if a == halted
+                                             else DriveState.READY, position=0.0,
                                              velocity=0.0, current=0.1, fault_code=0)
                                   for a in range(8)))
 
@@ -210,13 +212,14 @@ class Rig:
         pole = self.endpoint(Agent.POLE_DRIVER)
         mda = self.endpoint(Agent.MOTOR_DRIVER)
         self.alarm_on = False
+        self.halted: int | None = None  # a drive the motor driver reports in quick stop
         self._alarm_lock = threading.Lock()
         self.mda_alarms = self.endpoint(Agent.MOTOR_DRIVER)
 
         def drives(n: int) -> None:
             pole.send(rod_status(n))
             if n % 5 == 0:
-                mda.send(motor_status())
+                mda.send(motor_status(self.halted))
             if n % 10 == 0 and self.alarm_on:  # the MDA repeats a present cause
                 with self._alarm_lock:
                     self.mda_alarms.send(Alarm(source=Agent.MOTOR_DRIVER,

@@ -63,6 +63,7 @@ def browser(rig: Rig, tmp_path_factory) -> Iterator[Any]:
 def page(rig: Rig, browser: Any) -> Any:
     """Every test starts with no match running, a circling ball and the Game tab shown."""
     rig.alarm_on = False
+    rig.halted = None
     rig.control(GameCommand.STOP)
 
     def ready() -> bool:
@@ -161,11 +162,23 @@ def test_start_and_pause_move_the_game_and_the_strategy_follows(rig, page):
     assert "127.0.0.1 pause: sent" in log and "127.0.0.1 start: sent" in log
 
 
-def test_a_control_action_without_the_token_is_refused(rig, page):
+def reload(page: Any) -> None:
+    page.refresh()
+    wait_for(lambda: page.execute_script("return window.panelStats.connected"), 10,
+             "the page's WebSocket")
+    wait_for(lambda: state_shown(page) == "READY", 5, "READY")
+
+
+def test_without_the_token_the_controls_are_drawn_disabled_and_refused(rig, page):
     page.execute_script("localStorage.removeItem('panelToken')")
     try:
+        reload(page)
+        start = page.find_element(By.ID, "start")
+        assert not start.is_enabled() and "no panel token" in start.get_attribute("title")
+        assert page.find_element(By.ID, "view-only").is_displayed()
+        assert not page.find_element(By.ID, "score-robot-up").is_enabled()
         since = time.monotonic()
-        clicked(page, "start")
+        page.execute_script("send('start')")  # what a page of its own could send
         wait_for(lambda: "refused" in page.find_element(By.ID, "notice").text, 5,
                  "the refusal shown")
         assert "missing or wrong panel token" in page.find_element(By.ID, "notice").text
@@ -176,6 +189,9 @@ def test_a_control_action_without_the_token_is_refused(rig, page):
         assert state_shown(page) == "READY"
     finally:
         page.execute_script("localStorage.setItem('panelToken', arguments[0])", TOKEN)
+        reload(page)
+    assert page.find_element(By.ID, "start").is_enabled()
+    assert not page.find_element(By.ID, "view-only").is_displayed()
 
 
 def test_a_goal_updates_the_score(rig, page):
@@ -242,6 +258,25 @@ def test_a_fault_shows_its_causes_and_restart_waits_until_they_are_gone(rig, pag
     wait_for(lambda: state_shown(page) == "PAUSED", 5, "out of FAULT, the match paused")
     assert SafetyState.PAUSED in game_states(rig, restarted)
     assert not rig.panel.latch.faulted and not rig.strategy.latch.faulted
+
+
+def test_a_halted_drive_pauses_the_match_and_the_page_names_it(rig, page):
+    clicked(page, "start")
+    wait_for(lambda: state_shown(page) == "PLAYING", 5)
+    since = time.monotonic()
+    rig.halted = 3  # "halt" on drive 3's row of the supervisory panel
+    drives = page.find_element(By.ID, "drives")
+    wait_for(lambda: state_shown(page) == "PAUSED", 5, "PAUSED shown")
+    assert SafetyState.PAUSED in game_states(rig, since)
+    wait_for(lambda: drives.text.startswith("HALTED: drive 3 (defence rotation)"), 5,
+             "the halted drive named")
+    assert "warn" in drives.get_attribute("class")
+    clock = page.find_element(By.ID, "clock").text
+    assert not page.find_element(By.ID, "start").is_enabled()
+    rig.halted = None  # released, and homed again
+    wait_for(lambda: drives.text == "READY", 5, "the drives READY again")
+    assert page.find_element(By.ID, "start").is_enabled()
+    assert state_shown(page) == "PAUSED" and page.find_element(By.ID, "clock").text == clock
 
 
 def calibration_shown(driver: Any) -> dict[str, Any]:

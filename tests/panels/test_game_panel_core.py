@@ -192,6 +192,51 @@ def test_drives_rehoming_pause_the_match():
     assert p.core.state == SafetyState.PAUSED
 
 
+def one_drive(axis: int, state: DriveState) -> MotorStatus:
+    ready = motors()
+    return dataclasses.replace(ready, axes=tuple(
+        dataclasses.replace(a, state=state) if a.axis == axis else a for a in ready.axes))
+
+
+def test_a_halted_drive_pauses_the_match_until_released_and_homed_again():
+    """Issue 29: "halt" on one drive row froze every rod (the strategy sends nothing while a
+    drive is in quick stop) while the match played on, clock running, goals counted, and
+    the page said "Drives: READY"."""
+    p = Panel()
+    p.act("start")
+    p.step(dt=1.0)
+    clock = p.core.clock_s
+    p.step(one_drive(3, DriveState.QUICK_STOP))
+    assert p.core.state == SafetyState.PAUSED and p.states[-1].state == SafetyState.PAUSED
+    assert p.game["drives"] == "PAUSED"
+    assert p.game["drives_text"].startswith("HALTED: drive 3 (defence rotation) in quick stop")
+    p.step(dt=5.0)
+    assert p.core.clock_s == pytest.approx(clock, abs=0.02)  # the clock stopped
+    goal_run(p, [0.5, 0.55, 0.59, HALF_L + 0.01])
+    assert p.core.score == {"robot": 0, "human": 0}  # no goal counts
+    p.act("start")
+    assert p.core.state == SafetyState.PAUSED and not p.game["allowed"]["start"]
+    assert p.core.log[0]["result"].startswith("cannot start: HALTED: drive 3")
+    p.step(one_drive(3, DriveState.HOMING))  # released: aligned and homed again
+    assert p.core.state == SafetyState.HOMING and p.game["drives_text"] == "HOMING"
+    p.step(motors())
+    assert p.core.state == SafetyState.PAUSED and p.game["allowed"]["start"]  # waits for START
+    p.act("start")
+    assert p.core.state == SafetyState.PLAYING
+
+
+def test_a_drive_fault_reads_fault_on_the_drives_line_not_ready():
+    p = Panel()
+    p.step(one_drive(5, DriveState.FAULT))
+    assert p.game["drives"] == "FAULT"
+    assert p.game["drives_text"] == "FAULT: drive 5 (midfield rotation)"
+    assert not p.game["allowed"]["start"]
+    assert p.core.state == SafetyState.PAUSED  # FAULT itself is the latch's to say
+    p.step(MotorStatus(axes=tuple(dataclasses.replace(a, state=DriveState.QUICK_STOP)
+                                  for a in motors().axes)))
+    assert p.game["drives_text"].startswith("HALTED: drives 0 (goalkeeper translation), 1 ")
+
+
 CONFIRM_NS = round(GOAL_CONFIRM_S * 1e9)
 
 
@@ -506,6 +551,23 @@ def test_alarms_are_listed_and_a_refused_restart_is_a_notice():
                  text="restart refused: overcurrent", latched=False, axis=-1))
     assert p.game["alarms"] == ["motor_driver RESTART_REFUSED: restart refused: overcurrent"]
     assert p.game["notice"] == "motor_driver: restart refused: overcurrent"
+
+
+def test_each_alarm_is_one_row_with_its_count_however_often_it_repeats():
+    """Issue 29: each 100 ms repeat of an alarm was a new row (two alarms interleaved)."""
+    p = Panel()
+    overcurrent = Alarm(source=Agent.MOTOR_DRIVER, code=AlarmCode.OVERCURRENT,
+                        text="drive 3 fault 0x2310", latched=True, axis=3)
+    missing = Alarm(source=Agent.POLE_DRIVER, code=AlarmCode.HEARTBEAT_MISSING,
+                    text="strategy silent", latched=True, axis=-1)
+    for n in range(10):  # one second of repeats, the two interleaved
+        wall = (1_700_000_000 + n // 10) * 10**9 + n * 10**8
+        p.core.step(Inputs(p.now + 0.1 * n, (overcurrent, missing), None, p.safety, wall))
+    p.step(overcurrent)
+    rows = p.game["alarms"]
+    assert len(rows) == 2
+    assert rows[0].startswith("motor_driver OVERCURRENT axis 3: drive 3 fault 0x2310 (x11, ")
+    assert rows[1] == "pole_driver HEARTBEAT_MISSING: strategy silent (x10, 22:13:20-22:13:20)"
 
 
 def test_rods_view_places_the_human_rods_where_the_camera_measured_them():

@@ -137,4 +137,4 @@ def test_an_action_wakes_a_waiting_sense(panel):
     run(go())
     waiter.join(timeout=5.0)
     assert got and got[0] is not None and got[0][0].name == "start"
-    assert shared.is_set()  # the runtime's wake event: its work turn clears it
+    assert not shared.is_set()  # spent by the sense it woke: the next one waits again

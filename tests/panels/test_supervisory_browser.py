@@ -227,18 +227,22 @@ def test_the_page_shows_axes_and_link_and_halt_all_needs_the_token(panel, browse
 
     browser.find_element(By.ID, "token").send_keys(panel_token(KEY))
     browser.find_element(By.ID, "halt-all").click()
-    wait_for(browser, "GameControl STOP on the wire", lambda d: mda.game_controls())
+    wait_for(browser, "GameControl STOP and a halt of every drive on the wire",
+             lambda d: mda.game_controls() and len(mda.drive_controls()) == 8)
     assert mda.game_controls() == [GameControl(GameCommand.STOP)]
+    assert mda.drive_controls() == [DriveControl(a, DriveCommand.HALT) for a in range(8)]
     wait_for(browser, "the action is logged with who and what",
-             lambda d: "127.0.0.1: halt all – sent GameControl STOP" in text(d, "#actions"))
+             lambda d: "127.0.0.1: halt all – sent GameControl STOP, DriveControl HALT to "
+                       "drives 0-7" in text(d, "#actions"))
     assert "halt all: accepted" in text(browser, "#result")
 
     # Per drive: DriveControl HALT for that axis on the wire.
     halt_3 = browser.find_element(By.CSS_SELECTOR, "#axis-3 button.drive-halt")
     assert halt_3.is_enabled()
     halt_3.click()
-    wait_for(browser, "DriveControl HALT of axis 3 on the wire", lambda d: mda.drive_controls())
-    assert mda.drive_controls() == [DriveControl(axis=3, command=DriveCommand.HALT)]
+    wait_for(browser, "DriveControl HALT of axis 3 on the wire",
+             lambda d: len(mda.drive_controls()) == 9)
+    assert mda.drive_controls()[-1] == DriveControl(axis=3, command=DriveCommand.HALT)
 
     # One screen at 800x480: nothing scrolls.
     size = browser.execute_script(
@@ -267,10 +271,13 @@ def test_the_page_fits_a_laptop_browser_too(panel, browser) -> None:
 
 def test_per_drive_halt_and_release_send_drive_control(drive_panel, browser) -> None:
     url, mda = drive_panel
-    browser.get(url)
+    browser.get(url + "#token=" + panel_token(KEY))  # as `rig up` prints the address
     halt = (By.CSS_SELECTOR, "#axis-3 button.drive-halt")
     wait_for(browser, "the drive buttons enabled", lambda d: d.find_element(*halt).is_enabled())
-    browser.find_element(By.ID, "token").send_keys(panel_token(KEY))
+    # Read into the form, then out of the address bar (issue 29: it stayed there).
+    assert browser.execute_script("return location.hash") == ""
+    assert "token" not in browser.current_url
+    assert browser.find_element(By.ID, "token").get_attribute("value") == panel_token(KEY)
     browser.find_element(*halt).click()
     browser.find_element(By.CSS_SELECTOR, "#axis-6 button.drive-release").click()
     wait_for(browser, "two DriveControl on the wire", lambda d: len(mda.drive_controls()) == 2)

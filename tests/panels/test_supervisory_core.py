@@ -127,17 +127,24 @@ def test_a_silent_motor_driver_is_shown_as_stale() -> None:
     assert len(view.axes) == 8  # the last values stay visible, marked stale
 
 
-def test_halt_all_and_restart_all_send_game_control_and_are_logged() -> None:
+HALT_ALL = (*(DriveControl(a, DriveCommand.HALT) for a in range(8)), GameControl(GameCommand.STOP))
+RESTART_ALL = (GameControl(GameCommand.RESTART),
+               *(DriveControl(a, DriveCommand.RELEASE) for a in range(8)))
+
+
+def test_halt_all_quick_stops_every_drive_and_stops_the_game_restart_all_undoes_it() -> None:
+    """Issue 29: HALT ALL sent only GameControl STOP, and all 8 drives stayed enabled."""
     c = core()
     out = c.step(Inputs(0.0, sensed=(action("halt_all"),)))
-    assert out.messages == (GameControl(GameCommand.STOP),)
+    assert out.messages == HALT_ALL
     out = c.step(Inputs(0.1, sensed=(action("restart_all", who="bob"),)))
-    assert out.messages == (GameControl(GameCommand.RESTART),)
+    assert out.messages == RESTART_ALL
     restart, halt = out.actuation.actions
-    assert (halt.who, halt.what, halt.result, halt.ok) == ("alice@10.0.0.9", "halt all",
-                                                           "sent GameControl STOP", True)
+    assert (halt.who, halt.what, halt.ok) == ("alice@10.0.0.9", "halt all", True)
+    assert halt.result == "sent GameControl STOP, DriveControl HALT to drives 0-7"
     assert halt.at_ms == AT_NS // 10**6
-    assert (restart.who, restart.result) == ("bob", "sent GameControl RESTART")
+    assert (restart.who, restart.result) == ("bob", "sent GameControl RESTART, DriveControl "
+                                                    "RELEASE to drives 0-7")
     assert out.state == SafetyState.READY and out.causes == ()
 
 
@@ -164,11 +171,15 @@ def test_malformed_actions_are_refused_and_logged(bad: OperatorAction, why: str)
 
 
 def test_a_flood_of_actions_sends_at_most_a_bounded_number() -> None:
-    out = core().step(Inputs(0.0, sensed=tuple(action("halt_all") for _ in range(50))))
+    out = core().step(Inputs(0.0, sensed=tuple(action("drive", axis=1, command="halt")
+                                               for _ in range(50))))
     assert len(out.messages) == 16
     refused, *sent = out.actuation.actions
     assert (refused.what, refused.ok) == ("34 more actions", False)
     assert len(sent) == 16 and all(row.ok for row in sent)
+    out = core().step(Inputs(0.0, sensed=tuple(action("halt_all") for _ in range(5))))
+    assert out.messages == HALT_ALL  # nine messages: a second HALT ALL would pass 16
+    assert out.actuation.actions[0].what == "4 more actions"
 
 
 def test_the_view_is_json_for_the_page() -> None:
@@ -213,4 +224,4 @@ def test_in_the_runtime_a_halt_all_goes_on_the_wire_and_motor_status_reaches_the
     assert panel.views[-1].axes[3].state == "running"
     received = [r.message for r in mda.receive() if not isinstance(r.message,
                                                                     catalogue.Heartbeat)]
-    assert received == [GameControl(GameCommand.STOP)]
+    assert received == list(HALT_ALL)

@@ -4,12 +4,14 @@ the view to the page's topics, the board.toml section, and the service that
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import socket
 import stat
 import subprocess
 import sys
+import threading
 import time
 import urllib.request
 from pathlib import Path
@@ -18,11 +20,11 @@ from typing import Any
 import pytest
 
 from foosball.agents.cli import check_board
-from foosball.agents.runtime import Inputs
-from foosball.agents.supervisory_panel import OperatorAction, SupervisoryCore
+from foosball.agents.runtime import AgentRuntime, Inputs
+from foosball.agents.supervisory_panel import ACTIONS, OperatorAction, SupervisoryCore
 from foosball.config import BoardConfigError, load_board_config
 from foosball.geometry import default_table, default_table_path
-from foosball.panels.server import PanelAction, panel_token
+from foosball.panels.server import PanelAction, PanelHardware, PanelServer, panel_token
 from foosball.panels.supervisory import (
     STATIC_DIR,
     SupervisoryPage,
@@ -30,10 +32,14 @@ from foosball.panels.supervisory import (
     operator_action,
     topics,
 )
-from foosball.wire.catalogue import AxisStatus, DriveState, MotorStatus
-from foosball.wire.codec import load_key, new_key
+from foosball.safety.settings import SafetySettings
+from foosball.wire.catalogue import Agent, AxisStatus, DriveState, MotorStatus
+from foosball.wire.codec import WireCodec, load_key, new_key
+from foosball.wire.endpoint import Endpoint
+from foosball.wire.transports.memory import MemoryHub, MemoryTransport
 from tests.busy import busiest_processes
 
+TOKEN = panel_token(bytes(range(32)))
 MOTORS = MotorStatus(axes=tuple(AxisStatus(a, DriveState.READY, 0.1 * a, 0.0, 0.1, 0)
                                 for a in range(8)))
 
@@ -85,6 +91,61 @@ def test_the_page_is_sent_only_a_view_that_changed() -> None:
     assert page.sense(0.0) is None
     hardware.queued = (PanelAction("halt_all", {}, "10.0.0.9", 1.0),)
     assert page.sense(0.0) == (OperatorAction("halt_all", "10.0.0.9", 10**9),)
+
+
+class IdleClock:
+    """The wake event of a page whose waits cost no wall time: a wait that nothing cut short
+    moves the passed-in clock on by its whole timeout (an idle turn); one that returns at
+    once (the event already set) moves it not at all. Steps per clock second are then the
+    step thread's CPU, counted instead of timed."""
+
+    def __init__(self) -> None:
+        self.now_s = 100.0
+        self.event = threading.Event()
+
+    def wait(self, timeout_s: float) -> bool:
+        woken = self.event.is_set()
+        if not woken:
+            self.now_s += timeout_s
+        return woken
+
+    def set(self) -> None:
+        self.event.set()
+
+    def clear(self) -> None:
+        self.event.clear()
+
+
+def steps_per_second(runtime: AgentRuntime, clock: IdleClock, turns: int) -> float:
+    start = clock.now_s
+    for _ in range(turns):
+        runtime.work_turn()
+    return turns / max(clock.now_s - start, 1e-9)
+
+
+def test_after_an_action_the_page_steps_at_its_idle_rate_again(tmp_path: Path) -> None:
+    """Issue 29: the first accepted action left the page's wake event set, and the step
+    thread ran flat out (SCHED_FIFO 20) from then on."""
+    server = PanelServer(STATIC_DIR, token=TOKEN, actions=ACTIONS, port=0)
+    panel = PanelHardware(server, start=False)
+    clock = IdleClock()
+    panel.wake = clock  # type: ignore[assignment]
+    settings = SafetySettings()
+    runtime = AgentRuntime(SupervisoryCore(default_table()), memory_endpoint(), settings,
+                           hardware=SupervisoryPage(panel), monotonic=lambda: clock.now_s,
+                           health=None)
+    idle = steps_per_second(runtime, clock, 50)
+    assert idle == pytest.approx(1 / settings.heartbeat_period_s)
+    reply = server._submit("10.0.0.9", json.dumps({"action": "halt_all", "token": TOKEN}))
+    assert reply["accepted"]
+    runtime.work_turn()  # the action's own, immediate step
+    assert runtime.core.actions[0].what == "halt all"
+    assert steps_per_second(runtime, clock, 50) == pytest.approx(idle)
+
+
+def memory_endpoint() -> Endpoint:
+    key = bytes(range(32))
+    return Endpoint(MemoryTransport(MemoryHub()), WireCodec(key, Agent.SUPERVISORY_PANEL))
 
 
 def test_the_page_files_are_in_the_package() -> None:

@@ -106,3 +106,27 @@ def test_settings_file_errors_name_the_field(tmp_path):
     path.write_text(json.dumps({"detector": {"colour": 1}}))
     with pytest.raises(VisionConfigError, match="unknown keys"):
         load_settings(path)
+
+
+def test_calibrate_detect_and_learn_read_the_board_file(scene, tmp_path, capsys):
+    """Issue 29: every `--config` failed with an AttributeError. calibrate writes the very
+    calibration the board file names, so that file need not exist yet."""
+    output = tmp_path / "camera.json"
+    board = tmp_path / "board.toml"
+    board.write_text(f'[wire]\ntransport = "udp"\n[ball_tracker]\ncalibration = "{output}"\n'
+                     "[ball_tracker.detector]\nmin_area = 20\n")
+    code = main(["vision", "calibrate", str(scene / "markers.png"), "--markers",
+                 str(scene / "markers.json"), "--focal-px", str(CAMERA.focal),
+                 "--output", str(output), "--json", "--config", str(board)])
+    assert code == 0, capsys.readouterr().err
+    capsys.readouterr()
+    code = main(["vision", "detect", str(scene / "ball.png"), "--calibration", str(output),
+                 "--config", str(board)])
+    assert code == 0, capsys.readouterr().err
+    assert _json_lines(capsys.readouterr().out)[0]["found"]
+    board.write_text(board.read_text().replace("min_area = 20", "min_area = -5"))
+    code = main(["vision", "detect", str(scene / "ball.png"), "--calibration", str(output),
+                 "--config", str(board)])
+    err = capsys.readouterr().err
+    assert code == 1 and str(board) in err and "[ball_tracker]" in err and "min_area" in err
+    assert "Traceback" not in err and "AttributeError" not in err

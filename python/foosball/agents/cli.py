@@ -20,6 +20,7 @@ from typing import Any
 
 from foosball.agents.runtime import AgentRuntime
 from foosball.config import BoardConfig, BoardConfigError, load_board_config
+from foosball.safety.stop import StopRequest
 from foosball.safety.systemd import SystemdNotifier
 from foosball.wire.catalogue import Agent
 from foosball.wire.settings import open_endpoint
@@ -55,7 +56,11 @@ def build_ball_tracker(board: BoardConfig, settings: Any) -> AgentRuntime:
         from foosball.vision.rods import HumanRodMeter
 
         rod_meter = HumanRodMeter(calibration, board.table, settings.rods, source.pixel_format)
-    return AgentRuntime(BallTrackerCore(tracker, settings, rod_meter=rod_meter),
+    # The camera's first frame gets the board's startup grace, as every peer's first
+    # heartbeat does: a fixed 2 s was missed on a loaded machine (the rig started in FAULT).
+    core = BallTrackerCore(tracker, settings, rod_meter=rod_meter,
+                           startup_grace_s=board.safety.startup_grace_s)
+    return AgentRuntime(core,
                         _endpoint(board, Agent.BALL_TRACKER), board.safety,
                         hardware=Camera(source, settings.thresholds_file),
                         notifier=SystemdNotifier())
@@ -182,21 +187,20 @@ def _run(args: argparse.Namespace) -> int:
     except (BoardConfigError, ValueError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1
-    stop_requested: list[int] = []
-    # A signal before the runtime exists (the bus still starting) stops it as soon as it does.
-    signal.signal(signal.SIGTERM, lambda signum, _: stop_requested.append(signum))
-    signal.signal(signal.SIGINT, lambda signum, _: stop_requested.append(signum))
+    # The handler only sets a flag and writes a wake-up byte (no lock: see StopRequest); the
+    # step loop looks at the flag every turn, at most a heartbeat period apart. A signal
+    # before the runtime exists (the bus still starting) stops it as soon as it does.
+    stop = StopRequest()
+    stop.install((signal.SIGTERM, signal.SIGINT))
     try:
         runtime = build(board, params)
     except (BoardConfigError, ValueError, OSError, RuntimeError) as exc:
         print(f"error: {args.name}: {exc}", file=sys.stderr)
         return 1
-    signal.signal(signal.SIGTERM, runtime.stop)
-    signal.signal(signal.SIGINT, runtime.stop)
     try:
         # Every agent's I/O and step threads run SCHED_FIFO where the system allows it (the
         # units' LimitRTPRIO): heartbeats must keep time on a loaded board.
-        runtime.run(should_stop=lambda: bool(stop_requested), realtime=True)
+        runtime.run(should_stop=stop.is_set, realtime=True)
     finally:
         runtime.endpoint.close()
     log.info("%s stopped: %s", args.name, runtime.counters)

@@ -7,6 +7,8 @@ actions from the page (token already checked), `Outputs.actuation` the page's to
 The game (DESIGN.md's safety states), as sent in GameState at 10 Hz and on every change:
 
 - BOOT until the motor driver's MotorStatus is heard; ALIGNING or HOMING while any drive is;
+  PAUSED while any drive is in QUICK_STOP or FAULT (halted on the supervisory panel, or
+  stopped by the motor driver): START is refused until every drive is ready again;
 - READY: drives ready, no match running. START begins a new match (score 0:0, clock 0);
 - PLAYING <-> PAUSED with PAUSE and START; the match clock runs only while PLAYING;
 - STOP ends the match (back to READY; the final score stays shown until the next START);
@@ -236,7 +238,9 @@ class GamePanelCore:
         self._preview_parts: dict[int, bytes] = {}
         self._preview_frame = -1
         self.log: deque[dict[str, str]] = deque(maxlen=config.log_entries)
-        self.alarms: deque[str] = deque(maxlen=config.alarm_entries)
+        # One row per alarm (source, code, axis), newest first: an agent repeats a present
+        # cause's Alarm every 100 ms, and each repeat was a row of its own.
+        self.alarms: dict[tuple[Agent, int, int], dict[str, Any]] = {}
         self.notice = ""
         self._safety = NO_FAULT
         self._table_view = self._make_table_view()
@@ -250,20 +254,53 @@ class GamePanelCore:
 
     # -- the game state ----------------------------------------------------------------
     def drives_phase(self) -> SafetyState:
+        """What the drives allow the game. A drive in FAULT is FAULT; one in QUICK_STOP (a
+        person halted it on the supervisory panel, or the motor driver stopped it) holds
+        the game PAUSED until it is released and aligned and homed again: the strategy
+        moves no rod while any drive is stopped, so a match that ran on would be played
+        against a frozen robot."""
         if self.motors is None:
             return SafetyState.BOOT
         states = {axis.state for axis in self.motors.axes}
+        if DriveState.FAULT in states:
+            return SafetyState.FAULT
+        if DriveState.QUICK_STOP in states:
+            return SafetyState.PAUSED
         if states & {DriveState.OFF, DriveState.ALIGNING}:
             return SafetyState.ALIGNING
         if DriveState.HOMING in states:
             return SafetyState.HOMING
         return SafetyState.READY
 
+    def drives_text(self) -> str:
+        """The page's drives line: the phase, and which drives hold the game."""
+        phase = self.drives_phase()
+        if phase == SafetyState.BOOT:
+            return "BOOT: no motor status yet"
+        if phase not in (SafetyState.FAULT, SafetyState.PAUSED):
+            return phase.name
+        assert self.motors is not None
+        state = DriveState.FAULT if phase == SafetyState.FAULT else DriveState.QUICK_STOP
+        rods = self.table.robot_rods
+        named = [f"{a.axis} ({rods[a.axis // 2].role if a.axis // 2 < len(rods) else '?'} "
+                 f"{'rotation' if a.axis % 2 else 'translation'})"
+                 for a in sorted(self.motors.axes, key=lambda a: a.axis) if a.state == state]
+        drives = f"drive{'s' if len(named) > 1 else ''} {', '.join(named)}"
+        if phase == SafetyState.FAULT:
+            return f"FAULT: {drives}"
+        return (f"HALTED: {drives} in quick stop; the match waits until "
+                f"{'they are' if len(named) > 1 else 'it is'} released and homed again")
+
     @property
     def state(self) -> SafetyState:
         if self._safety.faulted:
             return SafetyState.FAULT
         phase = self.drives_phase()
+        if phase == SafetyState.FAULT:
+            # The game's FAULT is the latch's (above): a drive's fault latches it on every
+            # board within a cycle, and a stale MotorStatus just after a RESTART must not
+            # read as a fault the latch no longer has. Until then the drive holds the game.
+            return SafetyState.PAUSED
         if phase != SafetyState.READY:
             return phase
         return {"idle": SafetyState.READY, "playing": SafetyState.PLAYING,
@@ -280,6 +317,8 @@ class GamePanelCore:
         if command == GameCommand.START:
             if state not in (SafetyState.READY, SafetyState.PAUSED):
                 return f"cannot start in {state.name}"
+            if self.drives_phase() != SafetyState.READY:
+                return f"cannot start: {self.drives_text()}"
         elif command == GameCommand.PAUSE:
             if state != SafetyState.PLAYING:
                 return f"nothing to pause in {state.name}"
@@ -323,7 +362,7 @@ class GamePanelCore:
         self._hold_match()
         out: list[Any] = []
         for message in inputs.messages:
-            self._message(message, now)
+            self._message(message, now, inputs.wall_ns)
         self._hold_match()
         for action in inputs.sensed or ():
             self._action(action, out)
@@ -332,7 +371,7 @@ class GamePanelCore:
         return Outputs(tuple(out), state=SafetyState.READY if state == SafetyState.FAULT
                        else state, actuation=self.topics())
 
-    def _message(self, message: Any, now: float) -> None:
+    def _message(self, message: Any, now: float, wall_ns: int = 0) -> None:
         if isinstance(message, BallState):
             self._ball(message)
         elif isinstance(message, GameControl):
@@ -355,12 +394,27 @@ class GamePanelCore:
         elif isinstance(message, OtaStatus):
             self.updates.observe(message, now)
         elif isinstance(message, Alarm):
-            where = f" axis {message.axis}" if message.axis >= 0 else ""
-            line = f"{message.source.name.lower()} {message.code.name}{where}: {message.text}"
-            if not self.alarms or self.alarms[0] != line:
-                self.alarms.appendleft(line)
+            self._alarm(message, wall_ns)
             if message.code == AlarmCode.RESTART_REFUSED:
                 self.notice = f"{message.source.name.lower()}: {message.text}"
+
+    def _alarm(self, alarm: Alarm, wall_ns: int) -> None:
+        where = f" axis {alarm.axis}" if alarm.axis >= 0 else ""
+        text = f"{alarm.source.name.lower()} {alarm.code.name}{where}: {alarm.text}"
+        key = (alarm.source, int(alarm.code), alarm.axis)
+        row = self.alarms.pop(key, None)  # popped and put back: newest last in the dict
+        if row is None:
+            row = {"text": text, "count": 0, "first": _iso(wall_ns * 1e-9)}
+        row |= {"text": text, "count": row["count"] + 1, "last": _iso(wall_ns * 1e-9)}
+        self.alarms[key] = row
+        while len(self.alarms) > self.config.alarm_entries:
+            del self.alarms[next(iter(self.alarms))]
+
+    def alarm_rows(self) -> list[str]:
+        """Newest first: the alarm's last text, and how often and until when it came."""
+        return [row["text"] if row["count"] == 1 else
+                f"{row['text']} (x{row['count']}, {row['first'][11:19]}-{row['last'][11:19]})"
+                for row in reversed(self.alarms.values())]
 
     def _ball(self, ball: BallState) -> None:
         self.ball = ball
@@ -496,11 +550,11 @@ class GamePanelCore:
             "state": state.name, "match": self.match,
             "score": {"robot": self.score["robot"], "human": self.score["human"]},
             "clock_s": math.floor(self.clock_s * 10) / 10,
-            "drives": self.drives_phase().name,
+            "drives": self.drives_phase().name, "drives_text": self.drives_text(),
             "faulted": safety.faulted, "fault_text": safety.fault_text,
             "causes": list(safety.causes),
             "allowed": {name: not self.refusal(command) for name, command in COMMANDS.items()},
-            "notice": self.notice, "alarms": list(self.alarms), "log": list(self.log),
+            "notice": self.notice, "alarms": self.alarm_rows(), "log": list(self.log),
         }
         # The rest is rebuilt only when its source changed (the page is sent only what
         # changed, and a ball state comes every 5 ms).

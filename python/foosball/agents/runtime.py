@@ -239,7 +239,7 @@ class AgentRuntime:
         self._last_watchdog_s = -math.inf
         self._status = ""
         self._status_of: tuple[SafetyState | None, SafetyView | None] = (None, None)
-        # Set once, by stop() (SIGTERM, SIGINT) or at the end of run(); never cleared, so a
+        # Set once, by stop() (another thread) or at the end of run(); never cleared, so a
         # stop that comes before run() starts is not lost.
         self._stopping = False
         self._io_thread: threading.Thread | None = None
@@ -509,12 +509,16 @@ class AgentRuntime:
                 # gone) would take its core from everything below it: back off.
                 pause.wait(0.05)
 
-    def stop(self, *_: Any) -> None:
+    def stop(self) -> None:
+        """From another thread. Not a signal handler: set() takes the wake event's lock,
+        which the main thread may hold inside wait() when the signal comes (a hang). A
+        handler sets a flag that `run(should_stop=...)` reads (foosball.safety.stop)."""
         self._stopping = True
         self._wake.set()
 
     def run(self, should_stop: Callable[[], bool] | None = None, realtime: bool = False) -> None:
-        """Until `stop()` (SIGINT/SIGTERM) or `should_stop()`; closes the hardware at the end."""
+        """Until `stop()` or `should_stop()` (a signal's flag: looked at every turn, a
+        heartbeat period apart at most); closes the hardware at the end."""
         # Hand the interpreter to the I/O thread within 1 ms of its waking, not 5.
         sys.setswitchinterval(min(sys.getswitchinterval(), 0.001))
         # Everything built so far (modules, the core, its tables) lives as long as the

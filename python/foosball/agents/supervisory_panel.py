@@ -6,8 +6,9 @@
   and as `sensed` the operator's actions from the page (already token-checked by the panel
   server, each naming who asked and when);
 - out: a `SupervisoryView` as the actuation (the panel server pushes it to every page) and
-  the messages the actions produce: halt all = GameControl STOP, restart all =
-  GameControl RESTART, one drive = DriveControl HALT / RELEASE for that axis.
+  the messages the actions produce: halt all = DriveControl HALT to every drive and
+  GameControl STOP, restart all = GameControl RESTART and DriveControl RELEASE to every
+  drive, one drive = DriveControl HALT / RELEASE for that axis.
 
 Per axis the view has the drive state, position (motor radians, and metres along the rod
 for a translation axis, through the table geometry as the pole driver converts), speed,
@@ -46,7 +47,9 @@ ROD_NAMES = ("goalkeeper", "defence", "midfield", "attack")
 AL_NAMES = {0x01: "INIT", 0x02: "PRE-OP", 0x03: "BOOT", 0x04: "SAFE-OP", 0x08: "OP"}
 ACTIONS = ("halt_all", "restart_all", "drive")
 DRIVE_COMMANDS = ("halt", "release")
-MAX_ACTIONS_PER_STEP = 16  # a page cannot make the panel flood the LAN
+MAX_MESSAGES_PER_STEP = 16  # a page cannot make the panel flood the LAN
+DRIVES = 8  # motor axis = 2 * rod + (0 translation, 1 rotation)
+ALL_ACTIONS = ("halt_all", "restart_all")  # a message to every drive, and one to the game
 
 
 @dataclass(frozen=True)
@@ -221,12 +224,18 @@ class SupervisoryCore:
             self._link_samples.popleft()
         out: list[Any] = []
         actions = tuple(inputs.sensed or ())
-        for action in actions[:MAX_ACTIONS_PER_STEP]:
+        taken = 0
+        for action in actions:
+            # Bounded by what goes on the LAN: HALT ALL and RESTART ALL send DRIVES + 1.
+            cost = DRIVES + 1 if getattr(action, "name", None) in ALL_ACTIONS else 1
+            if len(out) + cost > MAX_MESSAGES_PER_STEP:
+                break
             out.extend(self._act(action))
-        extra = actions[MAX_ACTIONS_PER_STEP:]
+            taken += 1
+        extra = actions[taken:]
         if extra:  # one row for the lot: a flood must not push the real history out
             self._record(extra[-1], f"{len(extra)} more actions",
-                         f"refused: more than {MAX_ACTIONS_PER_STEP} at once", False)
+                         f"refused: more than {MAX_MESSAGES_PER_STEP} messages at once", False)
         # The same view object while nothing shown changed: the page is sent only news.
         key = (inputs.safety, now - self.motors_at_s > self.stale_after_s,
                now - self.link_at_s > self.stale_after_s, self._active(now),
@@ -255,15 +264,13 @@ class SupervisoryCore:
     def _act(self, action: Any) -> list[Any]:
         what = _describe(action)
         name = getattr(action, "name", None)
-        if name == "halt_all":
-            return self._sent(action, what, GameControl(GameCommand.STOP))
-        if name == "restart_all":
-            return self._sent(action, what, GameControl(GameCommand.RESTART))
+        if name in ALL_ACTIONS:
+            return self._all(action, what, halt=name == "halt_all")
         if name != "drive":
             return self._refused(action, what, f"unknown action {name!r}")
         axis, command = getattr(action, "axis", -1), getattr(action, "command", "")
-        if type(axis) is not int or not 0 <= axis <= 7:
-            return self._refused(action, what, f"axis {axis!r} is not 0..7")
+        if type(axis) is not int or not 0 <= axis < DRIVES:
+            return self._refused(action, what, f"axis {axis!r} is not 0..{DRIVES - 1}")
         if command not in DRIVE_COMMANDS:
             return self._refused(action, what, f"drive command {command!r} is not one of "
                                                f"{list(DRIVE_COMMANDS)}")
@@ -274,10 +281,24 @@ class SupervisoryCore:
         return self._sent(action, what, message_type(axis=axis,
                                                      command=command_type[command.upper()]))
 
+    def _all(self, action: Any, what: str, halt: bool) -> list[Any]:
+        """HALT ALL: a quick stop on every drive (held until released) and the game
+        stopped; a red button that left the drives enabled would not be a halt. RESTART ALL:
+        the system's restart, and every drive a person halted released (a release of a
+        drive not halted is nothing to the motor driver), so each button undoes the other."""
+        game = GameControl(GameCommand.STOP if halt else GameCommand.RESTART)
+        if self._drive is None:
+            return self._sent(action, what, game)
+        message_type, command_type = self._drive
+        command = command_type.HALT if halt else command_type.RELEASE
+        drives = [message_type(axis=axis, command=command) for axis in range(DRIVES)]
+        messages = [*drives, game] if halt else [game, *drives]
+        self._record(action, what, f"sent {_shown(game)}, {message_type.__name__} "
+                                   f"{command.name} to drives 0-{DRIVES - 1}", True)
+        return messages
+
     def _sent(self, action: Any, what: str, message: Any) -> list[Any]:
-        shown = " ".join(v.name if isinstance(v, IntEnum) else f"{k}={v}"
-                         for k, v in catalogue_fields(message))
-        self._record(action, what, f"sent {type(message).__name__} {shown}", True)
+        self._record(action, what, f"sent {_shown(message)}", True)
         return [message]
 
     def _refused(self, action: Any, what: str, reason: str) -> list[Any]:
@@ -342,6 +363,12 @@ class SupervisoryCore:
 
 def catalogue_fields(message: Any) -> list[tuple[str, Any]]:
     return [(name, getattr(message, name)) for name, _ in catalogue.specs(type(message))]
+
+
+def _shown(message: Any) -> str:
+    fields = " ".join(v.name if isinstance(v, IntEnum) else f"{k}={v}"
+                      for k, v in catalogue_fields(message))
+    return f"{type(message).__name__} {fields}"
 
 
 def _describe(action: Any) -> str:

@@ -8,10 +8,13 @@ used. Times are seconds from the recording's first record.
 - Touches: the tracked ball's velocity changing by >= TOUCH_DV within TOUCH_WINDOW_S, away
   from the side walls (a bounce off a wall is no touch). A touch is the robot's or the
   human's by the nearest rod whose men can reach it (sim.rules' reach band), else nobody's.
-- Shots: a touch after which the ball moves at >= SHOT_MIN_SPEED (the simulator's threshold,
-  sim.match) towards the other goal; on target when its straight path, folded at the side
+- Shots and saves: a simulator's recording carries the simulator's own accounting (from the
+  true contacts, sim.match), and those are the report's. Otherwise they are estimates, and
+  labelled so (SHOTS_ESTIMATED): a touch after which the ball moves at >= SHOT_MIN_SPEED
+  towards the other goal is a shot; on target when its straight path, folded at the side
   walls, ends in the goal mouth (as sim.match judges it). A save: an on-target shot that a
-  touch of the defending team ends before a goal.
+  touch of the defending team ends before a goal. The camera misses touches hidden by the
+  men and shots faster than its frames show, so a goal need not follow a shot seen.
 - Fouls: the possession limits (strategy.possession: 10 s on the 5-man rod, 15 s elsewhere,
   goalkeeper and defence one zone, a moving ball counting too) from the ball's position;
   spinning: a robot rod that touched the ball in a run of more than a full turn one way
@@ -61,6 +64,11 @@ SHOT_MIN_SPEED = 2.0  # m/s, as sim.match
 KICK_STEP_RAD = 0.5
 SHIFT_M = 0.01
 FAULT_REPEAT_S = 1.0
+SHOTS_COUNTED = "the simulator's own accounting (its true contacts), recorded with the match"
+SHOTS_ESTIMATED = (f"estimated from the tracked ball: a velocity change of at least "
+                   f"{TOUCH_DV:g} m/s within {TOUCH_WINDOW_S * 1e3:.0f} ms within a rod's "
+                   f"reach, then at least {SHOT_MIN_SPEED:g} m/s towards the other goal; "
+                   f"touches hidden by the men are missed")
 FULL_TURN = 2 * math.pi
 REVERSAL_RAD = 0.05  # as sim.rules: a turn back smaller than this is jitter
 STRIKE_SPAN_S = 0.03
@@ -92,6 +100,7 @@ class MatchAnalysis:
     missing_frames: int
     score: tuple[int, int]
     warnings: list[str] = field(default_factory=list)
+    shots_from: str = SHOTS_ESTIMATED  # how the shots and saves were had
 
     def of(self, kind: str, team: str | None = None) -> list[Event]:
         return [e for e in self.events if e.kind == kind and (team is None or e.team == team)]
@@ -106,7 +115,8 @@ class MatchAnalysis:
         return {
             "source": self.source, "duration_s": round(self.duration_s, 1),
             "score": {"robot": self.score[0], "human": self.score[1]},
-            "teams": shots, "faults": len(self.of("fault")), "messages": self.counts,
+            "teams": shots, "shots_from": self.shots_from,
+            "faults": len(self.of("fault")), "messages": self.counts,
             "latency_ms": ({"p50": _pct(lat, 50), "p95": _pct(lat, 95), "p99": _pct(lat, 99),
                             "max": round(float(lat.max()), 2), "n": int(lat.size)}
                            if lat.size else {}),
@@ -136,7 +146,10 @@ def analyse(recording: Recording) -> MatchAnalysis:
     events: list[Event] = []
     events += _goals(recording, t0)
     touches = _touches(ball, table)
-    events += _shots_and_saves(touches, ball, table, events)
+    if recording.result is not None:
+        events += _counted_shots_and_saves(recording.result, t0, table)
+    else:
+        events += _shots_and_saves(touches, ball, table, events)
     events += _possession_fouls(ball, in_play, table)
     # when a touch happened, on the recording's clock: its frame's capture, less the window
     # in which the velocity changed (the rod's angle then, not when the tracker had seen it)
@@ -165,7 +178,8 @@ def analyse(recording: Recording) -> MatchAnalysis:
         setpoint_ms=_setpoint(recording, t0),
         lost_per_s=per_s, lost_share=float(lost[in_play].mean()) if in_play.any() else 0.0,
         missing_frames=int(np.sum(gaps[gaps > 1] - 1)) if gaps.size else 0, score=score,
-        warnings=list(recording.warnings))
+        warnings=list(recording.warnings),
+        shots_from=SHOTS_COUNTED if recording.result is not None else SHOTS_ESTIMATED)
 
 
 # -- the ball -------------------------------------------------------------------------------
@@ -284,6 +298,21 @@ def _shots_and_saves(touches: list[tuple[int, Any]], ball: dict[str, np.ndarray]
             out.append(Event(t_touch, "save", defender,
                              f"{defender} {_role(table, float(ball['x'][i]))} saved a "
                              f"{shot.value:.1f} m/s shot"))
+    return out
+
+
+def _counted_shots_and_saves(result: dict[str, Any], t0: int, table: Table) -> list[Event]:
+    """The simulator's shots, and a save by the defender for each it counted saved (its
+    save counts are of exactly these)."""
+    out: list[Event] = []
+    for shot in result["shots"]:
+        t = (int(shot["time_ns"]) - t0) * 1e-9
+        team, speed = str(shot["team"]), float(shot["speed"])
+        out.append(Event(t, "shot", team, f"{team} {shot['rod']}", round(speed, 2),
+                         bool(shot["on_target"])))
+        if shot["outcome"] == "saved":
+            defender = "human" if team == "robot" else "robot"
+            out.append(Event(t, "save", defender, f"{defender} saved a {speed:.1f} m/s shot"))
     return out
 
 

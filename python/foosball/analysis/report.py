@@ -242,6 +242,7 @@ def page(a: MatchAnalysis, files: list[str], plots: dict[str, bytes],
         t = summary["teams"][team]
         rows.append((team, f"{t['goals']} goals, {t['shots']} shots ({t['on_target']} on "
                            f"target), {t['saves']} saves, {t['fouls']} fouls"))
+    rows.append(("shots and saves", a.shots_from))
     rows.append(("faults", str(summary["faults"])))
     lat = summary["latency_ms"]
     if lat:
@@ -285,8 +286,9 @@ img {{ max-width: 100%; }} table.events td {{ padding: 0 0.8em 0 0; }}
 <h1>Match report</h1>
 <table>{table_html}</table>
 <p class="note">How each figure is made: <code>foosball.analysis.match</code> (what the
-strategy board hears only: goals from the game panel's GameState, shots, saves and fouls
-from the tracked ball and the rods' status, the latency from RodCommand).</p>
+strategy board hears only: goals from the game panel's GameState, fouls from the tracked
+ball and the rods' status, the latency from RodCommand); shots and saves as the table above
+says (the simulator's own accounting where the recording carries it, else estimates).</p>
 <h2>Warnings while reading</h2><ul>{warnings}</ul>
 {"".join(figures)}
 <h2>Events (goals, on-target shots, saves, fouls, faults)</h2>

@@ -356,9 +356,10 @@ class PanelHardware:
     or None when none came), act(topics) = publish what changed. act(None), the runtime's
     reaction to a failed step, leaves the page showing the last view.
 
-    sense() waits on `wake`, which the server sets when an action comes. A panel that
-    shows wire messages as they arrive hands its runtime's wake event to `wake_with`, so
-    that a message is stepped (and drawn) at once instead of at the end of the wait."""
+    sense() waits on `wake`, which the server sets when an action comes, and clears it. A
+    panel that shows wire messages as they arrive hands its runtime's wake event to
+    `wake_with`, so that a message is stepped (and drawn) at once instead of at the end of
+    the wait."""
 
     def __init__(self, server: PanelServer, start: bool = True) -> None:
         self.server = server
@@ -378,8 +379,11 @@ class PanelHardware:
         actions = self.server.actions(0)
         if not actions and timeout_s > 0:
             self.wake.wait(timeout_s)
-            actions = self.server.actions(0)
-        return actions or None
+        # The wake-up is spent here, before the actions are read: one set after this line
+        # wakes the next turn; left set, every later wait returned at once and the step
+        # thread spun at real-time priority after the first action (issue 29).
+        self.wake.clear()
+        return actions or self.server.actions(0) or None
 
     def act(self, actuation: Any) -> None:
         if not isinstance(actuation, Mapping):

@@ -10,7 +10,9 @@ A file is a run of concatenated CBOR data items, nothing between them:
 
 `type` is a catalogue message's TYPE_ID and `body` its CBOR map as on the wire (to_body), so
 a record is checked by the same specs as a frame from the LAN; type 0 (WORLD) is the
-simulator's true world state (`sim.physics.WorldState` as a list), which no board has. `t_ns`
+simulator's true world state (`sim.physics.WorldState` as a list), which no board has; type
+-1 (RESULT), the simulator's own accounting of the match's shots and saves, written once at
+its end (`encode_result`; a reader that does not know it skips it with a warning). `t_ns`
 is when the record was taken: on the board the wall clock (PTP) when the recorder stepped
 with the message, in the simulator its clock.
 
@@ -37,6 +39,7 @@ from foosball.wire.catalogue import BY_TYPE_ID, SchemaError, from_body, to_body,
 FORMAT = "foosball-recording"
 VERSION = 2
 WORLD = 0  # record type of the simulator's world state
+RESULT = -1  # record type of the simulator's accounting of the match (shots, saves)
 SUFFIX = ".cbors"
 
 
@@ -64,6 +67,12 @@ def encode_world(state: Any) -> bytes:
         state.score_human]])
 
 
+def encode_result(t_ns: int, shots: list[dict[str, Any]], saves: dict[str, int]) -> bytes:
+    """The simulator's shots (each: time_ns, team, rod, speed, on_target, outcome) and saves
+    per team, as it counted them from the true contacts."""
+    return cbor2.dumps([t_ns, RESULT, {"shots": shots, "saves": saves}])
+
+
 @dataclass
 class Recording:
     """What a file (or several, `merge`) held: messages as (t_ns, message), the simulator's
@@ -75,6 +84,7 @@ class Recording:
     messages: list[tuple[int, Any]] = field(default_factory=list)
     states: list[Any] = field(default_factory=list)  # sim.physics.WorldState, simulator only
     warnings: list[str] = field(default_factory=list)
+    result: dict[str, Any] | None = None  # the simulator's accounting (RESULT), when written
 
     @property
     def source(self) -> str:
@@ -161,6 +171,12 @@ def _take(item: Any, out: Recording) -> str:
             and type(item[1]) is int):
         return "not a [time, type, body] record"
     t_ns, kind, body = item
+    if kind == RESULT:
+        if not (isinstance(body, dict) and isinstance(body.get("shots"), list)
+                and isinstance(body.get("saves"), dict)):
+            return "result: not {shots: [...], saves: {...}}"
+        out.result = body
+        return ""
     if kind == WORLD:
         try:
             out.states.append(_world(t_ns, body))
@@ -206,4 +222,6 @@ def read_recordings(paths: Iterable[str | Path]) -> Recording:
         merged.warnings += part.warnings
     merged.messages.sort(key=lambda tm: tm[0])
     merged.states.sort(key=lambda s: s.time_ns)
+    if len(parts) == 1:  # several files' accountings (their own clocks each) do not add up
+        merged.result = parts[0].result
     return merged

@@ -186,7 +186,6 @@ class ReplayPage:
 
     def turn(self, wait_s: float = PAGE_PERIOD_S) -> None:
         actions = self.hardware.sense(wait_s) or ()
-        self.hardware.wake.clear()  # set by an action; the next turn waits again
         for action in actions:
             reason = self.replay.command(action.args)
             if reason:

@@ -21,12 +21,12 @@ import contextlib
 import os
 import signal
 import sys
-import threading
 import time
 from pathlib import Path
 from typing import Any
 
 from foosball.rig import MODES
+from foosball.safety.stop import StopRequest
 
 DEFAULT_RUN_DIR = Path("/tmp/foosball-rig")
 PAGE_WITHIN_S = 30.0  # the panels' pages answer this soon after the agents start
@@ -82,9 +82,8 @@ def _up(args: argparse.Namespace) -> int:
         print(f"rig: {error}", file=sys.stderr)
         return 2
     print(f"rig: {MODES[rig.mode]}, starting ...", flush=True)
-    stop = threading.Event()
-    signal.signal(signal.SIGTERM, lambda *_: stop.set())
-    signal.signal(signal.SIGINT, lambda *_: stop.set())
+    stop = StopRequest()  # a flag and a wake-up fd: an Event's set() in a handler can hang
+    stop.install((signal.SIGTERM, signal.SIGINT))
     forwards: list[PortForward] = []
     exited: list[str] = []  # processes whose exit stopped the rig
     try:

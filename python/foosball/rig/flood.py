@@ -14,15 +14,15 @@ import argparse
 import os
 import signal
 import socket
-import threading
 import time
 
 from foosball.realtime import set_fifo
+from foosball.safety.stop import StopRequest
 from foosball.wire.transports.raw import ETHERTYPE_FOOSBALL
 from foosball.wire.transports.udp import DEFAULT_GROUP, DEFAULT_PORT
 
 
-def flood(iface: str | None, rate_hz: float, seconds: float, stop: threading.Event) -> int:
+def flood(iface: str | None, rate_hz: float, seconds: float, stop: StopRequest) -> int:
     """Raw frames on `iface` (None: UDP to the agents' group) for `seconds` or until `stop`;
     returns how many were sent."""
     if iface is not None:
@@ -66,10 +66,9 @@ def main(argv: list[str] | None = None) -> int:
                         help="SCHED_FIFO where allowed: above ordinary processes, below the "
                              "agents' I/O threads (which must win), so it keeps its rate")
     args = parser.parse_args(argv)
-    stop = threading.Event()
+    stop = StopRequest()  # a flag and a wake-up fd: an Event's set() in a handler can hang
     signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGTERM, signal.SIGINT})  # see cli.py
-    for signum in (signal.SIGTERM, signal.SIGINT):
-        signal.signal(signum, lambda *_: stop.set())
+    stop.install((signal.SIGTERM, signal.SIGINT))
     set_fifo(args.rt_priority)
     sent = flood(args.iface, args.rate, args.seconds, stop)
     print(f"sent {sent}", flush=True)

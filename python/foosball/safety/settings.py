@@ -98,6 +98,15 @@ class SafetySettings:
     io_priority: int = setting(50, low=1, high=99)
 
     def __post_init__(self) -> None:
+        shortest = 2 * self.heartbeat_period_s
+        for agent, deadline in self.deadlines.items():
+            # A deadline within two periods is missed by one late or lost heartbeat; within
+            # one, by every heartbeat: the board could never leave FAULT.
+            if deadline < shortest:
+                raise SettingError(
+                    f"[safety.deadlines] {agent.name.lower()}: {deadline:g} s is shorter "
+                    f"than two heartbeat periods (2 x heartbeat_period_s "
+                    f"{self.heartbeat_period_s:g} s = {shortest:g} s)")
         for agent, peers in self.watches.items():
             unknown = [p.name.lower() for p in peers if p not in self.deadlines]
             if unknown:

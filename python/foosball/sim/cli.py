@@ -88,13 +88,17 @@ def _match(args: argparse.Namespace) -> int:
             duration=args.duration,
             randomise=args.randomise,
         )
+        recorder = None
         if stream is not None:
             from foosball.sim.record import record_match
 
-            record_match(match, stream, every=args.record_every,
-                         meta={"robot": args.robot, "opponent": args.opponent,
-                               "seed": args.seed, "duration_s": args.duration})
-        result = match.run().summary()
+            recorder = record_match(match, stream, every=args.record_every,
+                                    meta={"robot": args.robot, "opponent": args.opponent,
+                                          "seed": args.seed, "duration_s": args.duration})
+        outcome = match.run()
+        if recorder is not None:
+            recorder.finish(outcome, round(match.world.time * 1e9))
+        result = outcome.summary()
     except KeyError as exc:
         print(f"foosball sim match: {exc.args[0]}", file=sys.stderr)
         return 2

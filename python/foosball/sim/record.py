@@ -28,6 +28,7 @@ from foosball.recording.format import (
     Recording,
     encode_header,
     encode_record,
+    encode_result,
     encode_world,
     header,
     read_recording,
@@ -108,6 +109,16 @@ class Recorder:
 
     def command(self, command: RodCommand, now_ns: int) -> None:
         self.stream.write(encode_record(now_ns, command))
+
+    def finish(self, result: Any, now_ns: int) -> None:
+        """The match's own accounting (a sim.match.MatchResult), so that a report of this
+        recording gives the shots and saves the simulator counted from the true contacts
+        rather than estimating them from the tracked ball."""
+        shots = [{"time_ns": round(s.time * 1e9), "team": s.team, "rod": s.rod,
+                  "speed": float(s.speed), "on_target": bool(s.on_target),
+                  "outcome": s.outcome} for s in result.shots]
+        self.stream.write(encode_result(now_ns, shots, {"robot": result.saves_robot,
+                                                        "human": result.saves_human}))
 
     def watch(self, controller: Any) -> _Watched:
         return _Watched(controller, self)

@@ -118,12 +118,12 @@ def _print(data: dict[str, Any], as_json: bool) -> None:
 
 def _vision_settings(args: argparse.Namespace) -> Any:
     """The ball tracker's settings from --config (the board file) or --settings (JSON)."""
-    from foosball.vision.config import VisionSettings, load_settings, parse_settings
+    from foosball.vision.config import VisionSettings, load_settings
 
     if getattr(args, "config", None):
-        from foosball.config import load_board_config
+        from foosball.config import load_agent_settings
 
-        return parse_settings(load_board_config(args.config).section("ball_tracker"))
+        return load_agent_settings(args.config, "ball_tracker")
     if getattr(args, "settings", None):
         return load_settings(args.settings)
     return VisionSettings()

@@ -51,6 +51,11 @@ class WireSettings:
     key_file: str = "/data/foosball/wire.key"
     max_age_s: float = seconds(0.5, high=10.0)
 
+    def __post_init__(self) -> None:
+        if self.transport == "raw" and not self.iface.strip():
+            raise SettingError('[wire] iface: empty; the raw transport needs the LAN '
+                               'interface (e.g. "lan0")')
+
     @classmethod
     def from_section(cls, section: dict[str, Any]) -> WireSettings:
         return parse(cls, section, "[wire]")  # type: ignore[no-any-return]

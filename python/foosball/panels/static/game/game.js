@@ -83,6 +83,22 @@ function showUpdates(lines) {
 
 function notice(text) { $("notice").textContent = text; }
 
+const VIEW_ONLY = "view only: no panel token (set it on the Access tab)";
+
+// The controls a token unlocks: disabled without one, each saying why when pointed at.
+function showAccess() {
+  const viewOnly = !token();
+  $("token-state").textContent = viewOnly ? "no token: view only" : "a token is set";
+  $("view-only").hidden = !viewOnly;
+  for (const control of document.querySelectorAll(".needs-token, #sliders input")) {
+    control.title = viewOnly ? VIEW_ONLY : "";
+  }
+  for (const control of document.querySelectorAll("#sliders input, #preview-on, #learn")) {
+    control.disabled = viewOnly;
+  }
+  if (topics.game) { showGame(topics.game); }
+}
+
 // -- the game ------------------------------------------------------------------------------
 function clockText(seconds) {
   const m = Math.floor(seconds / 60);
@@ -104,13 +120,17 @@ function showGame(game) {
   $("score-robot").textContent = game.score.robot;
   $("score-human").textContent = game.score.human;
   $("clock").textContent = clockText(game.clock_s);
-  $("drives").textContent = game.drives;
+  $("drives").textContent = game.drives_text || game.drives;
+  $("drives").classList.toggle("warn", game.drives !== "READY");
+  // Without a token every control would only be refused: drawn disabled, and said why.
+  const viewOnly = !token();
   for (const name of ["start", "pause", "stop", "restart"]) {
-    $(name).disabled = !game.allowed[name];
+    $(name).disabled = viewOnly || !game.allowed[name];
   }
   for (const team of ["robot", "human"]) {
-    $(`score-${team}-up`).disabled = game.match === "idle";
-    $(`score-${team}-down`).disabled = game.match === "idle" || game.score[team] === 0;
+    $(`score-${team}-up`).disabled = viewOnly || game.match === "idle";
+    $(`score-${team}-down`).disabled = viewOnly || game.match === "idle" ||
+      game.score[team] === 0;
   }
   $("fault").hidden = !game.faulted;
   $("fault-text").textContent = game.fault_text;
@@ -253,6 +273,15 @@ function drawBackground(table) {
 
 function drawRods(c, table, rods) {
   const footW = 0.0226 * view.scale, body = 0.018 * view.scale;
+  // The legend says what is drawn: the human's rods are measured when the tracker
+  // measures them (HumanRods), centred otherwise.
+  const humanMeasured = table.rods.some((rod, i) => rod.team === "human" && rods && rods[i]
+    && rods[i].measured);
+  const legend = humanMeasured ? "human rods (measured by the camera)"
+    : "human rods (not measured: centred)";
+  if ($("legend-human").textContent !== `\u25a0 ${legend}`) {
+    $("legend-human").textContent = `\u25a0 ${legend}`;
+  }
   table.rods.forEach((rod, i) => {
     const live = rods && rods[i] ? rods[i] : { translation: 0, rotation: 0, measured: false };
     const colour = rod.team === "robot" ? "100,181,246" : "239,154,154";
@@ -321,6 +350,9 @@ function draw() {
   dirty = false;
   const c = canvas.getContext("2d");
   c.setTransform(1, 0, 0, 1, 0, 0);
+  // The background is transparent beyond the field and the goals: without clearing, a
+  // ball drawn past the end wall stayed there as a ghost.
+  c.clearRect(0, 0, canvas.width, canvas.height);
   c.drawImage(background, 0, 0);
   c.setTransform(view.ratio, 0, 0, view.ratio, 0, 0);
   drawRods(c, table, topics.rods);
@@ -343,13 +375,13 @@ function init() {
     localStorage.setItem("panelToken", decodeURIComponent(match[1]));
     history.replaceState(null, "", location.pathname);
   }
-  $("token-state").textContent = token() ? "a token is set" : "no token: view only";
   $("token-form").addEventListener("submit", (event) => {
     event.preventDefault();
     localStorage.setItem("panelToken", $("token").value.trim());
     $("token").value = "";
-    $("token-state").textContent = token() ? "a token is set" : "no token: view only";
+    showAccess();
   });
+  window.addEventListener("storage", showAccess);  // another tab set or removed it
   for (const name of ["start", "pause", "stop", "restart"]) {
     $(name).addEventListener("click", () => send(name));
   }
@@ -366,6 +398,7 @@ function init() {
     });
   }
   buildSliders();
+  showAccess();
   connect();
   requestAnimationFrame(draw);
 }

@@ -1,7 +1,8 @@
 // The supervisory page: renders the topics of the SupervisoryView that the panel server
 // pushes over its WebSocket, and sends the operator's halt / restart actions, with the panel
 // token, over the same socket. Plain ES2017 for the kiosk's WPE WebKit; no libraries.
-// A page opened as .../#token=abcd-... starts with the token filled in.
+// A page opened as .../#token=abcd-... starts with the token filled in (and the address
+// loses it).
 "use strict";
 
 const AXES = 8;
@@ -221,7 +222,12 @@ function act(action, args) {
 
 buildRows();
 const fromUrl = /(?:^#|&)token=([^&]*)/.exec(location.hash);
-if (fromUrl) $("token").value = decodeURIComponent(fromUrl[1]);
+if (fromUrl) {
+  $("token").value = decodeURIComponent(fromUrl[1]);
+  // Read once, then out of the address bar (and the history), as the game panel does: a
+  // token left there is shown to whoever looks at the screen and kept in every bookmark.
+  history.replaceState(null, "", location.pathname + location.search);
+}
 $("halt-all").addEventListener("click", () => act("halt_all"));
 $("restart-all").addEventListener("click", () => act("restart_all"));
 $("controls").addEventListener("submit", (event) => event.preventDefault());

@@ -118,6 +118,7 @@ function resize() {
 }
 window.addEventListener("resize", () => { if (layout) resize(); });
 
+const HUMAN_COLOUR = "#ef5350", ROBOT_COLOUR = "#64b5f6";  // as the game panel draws them
 const px = (x) => (x + layout.length / 2 + MARGIN) * scale;
 const py = (y) => (layout.width / 2 - y + MARGIN) * scale;
 const toTable = (pixelY) => layout.width / 2 + MARGIN - pixelY / scale;
@@ -135,7 +136,9 @@ function draw() {
   ctx.moveTo(px(0), py(W / 2));
   ctx.lineTo(px(0), py(-W / 2));
   ctx.stroke();
-  for (const [x, colour] of [[-L / 2, "#64b5f6"], [L / 2, "#ef5350"]]) { // the goals
+  // One colour per side on every page (the game panel's): the human red, the robot blue.
+  // This page is in the human's frame: the human's goal on the left, the robot's right.
+  for (const [x, colour] of [[-L / 2, HUMAN_COLOUR], [L / 2, ROBOT_COLOUR]]) { // the goals
     ctx.fillStyle = colour;
     ctx.fillRect(px(x) - (x < 0 ? 10 : 0), py(G / 2), 10, G * scale);
   }
@@ -153,7 +156,7 @@ function draw() {
     const foot = layout.foot_reach * Math.sin(r); // feet seen from above
     for (let k = 0; k < rod.men; k++) {
       const y = t + (k - (rod.men - 1) / 2) * rod.spacing;
-      ctx.fillStyle = rod.team === "human" ? "#1e88e5" : "#e53935";
+      ctx.fillStyle = rod.team === "human" ? HUMAN_COLOUR : ROBOT_COLOUR;
       ctx.fillRect(px(rod.x) - 6, py(y) - 9, 12, 18);
       ctx.strokeStyle = ctx.fillStyle;
       ctx.lineWidth = 6;
