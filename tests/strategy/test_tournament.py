@@ -17,6 +17,9 @@ def match(seed, gf, ga, saves, against_speeds, human_fouls=(0, 1.0)):
         "seed": seed,
         "goals_for": gf,
         "goals_against": ga,
+        # all conceded goals own play in odd seeds, clean in even ones
+        "goals_against_by_kind": {"clean": ga * (1 - seed % 2), "deflected": 0,
+                                  "own_play": ga * (seed % 2), "untouched": 0},
         "saves": saves,
         "on_target_against": saves + ga,
         "save_bands": {"0-5": [saves, saves + ga], "5-10": [0, 0], "10-15": [0, 0],
@@ -43,6 +46,10 @@ def test_totals():
     assert t["fouls"]["human"]["longest_possession_s"] == 10.0
     assert t["serves"] == 3 + 6 + 1 and t["restarts"] == 3
     assert t["dead_balls"] == {"served": 1, "goalkeeper": 3}
+    # seeds 0 and 2 conceded 1 + 2 clean goals, seed 1 none
+    assert t["goals_against_by_kind"] == {"clean": 3, "deflected": 0, "own_play": 0,
+                                          "untouched": 0}
+    assert t["own_play_share"] == 0.0
 
 
 def test_one_short_match_runs_and_is_reproducible():

@@ -112,6 +112,9 @@ def _match(args: argparse.Namespace) -> int:
             f"saves robot {saves['robot']} human {saves['human']}; "
             f"{result['speed_vs_real_time']}x real time"
         )
+        for team, kinds in result["goals_against_by_kind"].items():
+            print(f"  {team} conceded: " + ", ".join(
+                f"{n} {kind.replace('_', ' ')}" for kind, n in kinds.items()))
         for team, fouls in result["fouls"].items():
             print(f"  {team}: {fouls['possession']} possession-limit violations, "
                   f"{fouls['spinning']} spinning fouls, longest possession "

@@ -7,11 +7,19 @@ every shot at exactly the battery's speed. Kinds of shot (`--kinds`):
 - rest: the ball lies still and is shot from rest;
 - rolling: the ball rolls along the rod at 0.3-0.55 m/s (either way) and is shot on the move;
 - pull / push: the ball lies still; the pro carries it sideways (pull or push, at his carry
-  speed) and shoots it rolling. The episode ends after
-`EPISODE_S`. The save rate counts every on-target shot of the opponent in the episodes
-(rebounds included) as the match runner closes them: saved (a man of ours touched it) or
-scored; the first shot's outcome and all goals against are reported too. Episode k of
-speed v uses seed S + k, whatever --jobs is.
+  speed) and shoots it rolling;
+- pin: an angled shot after a pin: the ball lies still right at the foot of the man
+  (`PIN_AHEAD`, where a front pin holds it) and is cut across to the far corner of the goal
+  as steeply as the pro strikes (`Skill.angled`). The simulator has no pinning friction, so
+  the pin itself (holding the ball while moving sideways) is not played: the cell measures
+  the angled shot from the pin's position.
+The episode ends after `EPISODE_S`, long enough for a shot struck in its first second to be
+decided (a save is a shot that does not end in a goal within 2 s, `foosball.sim.match`). The
+save rate counts every on-target shot of the opponent in the episodes (rebounds included) as
+the match runner decides them: saved (a man of ours touched it, no goal within 2 s) or
+scored; goals per episode (every goal against, however it came about, over the episodes)
+beside it, and the first shot's outcome. Episode k of speed v uses seed S + k, whatever
+--jobs is.
 """
 
 from __future__ import annotations
@@ -25,16 +33,19 @@ from typing import Any
 
 from foosball.strategy.tournament import progress
 
-EPISODE_S = 1.5
+EPISODE_S = 3.0
+# m in front of the rod: the ball at the toe of the upright foot (half the foot's 8.4 mm
+# thickness plus the ball's radius is 21.7 mm; nearer, it would start inside the foot)
+PIN_AHEAD = 0.025
 
 
-KINDS = ("rest", "rolling", "pull", "push")
+KINDS = ("rest", "rolling", "pull", "push", "pin")
 ROLLING_SPEED = (0.3, 0.55)  # m/s along the rod
 
 
 def episode(job: tuple[str, float, int, str]) -> dict[str, Any]:
     from foosball.geometry import default_table
-    from foosball.sim.match import Match
+    from foosball.sim.match import Match, goal_kinds
     from foosball.sim.opponents import PRO, ScriptedOpponent
     from foosball.strategy.tournament import make_side
 
@@ -42,7 +53,8 @@ def episode(job: tuple[str, float, int, str]) -> dict[str, Any]:
     table = default_table()
     carry = {"pull": -1.0, "push": 1.0}.get(kind, 0.0)
     skill = replace(PRO, name=f"shots:{speed:g}", shot_speed=(speed, speed), pass_probability=0.0,
-                    pull_probability=1.0 if carry else 0.0, carry_direction=carry)
+                    pull_probability=1.0 if carry else 0.0, carry_direction=carry,
+                    angled=kind == "pin")
     match = Match(make_side(robot, table, seed), ScriptedOpponent(table, skill, seed + 1),
                   seed=seed, duration=EPISODE_S, table=table)
     attack = table.rod("human_attack")
@@ -50,7 +62,8 @@ def episode(job: tuple[str, float, int, str]) -> dict[str, Any]:
     rolling = 0.0
     if kind == "rolling":
         rolling = float(match.rng.uniform(*ROLLING_SPEED)) * (1.0 if ball_y < 0 else -1.0)
-    match.world.place_ball(attack.x - 0.035, ball_y, 0.0, rolling)  # in front of its feet
+    ahead = PIN_AHEAD if kind == "pin" else 0.035
+    match.world.place_ball(attack.x - ahead, ball_y, 0.0, rolling)  # in front of its feet
     match._serve_at = None  # no kick-off serve: the ball is placed
     result = match.run()
     human = [s for s in result.shots if s.team == "human"]
@@ -69,6 +82,7 @@ def episode(job: tuple[str, float, int, str]) -> dict[str, Any]:
         "shots_saved": sum(s.outcome == "saved" for s in closed),
         "shots_scored": sum(s.outcome == "goal" for s in closed),
         "goals_against": result.goals_human,
+        "goals_against_by_kind": goal_kinds(result.goals, "robot"),
     }
 
 
@@ -103,6 +117,11 @@ def run_battery(robot: str, speeds: list[float], episodes: int, jobs: int, seed:
             "first_on_target": len(first),
             "first_saved": first_saved,
             "goals_against": sum(r["goals_against"] for r in mine),
+            "goals_per_episode": round(sum(r["goals_against"] for r in mine) / len(mine), 4)
+            if mine else None,
+            "goals_against_by_kind": {
+                kind: sum(r["goals_against_by_kind"][kind] for r in mine)
+                for kind in (mine[0]["goals_against_by_kind"] if mine else {})},
         }
 
     summary = [{"speed": v, **tally([r for r in rows if r["speed"] == v])} for v in speeds]
@@ -151,5 +170,6 @@ def _main(args: argparse.Namespace) -> int:
               f"{row['shots_saved']}, scored "
               f"{row['shots_scored']} (save rate {row['save_rate']}); first shot saved "
               f"{row['first_saved']}/{row['first_on_target']}; goals against "
-              f"{row['goals_against']} in {row['episodes']} episodes")
+              f"{row['goals_against']} in {row['episodes']} episodes "
+              f"({row['goals_per_episode']} per episode; {row['goals_against_by_kind']})")
     return 0

@@ -7,8 +7,10 @@ is mirrored by the match runner) or a scripted level (rookie, club, pro), or a s
 ``shooter:LOW-HIGH``: the pro level's hands and aim (gaps between our goalkeeper and defence,
 bank shots) with every shot drawn between LOW and HIGH m/s and no passes.
 
-Per match and in total: goals for and against, the save rate (saves / (saves + goals
-against); a save is an on-target shot of the opponent that our men touched before it scored),
+Per match and in total: goals for and against, the goals against by kind (a clean shot, a
+deflected shot, own play, untouched: `foosball.sim.match`), the save rate (saves / (saves +
+goals against); a save is an on-target shot of the opponent that our men touched and that did
+not end in a goal within 2 s),
 shots and their speeds, the save rate by shot-speed band, serves and restarts (and of them
 the dead balls served again or put at a goalkeeper).
 """
@@ -80,10 +82,13 @@ def summarise(result: Any, seed: int) -> dict[str, Any]:
     for low, high in SPEED_BANDS:
         in_band = [s for s in against if low <= s["speed"] < high]
         bands[f"{low:g}-{high:g}"] = [sum(s["outcome"] == "saved" for s in in_band), len(in_band)]
+    from foosball.sim.match import goal_kinds
+
     return {
         "seed": seed,
         "goals_for": result.goals_robot,
         "goals_against": result.goals_human,
+        "goals_against_by_kind": goal_kinds(result.goals, "robot"),
         "saves": saved,
         "on_target_against": len(against),
         "save_rate": _rate(saved, saved + result.goals_human),
@@ -125,6 +130,10 @@ def totals(matches: list[dict[str, Any]]) -> dict[str, Any]:
         }
 
     minutes = sum(m["duration_s"] for m in matches) / 60.0
+    kinds: dict[str, int] = {}
+    for m in matches:
+        for kind, count in m["goals_against_by_kind"].items():
+            kinds[kind] = kinds.get(kind, 0) + count
     return {
         "matches": len(matches),
         "goals_per_minute": {"for": round(gf / minutes, 3) if minutes else None,
@@ -141,6 +150,8 @@ def totals(matches: list[dict[str, Any]]) -> dict[str, Any]:
         "goals_for": gf,
         "goals_against": ga,
         "goals_ratio": round(gf / ga, 3) if ga else None,
+        "goals_against_by_kind": kinds,
+        "own_play_share": _rate(kinds.get("own_play", 0), ga),
         "save_rate": _rate(saves, saves + ga),
         "saves": saves,
         "on_target_against": faced,
@@ -230,6 +241,9 @@ def _print_text(report: dict[str, Any]) -> None:
     print(f"  won {t['wins']} drawn {t['draws']} lost {t['losses']} (win rate {t['win_rate']})")
     print(f"  goals {t['goals_for']}:{t['goals_against']} (ratio {t['goals_ratio']}), "
           f"per minute {t['goals_per_minute']['for']}:{t['goals_per_minute']['against']}")
+    kinds = ", ".join(f"{n} {kind.replace('_', ' ')}"
+                      for kind, n in t["goals_against_by_kind"].items())
+    print(f"  goals against: {kinds} (own play {t['own_play_share']} of them)")
     for team, f in t["fouls"].items():
         print(f"  {team}: {f['possession']} possession-limit violations, {f['spinning']} "
               f"spinning fouls, longest possession {f['longest_possession_s']} s "
