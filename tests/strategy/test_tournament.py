@@ -58,3 +58,11 @@ def test_one_short_match_runs_and_is_reproducible():
     assert a["total"]["matches"] == 1
     assert a["per_match"] == [{**m, "wall_time": a["per_match"][0]["wall_time"]}
                               for m in b["per_match"]]
+
+
+def test_a_local_ray_plays_the_same_matches_as_one_process():
+    def played(jobs: int) -> list[dict]:
+        report = run_tournament("improved", "club", 2, jobs, 40, 1.0, True, show_progress=False)
+        return [{**m, "wall_time": None} for m in report["per_match"]]
+
+    assert played(2) == played(1)

@@ -26,12 +26,13 @@ from __future__ import annotations
 
 import argparse
 import json
-import multiprocessing
+import sys
 import time
 from dataclasses import replace
 from typing import Any
 
-from foosball.strategy.tournament import progress
+from foosball.strategy.engine import run_jobs
+from foosball.strategy.tournament import add_engine_arguments, progress, stop_on_signals
 
 EPISODE_S = 3.0
 # m in front of the rod: the ball at the toe of the upright foot (half the foot's 8.4 mm
@@ -87,23 +88,15 @@ def episode(job: tuple[str, float, int, str]) -> dict[str, Any]:
 
 
 def run_battery(robot: str, speeds: list[float], episodes: int, jobs: int, seed: int,
-                show_progress: bool = True, kinds: tuple[str, ...] = ("rest",)
-                ) -> dict[str, Any]:
+                show_progress: bool = True, kinds: tuple[str, ...] = ("rest",),
+                ray_address: str | None = None) -> dict[str, Any]:
     work = [(robot, v, seed + k, kind) for kind in kinds for v in speeds
             for k in range(episodes)]
     started = time.monotonic()
-    rows: list[dict[str, Any]] = []
-    if jobs <= 1:
-        for job in work:
-            rows.append(episode(job))
-            if show_progress:
-                progress(len(rows), len(work), started)
-    else:
-        with multiprocessing.get_context("spawn").Pool(jobs) as pool:
-            for row in pool.imap_unordered(episode, work, chunksize=4):
-                rows.append(row)
-                if show_progress:
-                    progress(len(rows), len(work), started)
+    rows = run_jobs(episode, work, jobs, ray_address,
+                    (lambda done: progress(done, len(work), started)) if show_progress
+                    else None)
+
     def tally(mine: list[dict[str, Any]]) -> dict[str, Any]:
         saved = sum(r["shots_saved"] for r in mine)
         scored = sum(r["shots_scored"] for r in mine)
@@ -144,7 +137,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--speeds", default="5,10,15", help="m/s, comma-separated")
     parser.add_argument("--episodes", type=int, default=100, help="per speed and kind")
     parser.add_argument("--kinds", default="rest", help=f"comma-separated of {', '.join(KINDS)}")
-    parser.add_argument("--jobs", type=int, default=1)
+    add_engine_arguments(parser)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--json", action="store_true")
     parser.add_argument("--no-progress", action="store_true")
@@ -155,10 +148,15 @@ def _main(args: argparse.Namespace) -> int:
     speeds = [float(v) for v in args.speeds.split(",") if v]
     kinds = tuple(k for k in args.kinds.split(",") if k)
     if not kinds or any(k not in KINDS for k in kinds):
-        print(f"error: --kinds takes {', '.join(KINDS)}")
+        print(f"error: --kinds takes {', '.join(KINDS)}", file=sys.stderr)
         return 2
-    report = run_battery(args.robot, speeds, args.episodes, args.jobs, args.seed,
-                         not args.no_progress, kinds)
+    stop_on_signals()
+    try:
+        report = run_battery(args.robot, speeds, args.episodes, args.jobs, args.seed,
+                             not args.no_progress, kinds, args.ray_address)
+    except KeyboardInterrupt:
+        print("\nshot battery stopped; its workers with it", file=sys.stderr)
+        return 130
     if args.json:
         print(json.dumps(report))
         return 0
