@@ -36,40 +36,46 @@ def run_jobs(fn: Callable[[Any], Any], work: Sequence[Any], workers: int,
              on_result: Callable[[int], None] | None = None) -> list[Any]:
     """`[fn(job) for job in work]`, on `workers` workers (see the module docstring);
     `on_result(done)` after each job."""
-    if workers < 1:
-        raise ValueError(f"workers must be >= 1, got {workers}")
-    if workers == 1 and ray_address is None:
-        results = []
-        for job in work:
-            results.append(fn(job))
-            if on_result is not None:
-                on_result(len(results))
-        return results
-    return _on_ray(fn, work, workers, ray_address, on_result)
+    with Engine(workers, ray_address) as engine:
+        return engine.map(fn, work, on_result)
 
 
-def _on_ray(fn: Callable[[Any], Any], work: Sequence[Any], workers: int,
-            ray_address: str | None, on_result: Callable[[int], None] | None) -> list[Any]:
-    try:
-        import ray
-    except ModuleNotFoundError:
-        raise RuntimeError("more than one worker runs on Ray, which is not installed: "
-                           "pip install 'foosball[sim]' (./tools/setup does)") from None
-    local = ray_address is None
-    # ray.init puts its own SIGTERM handler in (it logs and exits 1): the caller's stay
-    handlers = {signum: signal.getsignal(signum)
-                for signum in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)}
-    if local:
-        ray.init(num_cpus=workers, include_dashboard=False, log_to_driver=False,
-                 logging_level=logging.WARNING, object_store_memory=OBJECT_STORE_BYTES)
-    else:
-        ray.init(address=ray_address, log_to_driver=False, logging_level=logging.WARNING)
-    for signum, handler in handlers.items():
-        if handler is not None:
-            signal.signal(signum, handler)
-    try:
+class Engine:
+    """Workers for many runs of jobs (a parameter search's tournaments): Ray is started once
+    on entering (when it is used) and stopped on leaving."""
+
+    def __init__(self, workers: int, ray_address: str | None = None) -> None:
+        if workers < 1:
+            raise ValueError(f"workers must be >= 1, got {workers}")
+        self.workers = workers
+        self.ray_address = ray_address
+        self.on_ray = workers > 1 or ray_address is not None
+        self._ray: Any = None
+
+    def __enter__(self) -> Engine:
+        if self.on_ray:
+            self._ray = _start_ray(self.workers, self.ray_address)
+        return self
+
+    def __exit__(self, *_exc: object) -> None:
+        if self._ray is not None:
+            self._ray.shutdown()
+            self._ray = None
+
+    def map(self, fn: Callable[[Any], Any], work: Sequence[Any],
+            on_result: Callable[[int], None] | None = None) -> list[Any]:
+        if not self.on_ray:
+            results = []
+            for job in work:
+                results.append(fn(job))
+                if on_result is not None:
+                    on_result(len(results))
+            return results
+        if self._ray is None:
+            raise RuntimeError("Engine.map on Ray outside `with Engine(...)`")
+        ray = self._ray
         remote = ray.remote(num_cpus=1)(_run_watched)
-        driver = os.getpid() if local else None
+        driver = os.getpid() if self.ray_address is None else None
         pending = {remote.remote(fn, job, driver): k for k, job in enumerate(work)}
         results: list[Any] = [None] * len(work)
         done = 0
@@ -85,8 +91,26 @@ def _on_ray(fn: Callable[[Any], Any], work: Sequence[Any], workers: int,
             for ref in pending:  # stopped early: what is left must not play on
                 ray.cancel(ref, force=True)
         return results
-    finally:
-        ray.shutdown()
+
+
+def _start_ray(workers: int, ray_address: str | None) -> Any:
+    try:
+        import ray
+    except ModuleNotFoundError:
+        raise RuntimeError("more than one worker runs on Ray, which is not installed: "
+                           "pip install 'foosball[sim]' (./tools/setup does)") from None
+    # ray.init puts its own SIGTERM handler in (it logs and exits 1): the caller's stay
+    handlers = {signum: signal.getsignal(signum)
+                for signum in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)}
+    if ray_address is None:
+        ray.init(num_cpus=workers, include_dashboard=False, log_to_driver=False,
+                 logging_level=logging.WARNING, object_store_memory=OBJECT_STORE_BYTES)
+    else:
+        ray.init(address=ray_address, log_to_driver=False, logging_level=logging.WARNING)
+    for signum, handler in handlers.items():
+        if handler is not None:
+            signal.signal(signum, handler)
+    return ray
 
 
 def _run_watched(fn: Callable[[Any], Any], job: Any, driver: int | None) -> Any:

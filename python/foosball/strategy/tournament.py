@@ -27,7 +27,7 @@ import time
 from dataclasses import replace
 from typing import Any
 
-from foosball.strategy.engine import run_jobs
+from foosball.strategy.engine import Engine, run_jobs
 
 SPEED_BANDS = ((0.0, 5.0), (5.0, 10.0), (10.0, 15.0), (15.0, 99.0))
 
@@ -230,16 +230,20 @@ def stop_on_signals() -> None:
 
 def run_tournament(robot: str, opponent: str, matches: int, jobs: int, seed: int,
                    duration: float, randomise: bool, show_progress: bool = True,
-                   ray_address: str | None = None, overrides: Overrides | None = None
-                   ) -> dict[str, Any]:
+                   ray_address: str | None = None, overrides: Overrides | None = None,
+                   engine: Engine | None = None) -> dict[str, Any]:
+    """Matches seed .. seed + matches - 1; on `engine` if given (it is already running),
+    else on `jobs` workers started for this tournament."""
     work: list[Job] = [(robot, opponent, seed + i, duration, randomise, overrides)
                        for i in range(matches)]
     started = time.monotonic()
     if show_progress:
         progress(0, matches, started)
-    results = run_jobs(play_one, work, jobs, ray_address,
-                       (lambda done: progress(done, matches, started)) if show_progress
-                       else None)
+    shown = (lambda done: progress(done, matches, started)) if show_progress else None
+    if engine is not None:
+        results = engine.map(play_one, work, shown)
+    else:
+        results = run_jobs(play_one, work, jobs, ray_address, shown)
     return {
         "robot": robot,
         "opponent": opponent,
