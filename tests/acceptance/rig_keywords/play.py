@@ -50,6 +50,11 @@ class Tally:
     unseen: dict[str, int] = field(default_factory=lambda: {"robot": 0, "human": 0})
     alarms: str = ""
 
+    @property
+    def seen(self) -> int:
+        """Goals while playing that the camera saw go in: the panel must count each."""
+        return self.robot + self.human - sum(self.unseen.values())
+
     def __str__(self) -> str:
         return (f"while playing since the start: robot {self.robot} : {self.human} human "
                 f"(unseen by the camera: robot {self.unseen['robot']}, human "
@@ -144,6 +149,27 @@ class PlayKeywords:
             return tally.robot + tally.human >= 1
         wait_until(scored, self._left(limit),
                    lambda: f"no goal within {limit} s of the start: {self._tally()}")
+
+    @keyword("a goal the camera saw go in is scored within ${limit} s")
+    def seen_goal(self, limit: str) -> None:
+        """At least one goal while playing with the ball seen in the mouth (the score check
+        after it then needs the panel to have counted a goal: one that never counts fails)."""
+        wait_until(lambda: self._tally().seen >= 1, self._left(limit),
+                   lambda: f"no goal the camera saw go in within {limit} s of the start: "
+                           f"{self._tally()}; {self._tracked_at_goals()}")
+
+    @keyword("the game panel's score while paused")
+    def paused_score(self, within_s: float = 5.0) -> GameState:
+        """The last GameState PAUSED heard (sent since the last second): no goal counts
+        while paused, so its score stands still."""
+        observer = self.ctx.observer
+        since = time.monotonic() - 1.0
+
+        def paused() -> GameState | None:
+            states = [h.message for h in observer.since(since, GameState)]
+            return states[-1] if states and states[-1].state == SafetyState.PAUSED else None
+        return wait_until(paused, within_s, lambda: f"the game panel did not say PAUSED "
+                                                    f"within {within_s} s; {self._panel_goals()}")
 
     @keyword("the game panel counts every goal the camera saw and no other")
     def panel_score(self, within_s: float = 3.0) -> GameState:
