@@ -9,7 +9,6 @@ from __future__ import annotations
 import dataclasses
 import time
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -22,6 +21,7 @@ from foosball.wire.catalogue import (
     SafetyState,
     VisionConfig,
 )
+from tests.conftest import screenshots_dir
 from tests.panels.game_rig import (
     CALIBRATION,
     CHROMEDRIVER,
@@ -40,7 +40,7 @@ pytestmark = pytest.mark.skipif(CHROMIUM is None or CHROMEDRIVER is None,
                                 reason="needs Debian's chromium and chromium-driver "
                                        "(tools/run-tests installs them as root)")
 
-DOCS = Path(__file__).resolve().parents[2] / "docs" / "panels"
+DOCS = screenshots_dir()  # docs/panels only when asked (tests/conftest.py)
 HALF_L = TABLE.field.half_length
 
 
