@@ -27,8 +27,8 @@ Start On The Page Starts The Game
 The Page Shows Exactly The Score The Game Panel Keeps
     [Tags]    sim
     Given the game is playing
-    When a goal the camera saw go in is scored within ${PLAY_S} s
-    Then the game panel counts every goal the camera saw and no other
+    When a goal the camera can tell is scored within ${PLAY_S} s
+    Then the game panel counts every goal the camera can tell and no other
     When the game is paused
     Then the page shows exactly the score the game panel keeps
 
