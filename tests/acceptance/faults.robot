@@ -43,11 +43,11 @@ drive 0: motor locked
 
 EtherCAT link down
     [Tags]    needs-namespaces    needs-emulator
-    ${TEST NAME}    ${DETECT_MS}
+    ${TEST NAME}    ${BUS_MS}
 
 working counter: one slave deaf
     [Tags]    needs-emulator
-    ${TEST NAME}    ${DETECT_MS}
+    ${TEST NAME}    ${BUS_MS}
 
 SIGKILL motor_driver
     [Tags]    needs-emulator

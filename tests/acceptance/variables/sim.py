@@ -11,6 +11,7 @@ import shutil
 from pathlib import Path
 from typing import Any
 
+from foosball.agents.motor_driver import MotorDriverConfig
 from foosball.ethercat.bus import BusConfig
 from foosball.safety.settings import SafetySettings
 
@@ -30,9 +31,12 @@ def fault_limits(deadline_s: float, camera_timeout_s: float) -> dict[str, float]
     """The fault suite's limits, in ms, from the product's figures and the rig's settings."""
     period_ms = SafetySettings().heartbeat_period_s * 1e3
     return {
-        # a fault a board sees itself (a drive's fault bit, lost EtherCAT frames, a flood):
-        # latched within 3 heartbeat periods of the injection
+        # a fault a board sees at once (a drive's fault bit, a flood): latched within 3
+        # heartbeat periods of the injection
         "DETECT_MS": 3 * period_ms,
+        # lost EtherCAT frames or a wrong working counter: the motor driver waits out its
+        # bus error tolerance by design (well inside the drives' watchdog), then as above
+        "BUS_MS": MotorDriverConfig().bus_error_tolerance_s * 1e3 + 3 * period_ms,
         # a lost agent or board: its deadline, then at most half a period to the latch
         # (the boards' deadline is 2.5 periods: caught within 3, board.toml)
         "LOSS_MS": deadline_s * 1e3 + period_ms / 2,
