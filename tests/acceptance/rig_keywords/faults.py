@@ -112,17 +112,13 @@ class FaultKeywords:
     @keyword("the game halts on every board within ${limit} ms of the first")
     def halts(self, limit: str) -> None:
         """Every agent but the fault's victim latched FAULT (its own log), each within `limit`
-        of the first (the alarm's hop), and the game says FAULT (unless the game panel is
-        the one gone)."""
+        of the first (the alarm's hop). The game panel's latch is the game's FAULT (its
+        GameState says FAULT while its latch is set); this laptop may hear that late or not
+        at all in a flood, so its log, not the wire, is the record."""
         latches = self._latches()
         spread = max(latches.values()) - min(latches.values())
         self.notes.append(f"every board latched within {1e3 * spread:.1f} ms of the first")
         self._within("the last board latched", spread, seconds(limit) / 1e3, "of the first")
-        if self._fault.victim != "game_panel":
-            observer = self.ctx.observer
-            wait_until(lambda: any(h.message.state == SafetyState.FAULT
-                                   for h in observer.since(self.injected_s, GameState)), 2.0,
-                       lambda: f"the game never said FAULT: {self._states()}")
 
     @keyword("every axis is stopped within ${count} cycles of the latch")
     def stopped(self, count: str) -> None:
