@@ -14,6 +14,8 @@ the game on the wire (as the game panel's Start does), listens to everything, an
   window of 200 cycles);
 - each process's share of one core;
 - the score from the game panel's GameState, the shots and saves from the table itself;
+- the goals the table scored while the game was PLAYING (its truth, frame by frame) against
+  the goals the game panel counted: matched as in goal_count.py, the missed and the made up;
 - a FAULT (a stall of this shared machine can be one) is restarted as the person at the
   table would, once its cause is gone, and counted with the time the game did not play.
 The recordings of the match recorder (`foosball report`) are in the run directory named.
@@ -40,6 +42,10 @@ from collections import Counter
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the repository root: tests/
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "acceptance"))
+
+from goal_count import match_goals
+from rig_keywords.truth import TruthListener
 
 from foosball.rig.faults import FaultMatrix
 from foosball.rig.observer import Observer
@@ -82,8 +88,11 @@ def main() -> int:
     from foosball.agents.cli import AGENTS
 
     agents = tuple(name for name in AGENT_BOARD if name in AGENTS)
-    rig = Rig(RigOptions(run_dir=Path(tempfile.mkdtemp(prefix="fb-match-")), agents=agents,
-                         fps=args.fps, opponent=args.opponent))
+    options = RigOptions(run_dir=Path(tempfile.mkdtemp(prefix="fb-match-")), agents=agents,
+                         fps=args.fps, opponent=args.opponent)
+    rig = Rig(options)
+    truth = TruthListener(rig.lan.namespace("pole" if rig.namespaced else "vision"))
+    options.truth = truth.address
     observer = None
     report: dict[str, object] = {"fps": args.fps, "seconds": args.seconds,
                                  "opponent": args.opponent,
@@ -122,9 +131,11 @@ def main() -> int:
         observer.send(GameControl(command=GameCommand.STOP))
         heard = [h for h in observer.since(start) if h.at_s <= end]
         report["rig"] = summarise(heard, args.seconds, args.fps)
+        report["goals"] = goals_counted(heard, [t for t in truth.since(start) if t.at_s <= end])
     finally:
         if observer is not None:
             observer.close()
+        truth.close()
         rig.down()
     table = re.findall(r"camera: .*", rig.log_text("camera"))
     report["rig_table"] = table[-1] if table else ""
@@ -185,6 +196,27 @@ def screenshot_game_panel(rig: Rig, path: Path) -> None:
     finally:
         driver.quit()
         forward.close()
+
+
+def goals_counted(heard: list, frames: list) -> dict[str, object]:
+    """The table's goals while the game said PLAYING against the game panel's score rises."""
+    states = [h for h in heard if isinstance(h.message, GameState)]
+    table, panel = [], []
+    state, g = None, 0
+    for before, frame in itertools.pairwise(frames):
+        while g < len(states) and states[g].at_s <= frame.at_s:
+            state, g = states[g].message.state, g + 1
+        for team, was, now in (("robot", before.score_robot, frame.score_robot),
+                               ("human", before.score_human, frame.score_human)):
+            if now > was and state == SafetyState.PLAYING:
+                table.append((frame.at_s, team))
+    for before, now in itertools.pairwise(states):
+        for team, was, is_ in (("robot", before.message.score_robot, now.message.score_robot),
+                               ("human", before.message.score_human, now.message.score_human)):
+            panel += [(now.at_s, team)] * max(0, is_ - was)
+    missed, extra = match_goals(table, panel)
+    return {"table_while_playing": len(table), "panel_counted": len(panel),
+            "missed": len(missed), "made_up": len(extra)}
 
 
 def summarise(heard: list, seconds: float, fps: float) -> dict[str, object]:

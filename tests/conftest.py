@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import getpass
 import os
 import shutil
+import tempfile
+from pathlib import Path
 
 import pytest
 
@@ -33,3 +36,13 @@ def needs_root_netns() -> pytest.MarkDecorator:
     if shutil.which("ip") is None:
         return pytest.mark.skip(reason="needs iproute2's `ip` to create network namespaces")
     return pytest.mark.netns
+
+
+def screenshots_dir() -> Path:
+    """Where the browser tests leave their screenshots. A test run leaves the work tree as it
+    found it, so by default one folder beside pytest's own temporary folders, overwritten by
+    each run; `FOOSBALL_SCREENSHOTS=docs/panels` refreshes the pictures the README shows."""
+    chosen = os.environ.get("FOOSBALL_SCREENSHOTS")
+    if chosen:
+        return Path(chosen).resolve()
+    return Path(tempfile.gettempdir()) / f"pytest-of-{getpass.getuser()}" / "foosball-screenshots"

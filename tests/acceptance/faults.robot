@@ -1,7 +1,13 @@
 *** Settings ***
 Documentation       Faults: each case of the Agent runtime's fault matrix
 ...                 (foosball.rig.faults.matrix; the test names are its case names) injected
-...                 into the playing rig. The game halts on every board, every axis stops,
+...                 into the playing rig. A board latches it, timed from the injection as
+...                 the one that made it recorded it, within the product's own figures (the
+...                 variables file says how each limit is made), every other board within one
+...                 heartbeat period of the first (their logs, one clock on this host), every
+...                 axis stops within 3 cycles of the motor driver's latch (the drives'
+...                 own record), or by the drives' watchdog where the master cannot reach
+...                 them; a negative interval is an error. Then
 ...                 a restart is refused while the cause is there, nothing resumes by itself
 ...                 once it is gone, and a restart pressed then brings the game back to wait
 ...                 for a start with every axis homed.
@@ -16,11 +22,7 @@ Test Template       A Fault Halts The Game Until Its Cause Is Gone And Restart I
 Test Tags           sim    rig
 
 
-*** Variables ***
-${CAMERA_TIMEOUT_MS}    600     # the tracker counts the camera lost after 0.2 s
-
-
-*** Test Cases ***                          FAULT           HALTED WITHIN (ms)
+*** Test Cases ***                          FAULT           LATCHED WITHIN (ms)
 Every Case Of The Fault Matrix Has A Test
     [Template]    NONE
     [Setup]    NONE
@@ -29,58 +31,59 @@ Every Case Of The Fault Matrix Has A Test
 
 drive 3: emergency button
     [Tags]    needs-emulator
-    ${TEST NAME}    ${HALT_MS}
+    ${TEST NAME}    ${DETECT_MS}
 
 drive 5: overcurrent
     [Tags]    needs-emulator
-    ${TEST NAME}    ${HALT_MS}
+    ${TEST NAME}    ${DETECT_MS}
 
 drive 0: motor locked
     [Tags]    needs-emulator
-    ${TEST NAME}    ${HALT_MS}
+    ${TEST NAME}    ${DETECT_MS}
 
 EtherCAT link down
     [Tags]    needs-namespaces    needs-emulator
-    ${TEST NAME}    ${HALT_MS}
+    ${TEST NAME}    ${BUS_MS}
 
 working counter: one slave deaf
     [Tags]    needs-emulator
-    ${TEST NAME}    ${HALT_MS}
+    ${TEST NAME}    ${BUS_MS}
 
 SIGKILL motor_driver
     [Tags]    needs-emulator
-    ${TEST NAME}    ${HALT_MS}
+    ${TEST NAME}    ${LOSS_MS}
 
 SIGSTOP motor_driver
     [Tags]    needs-emulator
-    ${TEST NAME}    ${HALT_MS}
+    ${TEST NAME}    ${LOSS_MS}
 
-SIGKILL pole_driver                         ${TEST NAME}    ${HALT_MS}
-SIGSTOP pole_driver                         ${TEST NAME}    ${HALT_MS}
-SIGKILL supervisory_panel                   ${TEST NAME}    ${HALT_MS}
-SIGSTOP supervisory_panel                   ${TEST NAME}    ${HALT_MS}
-SIGKILL ball_tracker                        ${TEST NAME}    ${HALT_MS}
-SIGSTOP ball_tracker                        ${TEST NAME}    ${HALT_MS}
-SIGKILL strategy                            ${TEST NAME}    ${HALT_MS}
-SIGSTOP strategy                            ${TEST NAME}    ${HALT_MS}
-SIGKILL game_panel                          ${TEST NAME}    ${HALT_MS}
-SIGSTOP game_panel                          ${TEST NAME}    ${HALT_MS}
+SIGKILL pole_driver                         ${TEST NAME}    ${LOSS_MS}
+SIGSTOP pole_driver                         ${TEST NAME}    ${LOSS_MS}
+SIGKILL supervisory_panel                   ${TEST NAME}    ${LOSS_MS}
+SIGSTOP supervisory_panel                   ${TEST NAME}    ${LOSS_MS}
+SIGKILL ball_tracker                        ${TEST NAME}    ${LOSS_MS}
+SIGSTOP ball_tracker                        ${TEST NAME}    ${LOSS_MS}
+SIGKILL strategy                            ${TEST NAME}    ${LOSS_MS}
+SIGSTOP strategy                            ${TEST NAME}    ${LOSS_MS}
+SIGKILL game_panel                          ${TEST NAME}    ${LOSS_MS}
+SIGSTOP game_panel                          ${TEST NAME}    ${LOSS_MS}
 
 LAN partition: vision board unplugged
     [Tags]    needs-namespaces
-    ${TEST NAME}    ${HALT_MS}
+    ${TEST NAME}    ${LOSS_MS}
 
-camera lost                                 ${TEST NAME}    ${CAMERA_TIMEOUT_MS}
-flood of 10,000 unsigned frames/s           ${TEST NAME}    ${HALT_MS}
+camera lost                                 ${TEST NAME}    ${CAMERA_MS}
+flood of 10,000 unsigned frames/s           ${TEST NAME}    ${DETECT_MS}
 
 
 *** Keywords ***
 A Fault Halts The Game Until Its Cause Is Gone And Restart Is Pressed
-    [Arguments]    ${fault}    ${halted_within_ms}
+    [Arguments]    ${fault}    ${latched_within_ms}
     Given the game is playing
     When the fault ${fault} is injected
-    Then the game halts on every board within ${halted_within_ms} ms
-    And every axis is stopped within ${STOP_MS} ms of the alarm
+    Then a board latches the fault within ${latched_within_ms} ms of the injection
+    And the game halts on every board within ${SPREAD_MS} ms of the first
+    And every axis is stopped within ${STOP_CYCLES} cycles of the latch or by the drives' watchdog within ${WATCHDOG_MS} ms
     When restart is pressed
     Then the restart is refused
     When the cause of the fault is removed

@@ -28,8 +28,8 @@ The Robot Saves The Scripted Human's Shots And Scores
 The Game Panel Keeps The Score
     [Tags]    sim
     Given the game is playing
-    When a goal is scored within ${PLAY_S} s
-    Then the game panel counts every goal the camera saw and no other
+    When a goal the camera can tell is scored within ${PLAY_S} s
+    Then the game panel counts every goal the camera can tell and no other
 
 Pausing The Game Holds The Rods
     Given the game is playing

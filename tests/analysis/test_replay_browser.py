@@ -7,7 +7,6 @@ from __future__ import annotations
 import io
 import threading
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -16,6 +15,7 @@ from foosball.recording.format import read_recording
 from foosball.recording.replay import Replay, ReplayPage
 from foosball.sim.match import Match
 from foosball.sim.record import record_match
+from tests.conftest import screenshots_dir
 from tests.panels.game_rig import CHROMEDRIVER, CHROMIUM, open_chromium, wait_for
 
 pytest.importorskip("selenium.webdriver", reason="needs selenium (the test extra)")
@@ -25,7 +25,7 @@ pytestmark = pytest.mark.skipif(CHROMIUM is None or CHROMEDRIVER is None,
                                 reason="needs Debian's chromium and chromium-driver "
                                        "(tools/run-tests installs them as root)")
 
-DOCS = Path(__file__).resolve().parents[2] / "docs" / "panels"
+DOCS = screenshots_dir()  # docs/panels only when asked (tests/conftest.py)
 
 
 @pytest.fixture(scope="module")
@@ -80,5 +80,5 @@ def test_the_replay_bar_pauses_seeks_and_shows_the_score_then(served: Any) -> No
     wait_for(lambda: shown(driver, "replay-time").startswith("00:05.0"), 5, "the seek back")
     wait_for(lambda: driver.execute_script("return window.panelStats.drawn") > 0, 5,
              "the ball drawn")
-    DOCS.mkdir(exist_ok=True)
+    DOCS.mkdir(parents=True, exist_ok=True)
     driver.save_screenshot(str(DOCS / "replay-800x480.png"))

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import struct
+import time
 
 import pytest
 
@@ -238,7 +239,8 @@ def test_syncmanager_watchdog_trips_only_after_its_time(silence_s: float) -> Non
 def test_control_channel_injects_and_clears_faults_and_mutes() -> None:
     master = Master(drives=2)
     emu = master.emu
-    assert emu.command("fault 1 overcurrent") == {"ok": True}
+    injected = emu.command("fault 1 overcurrent")
+    assert injected["ok"] and injected["at_s"] <= time.monotonic()  # when it took effect
     assert emu.drives[1].causes and not emu.drives[0].causes
     assert emu.command("clear all") == {"ok": True}
     assert not emu.drives[1].causes

@@ -9,7 +9,6 @@ from __future__ import annotations
 import dataclasses
 import time
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -22,6 +21,7 @@ from foosball.wire.catalogue import (
     SafetyState,
     VisionConfig,
 )
+from tests.conftest import screenshots_dir
 from tests.panels.game_rig import (
     CALIBRATION,
     CHROMEDRIVER,
@@ -40,7 +40,7 @@ pytestmark = pytest.mark.skipif(CHROMIUM is None or CHROMEDRIVER is None,
                                 reason="needs Debian's chromium and chromium-driver "
                                        "(tools/run-tests installs them as root)")
 
-DOCS = Path(__file__).resolve().parents[2] / "docs" / "panels"
+DOCS = screenshots_dir()  # docs/panels only when asked (tests/conftest.py)
 HALF_L = TABLE.field.half_length
 
 
@@ -228,6 +228,36 @@ def test_the_operator_corrects_the_score_on_the_page(rig, page):
     clicked(page, "score-robot-down")
     wait_for(lambda: page.find_element(By.ID, "score-robot").text == str(robot), 5,
              "the score put back")
+
+
+def test_an_uncertain_goal_is_asked_on_the_page_and_counted_in_one_press(rig, page):
+    clicked(page, "start")
+    wait_for(lambda: state_shown(page) == "PLAYING", 5)
+    robot = int(page.find_element(By.ID, "score-robot").text)
+    rig.ball.circling = False
+
+    def vanish_near_the_robot_s_goal_then_no_serve() -> None:
+        rig.ball.play([(0.3, 0.0, BallStatus.DETECTED)] * 5  # back in the field
+                      + [(0.568, 0.08, BallStatus.DETECTED)] * 3  # rolling in, then hidden
+                      + [(0.0, 0.0, BallStatus.LOST)] * 600)  # 3 s at 200 Hz: no serve
+        wait_for(lambda: page.find_element(By.ID, "uncertain-goal").is_displayed(), 10,
+                 "the question on the page")
+    vanish_near_the_robot_s_goal_then_no_serve()
+    assert "Goal for the robot?" in page.find_element(By.ID, "uncertain-text").text
+    assert page.find_element(By.ID, "score-robot").text == str(robot)  # not counted yet
+    clicked(page, "goal-count")
+    wait_for(lambda: page.find_element(By.ID, "score-robot").text == str(robot + 1), 5,
+             "the goal counted")
+    wait_for(lambda: not page.find_element(By.ID, "uncertain-goal").is_displayed(), 5,
+             "the question gone")
+    assert [m.score_robot for m in rig.listener.of(GameState)][-1] == robot + 1
+    vanish_near_the_robot_s_goal_then_no_serve()
+    clicked(page, "goal-dismiss")
+    wait_for(lambda: not page.find_element(By.ID, "uncertain-goal").is_displayed(), 5,
+             "the question dismissed")
+    assert page.find_element(By.ID, "score-robot").text == str(robot + 1)
+    assert "goal robot dismissed: sent" in page.find_element(By.ID, "log").text
+    rig.ball.circling = True
 
 
 def test_a_fault_shows_its_causes_and_restart_waits_until_they_are_gone(rig, page):

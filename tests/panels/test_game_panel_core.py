@@ -394,16 +394,104 @@ def test_a_ball_last_seen_still_at_the_line_inside_the_mouth_is_a_goal():
     assert confirmed(goals, 20_000_000) == "robot"
 
 
-def test_a_ball_hidden_all_the_way_in_is_not_counted():
-    # Seen on the rig, twice the same sightings: last seen rolling along the end wall
-    # towards the mouth, hidden by the men, then either in the goal (the table counted it)
-    # or stopped behind the goalkeeper (served again as a dead ball). The camera cannot tell
-    # them apart, so neither counts; the operator corrects the score.
-    goals = GoalDetector(TABLE)
+def hidden_near_the_goal(goals: GoalDetector) -> None:
+    """Seen on the rig, twice the same sightings: last seen rolling along the end wall
+    towards the mouth, then hidden by the men; either in the goal (the table counted it) or
+    stopped behind the goalkeeper (a dead ball). Up to here the camera cannot tell."""
     goals.observe(BallState(capture_time=0, frame=0, x=0.568, y=0.141, vx=0.05, vy=-0.4,
                             covariance=(0.0, 0.0, 0.0, 0.0), status=BallStatus.DETECTED))
     assert confirmed(goals, 10_000_000) is None
-    assert goals.observe(ball(0.0, 0.3, t=1_300_000_000)) is None  # the serve
+
+
+def test_a_ball_hidden_all_the_way_in_counts_at_the_serve_that_follows():
+    goals = GoalDetector(TABLE)
+    hidden_near_the_goal(goals)
+    assert goals.observe(lost_at(1_200_000_000)) is None
+    assert goals.observe(ball(0.0, 0.3, t=1_300_000_000)) == "robot"  # the serve, 1.3 s on
+    assert goals.uncertain is None
+    assert goals.observe(ball(0.01, 0.28, t=1_310_000_000)) is None  # once
+
+
+@pytest.mark.parametrize("x, y, after_s", [
+    (0.522 - 0.035, 0.0, 3.2),  # a dead ball, put at the goalkeeper after 3 s still
+    (0.45, 0.12, 0.6),  # rolled out from behind the men
+    (0.04, 0.0, 0.3),  # kicked out hard: seen at the middle sooner than any serve
+])
+def test_a_hidden_ball_seen_again_anywhere_but_a_timely_serve_is_no_goal(x, y, after_s):
+    goals = GoalDetector(TABLE)
+    hidden_near_the_goal(goals)
+    assert goals.observe(ball(x, y, t=round(after_s * 1e9))) is None
+    assert goals.uncertain is None
+    assert goals.observe(ball(0.0, 0.3, t=round((after_s + 1.0) * 1e9))) is None  # decided
+
+
+def test_no_serve_in_time_makes_the_goal_uncertain_and_the_next_sighting_may_withdraw_it():
+    goals = GoalDetector(TABLE)
+    hidden_near_the_goal(goals)
+    assert goals.observe(lost_at(2_400_000_000)) is None and goals.uncertain is None
+    assert goals.observe(lost_at(2_600_000_000)) is None
+    assert goals.uncertain == "robot"
+    assert goals.observe(ball(0.487, 0.0, t=3_300_000_000)) is None  # at the goalkeeper
+    assert goals.uncertain is None
+
+
+def test_a_late_serve_leaves_the_goal_uncertain():
+    # A person slow to serve, or a possession restart after a ball hidden behind the men.
+    goals = GoalDetector(TABLE)
+    hidden_near_the_goal(goals)
+    assert goals.observe(ball(0.0, 0.3, t=4_000_000_000)) is None
+    assert goals.uncertain == "robot"
+
+
+def uncertain_goal(p: Panel) -> None:
+    """A match on, a ball hidden near the robot's goal (the human's scoring), no serve."""
+    p.act("start")
+    p.step(ball(-0.568, -0.141, t=0, vx=-0.05))
+    for t in (10_000_000, 1_000_000_000, 2_600_000_000):
+        p.step(lost_at(t))
+
+
+def test_the_page_asks_about_an_uncertain_goal_and_counting_it_is_one_press():
+    p = Panel()
+    uncertain_goal(p)
+    assert p.game["uncertain"]["team"] == "human"
+    assert "camera cannot tell" in p.game["notice"]
+    assert p.core.score == {"robot": 0, "human": 0}  # not counted until answered
+    p.act("goal", count=True)
+    assert p.core.score == {"robot": 0, "human": 1}
+    assert p.states[-1].score_human == 1  # on the wire at once
+    assert p.game["uncertain"] is None
+    assert p.game["log"][0]["action"] == "goal human counted"
+    p.act("goal", count=True)  # answered: a second press counts nothing
+    assert p.core.score == {"robot": 0, "human": 1}
+    assert "refused" in p.game["notice"]
+
+
+def test_dismissing_an_uncertain_goal_keeps_the_score():
+    p = Panel()
+    uncertain_goal(p)
+    p.act("goal", count=False)
+    assert p.core.score == {"robot": 0, "human": 0}
+    assert p.game["uncertain"] is None
+    assert p.game["log"][0]["action"] == "goal human dismissed"
+
+
+@pytest.mark.parametrize("args", [{}, {"count": 1}, {"count": "yes"}])
+def test_an_answer_that_is_not_yes_or_no_is_refused(args):
+    p = Panel()
+    uncertain_goal(p)
+    p.act("goal", **args)
+    assert p.game["uncertain"]["team"] == "human"
+    assert p.game["log"][0]["result"] == "needs count true or false"
+
+
+def test_a_new_match_drops_the_last_match_s_uncertain_goal():
+    p = Panel()
+    uncertain_goal(p)
+    p.act("stop")
+    assert p.game["uncertain"] is None
+    p.act("start")
+    assert p.game["uncertain"] is None and p.core.score == {"robot": 0, "human": 0}
 
 
 def test_the_operator_corrects_the_score_while_a_match_is_on():

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import time
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -18,6 +17,7 @@ from foosball.vision.config import DetectorConfig, VisionSettings
 from foosball.vision.synthetic import LAYOUT, SynthCamera, render
 from foosball.vision.tracker import BallTracker
 from foosball.wire.catalogue import Agent, LearnStage, VisionLearn
+from tests.conftest import screenshots_dir
 from tests.panels.game_rig import NEEDS_CHROMIUM, SAFETY, TABLE, Rig, panel_page, wait_for
 from tests.panels.game_vision import LoopingCamera
 
@@ -26,7 +26,7 @@ from selenium.webdriver.common.by import By
 
 pytestmark = NEEDS_CHROMIUM
 
-DOCS = Path(__file__).resolve().parents[2] / "docs" / "panels"
+DOCS = screenshots_dir()  # docs/panels only when asked (tests/conftest.py)
 
 
 class RollingSource(LoopingCamera):

@@ -10,7 +10,6 @@ import math
 import threading
 import time
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -36,6 +35,7 @@ from foosball.wire.catalogue import (
 from foosball.wire.codec import WireCodec
 from foosball.wire.endpoint import Endpoint
 from foosball.wire.transports.memory import MemoryHub, MemoryTransport
+from tests.conftest import screenshots_dir
 from tests.panels.game_rig import CHROMEDRIVER, CHROMIUM, open_chromium
 
 webdriver = pytest.importorskip("selenium.webdriver", reason="needs selenium")
@@ -48,7 +48,7 @@ KEY = bytes(range(32))
 # the page, not the wire's or the panel's freshness checks (test_supervisory_core does those).
 MAX_AGE_S = 30.0
 STALE_AFTER_S = 5.0
-DOCS = Path(__file__).resolve().parents[2] / "docs" / "panels"
+DOCS = screenshots_dir()  # docs/panels only when asked (tests/conftest.py)
 pytestmark = pytest.mark.skipif(
     CHROMIUM is None or CHROMEDRIVER is None,
     reason="needs Debian's chromium and chromium-driver (tools/run-tests installs them)")

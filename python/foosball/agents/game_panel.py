@@ -33,10 +33,20 @@ in the field first). The carrying-on matters: a ball shot into the goal vanishes
 frames, and at 50 fps its last sighting is still in front of the line. One goal per entry:
 the ball must be seen back inside the field before the next counts. Only goals during
 PLAYING count. The robot scores at x = +L/2 (the human's goal). A goal not yet confirmed
-when a match starts or resumes went in while nobody played, and is forgotten. A ball that
-goes in hidden by the men all the way is not counted: nothing the camera sees tells it from
-a ball that stopped hidden behind the goalkeeper (both seen on the rig); the operator
-corrects the score.
+when a match starts or resumes went in while nobody played, and is forgotten.
+
+A ball that vanishes near a goal (last seen within NEAR_GOAL_M of its line, about the mouth)
+without the rule above seeing it go in may have gone in hidden by the men, or stopped hidden
+behind the goalkeeper: up to then the camera saw the same (both met on the rig). The next
+sighting tells them apart, as the rules restart play (facts/rules-and-shots.md): after a goal
+the ball comes back as a serve between the 5-man rods, and on the rig's table SERVE_WINDOW_S
+after the ball was last seen (the simulator serves 1 s after the goal); a ball that stopped
+hidden behind the 5-man rods is a dead ball, put back at that end's goalkeeper (after 3 s
+still), and a hidden ball that rolls out is seen where it was. So a serve inside the window
+counts the goal; no sighting within the window, or a serve after it (a person slow to serve,
+or a possession restart), makes the goal *uncertain*: the page asks the operator, who counts
+it or dismisses it in one press (a sighting elsewhere withdraws the question: the ball was
+hidden, not in).
 
 Camera calibration: the ball tracker's CalibrationStatus (1 Hz) goes to the page with what
 to worry about: no report for `calibration_silence_s`, no date, or a reprojection error
@@ -88,7 +98,8 @@ from foosball.wire.catalogue import (
     VisionPreview,
 )
 
-ACTIONS = ("start", "pause", "stop", "restart", "vision", "preview", "learn", "score")
+ACTIONS = ("start", "pause", "stop", "restart", "vision", "preview", "learn", "score",
+           "goal")
 COMMANDS = {"start": GameCommand.START, "pause": GameCommand.PAUSE,
             "stop": GameCommand.STOP, "restart": GameCommand.RESTART}
 VISION_FIELDS = tuple(f.name for f in fields(VisionConfig) if f.name != "preview")
@@ -126,6 +137,17 @@ GOAL_HORIZON_S = 0.1  # the longest a vanished ball is carried on (5 frames at 5
 GOAL_CONFIRM_S = 0.25  # LOST this long, not seen back in the field: the goal stands
 TWO_SIGHTINGS_S = 0.05  # sightings this close give the heading (the filter's lags a kick)
 MAX_SCORE = 999  # what GameState's score fields hold
+# A ball lost this close to a goal line (|x| >= L/2 - NEAR_GOAL_M: behind the goalkeeper's
+# rod, which stands 7.8 cm from the line) may have gone in hidden ...
+NEAR_GOAL_M = 0.12
+# ... when it was within the mouth widened by this (seen on the rig: a ball rolling along the
+# end wall towards the mouth, last seen 3.9 cm beside the post, then hidden and in).
+MOUTH_MARGIN_M = 0.05
+# The serve that tells a hidden goal, timed from the last sighting: not sooner than a ball
+# is taken out of the goal (the simulator serves 1 s after the goal, so on the rig 1.0-1.6 s
+# after a ball last seen rolling in), and before a dead ball would be put at the goalkeeper
+# (3 s still) or a possession limit restarts play (10-15 s).
+SERVE_WINDOW_S = (0.5, 2.5)
 
 
 class GoalDetector:
@@ -140,6 +162,13 @@ class GoalDetector:
         self.judged = False  # whether the loss after `last` was looked at
         self.pending: tuple[str, int] | None = None  # (team, LOST at): a goal to confirm
         self.armed = True
+        self.serve_half = min(abs(r.x) for r in table.rods if r.role == "midfield")
+        # (team, last seen at): lost near that goal, unseen since; the next sighting decides
+        self.vanished: tuple[str, int] | None = None
+        # The team of a goal the camera cannot decide, until the operator answers (one at a
+        # time: a newer one replaces it), and whether it was asked about the ball now lost.
+        self.uncertain: str | None = None
+        self.asked = False
 
     def observe(self, ball: BallState) -> str | None:
         """The scoring team ("robot" or "human") when this ball state confirms a goal."""
@@ -147,11 +176,12 @@ class GoalDetector:
             # Only what the camera saw: a predicted state is the filter's guess of a ball it
             # no longer sees, which drifts (a slow ball entering the mouth near a post was
             # predicted beside the post, out of the mouth).
+            scored = self._next_sighting(ball) if self.vanished is not None else None
             self.previous, self.last, self.judged = self.last, ball, False
             if abs(ball.x) < self.field_x:
                 self.armed = True
                 self.pending = None  # back in the field: it bounced out, no goal
-            return None
+            return scored
         if ball.status != BallStatus.LOST:
             return None
         if self.last is not None and not self.judged and self.armed and self.pending is None:
@@ -162,7 +192,12 @@ class GoalDetector:
             team = self._mouth_reached(self.last)
             if team is not None:
                 self.pending, self.armed = (team, ball.capture_time), False
+            else:
+                self.vanished, self.asked = self._near_goal(self.last), False
         self.judged = True
+        if self.vanished is not None and not self.asked and \
+                (ball.capture_time - self.vanished[1]) * 1e-9 > SERVE_WINDOW_S[1]:
+            self.uncertain, self.asked = self.vanished[0], True  # no serve in time: ask
         if self.pending is not None and \
                 (ball.capture_time - self.pending[1]) * 1e-9 >= GOAL_CONFIRM_S:
             team, self.pending = self.pending[0], None
@@ -172,7 +207,37 @@ class GoalDetector:
     def forget(self) -> None:
         """A match starts or resumes: a goal not yet confirmed went in while nobody played
         (seen on the rig: the previous match's last goal counted in the next one)."""
-        self.pending = None
+        self.pending = self.vanished = None
+
+    def settle(self) -> None:
+        """The operator answered the uncertain goal (counted or dismissed it)."""
+        self.uncertain = self.vanished = None
+        self.asked = False
+
+    def _near_goal(self, last: BallState) -> tuple[str, int] | None:
+        """(scoring team, last seen at) when `last` was near enough a goal to have gone in
+        hidden."""
+        if abs(last.x) < self.half_length - NEAR_GOAL_M or \
+                abs(last.y) > self.goal_half + MOUTH_MARGIN_M:
+            return None
+        return ("robot" if last.x > 0 else "human"), last.capture_time
+
+    def _next_sighting(self, ball: BallState) -> str | None:
+        """The first sighting after a ball vanished near a goal: a serve within the window
+        is the goal (returned); a serve after it leaves the goal uncertain; anywhere else the
+        ball was hidden, not in."""
+        assert self.vanished is not None
+        team, seen_ns = self.vanished
+        asked, self.vanished, self.asked = self.asked, None, False
+        gap_s = (ball.capture_time - seen_ns) * 1e-9
+        if abs(ball.x) > self.serve_half or gap_s < SERVE_WINDOW_S[0]:
+            if asked:
+                self.uncertain = None  # the question was about a hidden ball: withdrawn
+            return None
+        if gap_s <= SERVE_WINDOW_S[1]:
+            return team
+        self.uncertain = team  # served late: a goal, or a restart after a hidden ball
+        return None
 
     def _heading(self, last: BallState) -> tuple[float, float]:
         """The ball's velocity when last seen: from its last two sightings when they are
@@ -339,12 +404,14 @@ class GamePanelCore:
             if self.match == "idle":
                 self.score = {"robot": 0, "human": 0}
                 self.clock_s = 0.0
+                self.goals.settle()  # a question about the last match's goal is gone
             self.match = "playing"
             self.goals.forget()
         elif command == GameCommand.PAUSE:
             self.match = "paused"
         elif command == GameCommand.STOP:
             self.match = "idle"
+            self.goals.settle()
         # RESTART: the runtime's latch has already cleared (inputs.safety says so)
 
     def alarm_text(self) -> str:
@@ -418,10 +485,15 @@ class GamePanelCore:
 
     def _ball(self, ball: BallState) -> None:
         self.ball = ball
+        asked = self.goals.uncertain
         scorer = self.goals.observe(ball)
         if scorer is not None and self.state == SafetyState.PLAYING:
             self.score[scorer] = min(MAX_SCORE, self.score[scorer] + 1)
             self.notice = f"goal for the {scorer}"
+        if self.goals.uncertain is not None and self.match == "idle":
+            self.goals.settle()  # no match: no goal to ask about
+        elif self.goals.uncertain not in (None, asked):
+            self.notice = f"goal for the {self.goals.uncertain}? The camera cannot tell"
         if ball.status == BallStatus.LOST:
             self.trail.clear()
             return
@@ -465,6 +537,11 @@ class GamePanelCore:
             result = self._correct_score(action.args)
             if not result:
                 name = f"score {action.args['team']} {action.args['change']:+d}"
+        elif name == "goal":
+            team = self.goals.uncertain
+            result = self._answer_uncertain(action.args)
+            if not result:
+                name = f"goal {team} {'counted' if action.args['count'] else 'dismissed'}"
         else:
             result = f"no action {name!r}"
         self.notice = f"{name} refused: {result}" if result else f"{name} sent"
@@ -483,6 +560,29 @@ class GamePanelCore:
             return f"the {team}'s score cannot go below 0 or above {MAX_SCORE}"
         self.score[team] += change
         return ""
+
+    def _answer_uncertain(self, args: Any) -> str:
+        """The operator's answer to an uncertain goal: counted ({"count": true}) or
+        dismissed ({"count": false}); why not, when refused."""
+        count = args.get("count")
+        if type(count) is not bool:
+            return "needs count true or false"
+        team = self.goals.uncertain
+        if team is None:
+            return "no uncertain goal to answer"
+        if count:
+            result = self._correct_score({"team": team, "change": 1})
+            if result:
+                return result
+        self.goals.settle()
+        return ""
+
+    def uncertain_view(self) -> dict[str, str] | None:
+        team = self.goals.uncertain
+        if team is None:
+            return None
+        return {"team": team, "text": f"Goal for the {team}? The ball vanished near the goal "
+                                      f"and no serve followed in time: the camera cannot tell."}
 
     def _vision_request(self, name: str, args: Any) -> tuple[VisionConfig | None, str]:
         values = catalogue.to_json(self.vision)
@@ -555,6 +655,7 @@ class GamePanelCore:
             "causes": list(safety.causes),
             "allowed": {name: not self.refusal(command) for name, command in COMMANDS.items()},
             "notice": self.notice, "alarms": self.alarm_rows(), "log": list(self.log),
+            "uncertain": self.uncertain_view(),
         }
         # The rest is rebuilt only when its source changed (the page is sent only what
         # changed, and a ball state comes every 5 ms).

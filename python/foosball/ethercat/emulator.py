@@ -41,7 +41,13 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from foosball.ethercat import layout as L
-from foosball.ethercat.drive import Cia402Drive, FaultKind, MotorParameters, MotorSample
+from foosball.ethercat.drive import (
+    Cia402Drive,
+    Cia402State,
+    FaultKind,
+    MotorParameters,
+    MotorSample,
+)
 from foosball.ethercat.esc import EscChain, EscSlave
 from foosball.realtime import lock_memory, quiet_garbage_collector
 
@@ -149,6 +155,11 @@ class DriveEmulator:
         self.longest_stall_s = 0.0
         self.stalls: deque[tuple[float, float]] = deque(maxlen=EVENT_LOG_LENGTH)  # (when, s)
         self.answers = AnswerTimes()
+        # When each drive last left operation enabled (CLOCK_MONOTONIC, as every process
+        # here): the drives' own record of a stop, which the fault suites time against the
+        # master's latch and the injection (None: not since the start).
+        self.left_enabled_s: list[float | None] = [None] * config.drives
+        self._enabled = [False] * config.drives
 
     def _slave(self, axis: int) -> EscSlave:
         config = self.config
@@ -214,6 +225,11 @@ class DriveEmulator:
         for slave in self.chain.slaves:
             slave.apply_held_outputs()
         self._publish_inputs()
+        for axis, drive in enumerate(self.drives):
+            enabled = drive.state is Cia402State.OPERATION_ENABLED
+            if self._enabled[axis] and not enabled:
+                self.left_enabled_s[axis] = now_s
+            self._enabled[axis] = enabled
 
     def _ours(self, frame: bytes) -> bool:
         return (not self.muted and len(frame) >= 16
@@ -242,6 +258,7 @@ class DriveEmulator:
             if verb == "status":
                 return {"ok": True, "now_s": self.now_s,
                         "longest_stall_s": self.longest_stall_s,
+                        "left_enabled_s": self.left_enabled_s,
                         "slaves": [s.report() for s in self.chain.slaves]}
             if verb == "timing":  # the answer path and the stalls, with their times
                 return {"ok": True, "answers": self.answers.report(),
@@ -250,7 +267,7 @@ class DriveEmulator:
                 kind = FaultKind(args[1])
                 for drive in self._axes(args[0]):
                     drive.inject(kind)
-                return {"ok": True}
+                return {"ok": True, "at_s": time.monotonic()}  # when it took effect
             if verb == "clear" and len(args) in (1, 2):
                 kind = FaultKind(args[1]) if len(args) == 2 else None
                 for drive in self._axes(args[0]):
@@ -270,7 +287,7 @@ class DriveEmulator:
                         self.chain.deaf.add(position)
                     else:
                         self.chain.deaf.discard(position)
-                return {"ok": True, "deaf": sorted(self.chain.deaf)}
+                return {"ok": True, "deaf": sorted(self.chain.deaf), "at_s": time.monotonic()}
             if verb == "quit":
                 return {"ok": True, "quit": True}
         except (ValueError, IndexError) as exc:

@@ -59,7 +59,8 @@ class FaultResult:
 @dataclass
 class Fault:
     name: str
-    # May return when the fault took effect, if later than the call (a process to start)
+    # May return when the fault took effect (monotonic), as the one that made it recorded it
+    # (the emulator, the flood's process, the ioctl that pulled a cable)
     inject: Callable[[Rig], Any]
     clear: Callable[[Rig], None]
     victim: str | None = None  # an agent whose heartbeats stop
@@ -77,7 +78,7 @@ class Fault:
 
 def _drive(axis: int, kind: str) -> Fault:
     return Fault(f"drive {axis}: {kind.replace('_', ' ')}",
-                 lambda rig: rig.emulator(f"fault {axis} {kind}"),
+                 lambda rig: rig.emulator(f"fault {axis} {kind}")["at_s"],
                  lambda rig: rig.emulator(f"clear {axis} {kind}"))
 
 
@@ -139,7 +140,7 @@ def matrix(agents: tuple[str, ...]) -> list[Fault]:
         Fault("EtherCAT link down", lambda rig: rig.lan.ethercat_link(False),
               lambda rig: rig.lan.ethercat_link(True), drives_stop_themselves=True),
         # The deaf drive takes no quick stop (it hears nothing): its watchdog stops it.
-        Fault("working counter: one slave deaf", lambda rig: rig.emulator("deaf 6 on"),
+        Fault("working counter: one slave deaf", lambda rig: rig.emulator("deaf 6 on")["at_s"],
               lambda rig: rig.emulator("deaf 6 off"), drives_stop_themselves=True),
     ]
     for agent in (a for a in agents if a not in UNWATCHED):  # whose loss halts the game

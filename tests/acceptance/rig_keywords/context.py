@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import shutil
 import socket
 import tempfile
 import time
@@ -15,6 +16,7 @@ from operator import attrgetter
 from pathlib import Path
 
 from robot.api import SkipExecution
+from robot.libraries.BuiltIn import BuiltIn, RobotNotRunningError
 
 from foosball.agents.cli import AGENTS
 from foosball.rig.faults import FaultMatrix
@@ -126,8 +128,25 @@ class SimulatedTable:
         codes: dict[str, int | None] = {}
         if self._rig is not None:
             codes = self._rig.down()
+            self._keep_logs_and_remove(self._rig.run_dir)
         self._rig = self._observer = self._truth = self._faults = None
         return codes
+
+    @staticmethod
+    def _keep_logs_and_remove(run_dir: Path) -> None:
+        """The rig's logs go beside Robot's log (<output dir>/rig-logs/<suite>/), and its run
+        directory, made for this suite in the temporary directory, is removed: a test run
+        leaves nothing in /tmp."""
+        try:
+            builtin = BuiltIn()
+            kept = Path(builtin.get_variable_value("${OUTPUT DIR}")) / "rig-logs" / \
+                builtin.get_variable_value("${SUITE NAME}").replace(" ", "_")
+        except RobotNotRunningError:  # used outside a Robot run: nowhere to keep them
+            kept = None
+        if kept is not None and (run_dir / "logs").is_dir():
+            shutil.rmtree(kept, ignore_errors=True)
+            shutil.copytree(run_dir / "logs", kept)
+        shutil.rmtree(run_dir, ignore_errors=True)
 
     # -- what the components reach ---------------------------------------------------------
     @property

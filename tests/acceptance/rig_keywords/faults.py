@@ -5,8 +5,8 @@ cause is there, nothing resumes by itself once it is gone, a restart then recove
 from __future__ import annotations
 
 import re
-import threading
 import time
+import tomllib
 
 from robot.api import logger
 from robot.api.deco import keyword
@@ -16,7 +16,6 @@ from robot.running import TestSuiteBuilder
 from foosball.rig.faults import ENABLED, Fault, matrix
 from foosball.rig.rig import Rig
 from foosball.wire.catalogue import (
-    Agent,
     Alarm,
     GameState,
     Heartbeat,
@@ -46,28 +45,8 @@ def latched_in_logs(rig: Rig, since_s: float) -> dict[str, float]:
 
 
 LATCHED = re.compile(r"FAULT latched: .*?\(mono=([\d.]+)")
-ALL_STOPPED = re.compile(r"every drive out of operation enabled \(mono=([\d.]+)")
-
-
-class StopWatch:
-    """Polls the drive emulator from the injection on: when no drive is operation enabled."""
-
-    def __init__(self, rig: Rig, limit_s: float = 10.0) -> None:
-        self.rig = rig
-        self.stopped_s: float | None = None
-        self._deadline = time.monotonic() + limit_s
-        threading.Thread(target=self._run, name="stop-watch", daemon=True).start()
-
-    def _run(self) -> None:
-        while time.monotonic() < self._deadline:
-            try:
-                slaves = self.rig.emulator("status")["slaves"]
-            except (OSError, RuntimeError, ValueError):
-                return
-            if all(s.get("cia402_state") != ENABLED for s in slaves):
-                self.stopped_s = time.monotonic()
-                return
-            time.sleep(0.005)
+ALL_STOPPED = re.compile(r"every drive out of operation enabled \(mono=([\d.]+) "
+                         r"cycle=\d+, (\d+) cycles")
 
 
 class FaultKeywords:
@@ -77,7 +56,6 @@ class FaultKeywords:
         self.injected_s = 0.0
         self.cleared = True
         self.notes: list[str] = []
-        self._watch: StopWatch | None = None
 
     @property
     def cases(self) -> list[Fault]:
@@ -100,7 +78,6 @@ class FaultKeywords:
             raise ValueError(f"no fault {name!r} in the matrix: "
                              f"{', '.join(f.name for f in self.cases)}")
         self.fault, self.notes, self.cleared = fault, [], False
-        self._watch = StopWatch(self.ctx.rig) if self.ctx.rig.namespaced else None
         self.injected_s = fault.start(self.ctx.rig)
 
     @keyword("the cause of the fault is removed")
@@ -117,64 +94,77 @@ class FaultKeywords:
             logger.info(f"{self.fault.name if self.fault else ''}: {'; '.join(self.notes)}")
 
     # -- what must follow ----------------------------------------------------------------
-    @keyword("the game halts on every board within ${limit} ms")
-    def halts(self, limit: str) -> None:
-        """Every agent still heard reports FAULT, and so does the game (unless the game panel
-        is the one gone)."""
-        within_s = seconds(limit) / 1e3
-        observer, since = self.ctx.observer, self.injected_s
-
-        def halted() -> bool:
-            beats: dict[Agent, SafetyState] = {}
-            for h in observer.since(since, Heartbeat):
-                beats[h.sender] = h.message.state
-            recent = {h.sender for h in observer.since(time.monotonic() - 0.1, Heartbeat)}
-            live = {a: s for a, s in beats.items() if a in recent}
-            games = observer.since(since, GameState)
-            game_ok = (Agent.GAME_PANEL not in recent
-                       or any(h.message.state == SafetyState.FAULT for h in games))
-            return bool(live) and game_ok and all(s == SafetyState.FAULT for s in live.values())
-        wait_until(halted, within_s + 2.0, lambda: f"the game did not halt: {self._states()}")
-        took = time.monotonic() - since
-        # Each board's own log says when it latched (one monotonic clock on this host): in a
-        # flood this laptop's socket overflows and it hears the halt late, the boards do not.
-        live = {h.sender.name.lower()
-                for h in observer.since(time.monotonic() - 0.1, Heartbeat)}
-        logged = latched_in_logs(self.ctx.rig, since)
-        if live and live <= logged.keys():
-            by_logs = max(logged[agent] for agent in live) - since
-            if by_logs < took:
-                self.notes.append(f"heard halted in {1e3 * took:.0f} ms, the boards' logs "
-                                  f"latched within {1e3 * by_logs:.0f} ms")
-                took = by_logs
-        first = observer.first(since, lambda h: isinstance(h.message, Alarm)
-                               and h.message.latched)
-        if first is not None:
-            self.notes.append(f"detected by {first.sender.name.lower()} in "
-                              f"{1e3 * (first.at_s - since):.0f} ms: {first.message.text}")
-        self.notes.append(f"halted in {1e3 * took:.0f} ms")
-        if took > within_s:
-            raise AssertionError(f"the game halted {1e3 * took:.0f} ms after the fault (limit "
-                                 f"{limit} ms); {'; '.join(self.notes)}")
-
-    @keyword("every axis is stopped within ${limit} ms of the alarm")
-    def stopped(self, limit: str) -> None:
-        """The drives themselves (the emulator) where there are any, else the MotorStatus;
-        timed from the first latched alarm heard (the fault's detection is the game's halt
-        above), or from the injection when none was heard."""
-        within_s = seconds(limit) / 1e3
-        stopped_s = wait_until(lambda: self._stopped_at(), 5.0,
-                               lambda: f"axes still running 5 s after the fault: "
-                                       f"{self._moving(0.0)}")
-        alarm = self.ctx.observer.first(self.injected_s, lambda h: isinstance(
+    @keyword("a board latches the fault within ${limit} ms of the injection")
+    def detected(self, limit: str) -> None:
+        """The first FAULT latched in any board's own log (one monotonic clock on this host),
+        timed from the injection as the one that made it recorded it (the emulator, the
+        flood's process, the ioctl that pulled the cable, the signal sent)."""
+        first = min(self._latches().values())
+        took = first - self.injected_s
+        self.notes.append(f"first latched {1e3 * took:.1f} ms after the injection")
+        self._within("the first board latched", took, seconds(limit) / 1e3)
+        heard = self.ctx.observer.first(self.injected_s, lambda h: isinstance(
             h.message, Alarm) and h.message.latched)
-        since, what = (alarm.at_s, "alarm") if alarm is not None else (self.injected_s,
-                                                                       "injection")
-        took = stopped_s - since
-        self.notes.append(f"every axis stopped {1e3 * took:.0f} ms after the {what}")
-        if took > within_s:
-            raise AssertionError(f"every axis stopped {1e3 * took:.0f} ms after the {what} "
-                                 f"(limit {limit} ms); {'; '.join(self.notes)}")
+        if heard is not None:
+            self.notes.append(f"first alarm heard here from {heard.sender.name.lower()}: "
+                              f"{heard.message.text}")
+
+    @keyword("the game halts on every board within ${limit} ms of the first")
+    def halts(self, limit: str) -> None:
+        """Every agent but the fault's victim latched FAULT (its own log), each within `limit`
+        of the first (the alarm's hop). The game panel's latch is the game's FAULT (its
+        GameState says FAULT while its latch is set); this laptop may hear that late or not
+        at all in a flood, so its log, not the wire, is the record."""
+        latches = self._latches()
+        spread = max(latches.values()) - min(latches.values())
+        self.notes.append(f"every board latched within {1e3 * spread:.1f} ms of the first")
+        self._within("the last board latched", spread, seconds(limit) / 1e3, "of the first")
+
+    @keyword("every axis is stopped within ${count} cycles of the latch")
+    def stopped(self, count: str) -> None:
+        """Every drive out of operation enabled, by the drives' own record (the emulator's)
+        where there are drives, else by the motor driver's log, within `count` of its cycles
+        of the motor driver's latch (its log)."""
+        rig, cycles = self.ctx.rig, int(count)
+        cycle_s = tomllib.loads(rig.board_file("pole").read_text())["motor_driver"]["cycle_s"]
+        latched = wait_until(lambda: first_logged(rig, "motor_driver", LATCHED,
+                                                  self.injected_s), 3.0,
+                             lambda: f"the motor driver logged no latch: {self._states()}")
+        if rig.namespaced:  # the drive emulator: the drives' own record
+            stopped_s = wait_until(self._drives_stopped_s, 3.0,
+                                   lambda: f"axes still running 3 s after the fault: "
+                                           f"{self._moving(0.0)}")
+            took = stopped_s - latched
+        else:
+            logged = wait_until(lambda: self._logged_stop(latched), 3.0,
+                                lambda: f"the motor driver never logged every drive out of "
+                                        f"operation enabled: {self._states()}")
+            took = logged * cycle_s
+        self.notes.append(f"every axis stopped {1e3 * took:.1f} ms ({took / cycle_s:.1f} "
+                          f"cycles) after the motor driver latched")
+        self._within("every axis stopped", took, cycles * cycle_s, "of the latch")
+
+    @keyword("the drives stop themselves within ${limit} ms of the injection")
+    def drives_stop_themselves(self, limit: str) -> None:
+        """The master cannot reach (all of) them: their own EtherCAT watchdog stops them.
+        Timed by the drives' own record (the emulator) from the injection."""
+        stopped_s = wait_until(self._drives_stopped_s, 3.0,
+                               lambda: f"axes still running 3 s after the fault: "
+                                       f"{self._moving(0.0)}")
+        took = stopped_s - self.injected_s
+        self.notes.append(f"the drives stopped themselves {1e3 * took:.1f} ms after the "
+                          f"injection")
+        self._within("every axis stopped", took, seconds(limit) / 1e3, "of the injection")
+
+    @keyword("every axis is stopped within ${count} cycles of the latch "
+             "or by the drives' watchdog within ${limit} ms")
+    def axes_stop(self, count: str, limit: str) -> None:
+        """As the fault allows: the motor driver quick-stops every drive it reaches; a drive
+        it cannot reach (the master gone, the cable out, a deaf drive) stops itself."""
+        if self._fault.drives_stop_themselves:
+            self.drives_stop_themselves(limit)
+        else:
+            self.stopped(count)
 
     @keyword("the restart is refused")
     def refused(self) -> None:
@@ -245,17 +235,48 @@ class FaultKeywords:
             raise AssertionError("no fault injected ('the fault NAME is injected' first)")
         return self.fault
 
-    def _stopped_at(self) -> float | None:
-        """When every axis was first seen stopped after the injection: by the drives (the
-        emulator, polled) or by the motor driver's log, whichever says so first (in a flood
-        this process is busy hearing the flood and polls late)."""
-        if self._watch is not None:
-            logged = first_logged(self.ctx.rig, "motor_driver", ALL_STOPPED, self.injected_s)
-            seen = self._watch.stopped_s
-            return min((t for t in (seen, logged) if t is not None), default=None)
-        first = self.ctx.observer.first(self.injected_s, lambda h: isinstance(
-            h.message, MotorStatus) and all(a.state in STOPPED for a in h.message.axes))
-        return first.at_s if first is not None else None
+    def _within(self, what: str, took: float, limit_s: float, after: str = "after the "
+                "injection") -> None:
+        """`took` (s) is no longer than `limit_s`, and not negative: an interval below zero
+        is a clock or a log read wrong, not a fast system."""
+        if took < 0.0:
+            raise AssertionError(f"{what} {1e3 * took:.1f} ms {after}: a negative interval "
+                                 f"(the times do not describe this fault); "
+                                 f"{'; '.join(self.notes)}")
+        if took > limit_s:
+            raise AssertionError(f"{what} {1e3 * took:.1f} ms {after} (limit "
+                                 f"{1e3 * limit_s:g} ms); {'; '.join(self.notes)}")
+
+    def _latches(self, within_s: float = 3.0) -> dict[str, float]:
+        """When each agent but the victim first latched FAULT after the injection, from its
+        own log (waits until every one has)."""
+        rig = self.ctx.rig
+        expected = set(self.ctx.agents) - {self._fault.victim}
+
+        def every() -> dict[str, float] | None:
+            logged = latched_in_logs(rig, self.injected_s)
+            return logged if expected <= logged.keys() else None
+        return wait_until(every, within_s, lambda: (
+            f"not every board latched FAULT within {within_s} s (their logs): latched "
+            f"{sorted(latched_in_logs(rig, self.injected_s))} of {sorted(expected)}; "
+            f"{self._states()}"))
+
+    def _drives_stopped_s(self) -> float | None:
+        """When the last drive left operation enabled after the injection (the drives' own
+        record), once none is."""
+        status = self.ctx.rig.emulator("status")
+        if any(s.get("cia402_state") == ENABLED for s in status["slaves"]):
+            return None
+        left = [t for t in status["left_enabled_s"] if t is not None and t >= self.injected_s]
+        return max(left) if left else None
+
+    def _logged_stop(self, latched_s: float) -> int | None:
+        """The motor driver's count of cycles from its latch to every drive out of operation
+        enabled (its log), for the latch at `latched_s`."""
+        for match in ALL_STOPPED.finditer(self.ctx.rig.log_text("motor_driver")):
+            if float(match.group(1)) >= latched_s:
+                return int(match.group(2))
+        return None
 
     def _moving(self, since: float) -> str:
         """What is not stopped: drives enabled (emulator), else axes in the MotorStatus."""

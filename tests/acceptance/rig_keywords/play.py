@@ -18,7 +18,12 @@ from typing import Any
 from robot.api import logger
 from robot.api.deco import keyword
 
-from foosball.agents.game_panel import GoalDetector
+from foosball.agents.game_panel import (
+    MOUTH_MARGIN_M,
+    NEAR_GOAL_M,
+    SERVE_WINDOW_S,
+    GoalDetector,
+)
 from foosball.geometry import default_table
 from foosball.wire.catalogue import BallState, BallStatus, GameState, SafetyState
 from rig_keywords.context import SimulatedTable
@@ -34,6 +39,21 @@ SAW_IN_THE_MOUTH_S = 0.5
 MOUTH = GoalDetector(default_table())
 
 
+def served_after(sightings: list[tuple[int, float, float]], after: int) -> bool:
+    """Whether the ball, last seen (sightings[after - 1]) near a goal, was next seen
+    (sightings[after]) at the serve, between the 5-man rods, in the window a serve follows a
+    goal: what the camera tells of a goal the men hid on its way in (the rules put a ball
+    that stopped hidden behind the 5-man rods at that end's goalkeeper instead)."""
+    if after == 0 or after >= len(sightings):
+        return False
+    (last_t, last_x, last_y), (next_t, next_x, _) = sightings[after - 1], sightings[after]
+    gap_s = (next_t - last_t) * 1e-9
+    return (abs(last_x) >= MOUTH.half_length - NEAR_GOAL_M
+            and abs(last_y) <= MOUTH.goal_half + MOUTH_MARGIN_M
+            and abs(next_x) <= MOUTH.serve_half
+            and SERVE_WINDOW_S[0] <= gap_s <= SERVE_WINDOW_S[1])
+
+
 def score_changes(items: list[Any], score: Callable[[Any], tuple[int, int]]) -> list[Any]:
     """The items whose score differs from the one before."""
     return [now for before, now in itertools.pairwise(items) if score(now) != score(before)]
@@ -45,14 +65,20 @@ class Tally:
     human: int = 0
     saves: int = 0
     not_playing: int = 0  # goals the table counted while the game was not PLAYING
-    # goals while playing that the camera did not see go in (no DETECTED ball state where
-    # the ball was, in the mouth, within SAW_IN_THE_MOUTH_S), by the scoring team
+    # goals while playing that the camera cannot tell, by the scoring team: not seen go in
+    # (no DETECTED ball state where the ball was, in the mouth, within SAW_IN_THE_MOUTH_S)
+    # and not served after the ball vanished near that goal (`served_after`)
     unseen: dict[str, int] = field(default_factory=lambda: {"robot": 0, "human": 0})
     alarms: str = ""
 
+    @property
+    def seen(self) -> int:
+        """Goals while playing that the camera told: the panel must count each."""
+        return self.robot + self.human - sum(self.unseen.values())
+
     def __str__(self) -> str:
         return (f"while playing since the start: robot {self.robot} : {self.human} human "
-                f"(unseen by the camera: robot {self.unseen['robot']}, human "
+                f"(the camera could not tell: robot {self.unseen['robot']}, human "
                 f"{self.unseen['human']}), {self.saves} robot saves ({self.not_playing} goals "
                 f"while not playing; {self.alarms})")
 
@@ -71,11 +97,14 @@ class PlayKeywords:
                                  "('the game is started' first)")
         tally = Tally(alarms=ctx.alarms_since(ctx.started_s))
         truth_at = ctx.truth.by_stamp(ctx.started_s - 1.0)
-        seen_at = sorted(ball.capture_time for ball in (h.message for h in ctx.observer.since(
-            ctx.started_s - 1.0, BallState)) if ball.status == BallStatus.DETECTED and
-            abs(ball.x) > MOUTH.field_x and abs(ball.y) <= MOUTH.goal_half and
+        sightings = sorted((ball.capture_time, ball.x, ball.y) for ball in (
+            h.message for h in ctx.observer.since(ctx.started_s - 1.0, BallState))
+            if ball.status == BallStatus.DETECTED and
             (truth := truth_at.get(ball.capture_time)) is not None and
             math.hypot(ball.x - truth.x, ball.y - truth.y) <= SAW_THE_BALL_M)
+        stamps = [t for t, _, _ in sightings]
+        in_mouth = [t for t, x, y in sightings
+                    if abs(x) > MOUTH.field_x and abs(y) <= MOUTH.goal_half]
         for frame, state in ctx.with_game_state(ctx.truth.since(ctx.started_s)):
             playing = state == SafetyState.PLAYING
             goals = (frame.score_robot - previous.score_robot,
@@ -84,9 +113,10 @@ class PlayKeywords:
                 tally.robot += goals[0]
                 tally.human += goals[1]
                 tally.saves += frame.saves_robot - previous.saves_robot
-                last_seen = bisect.bisect_right(seen_at, frame.t_ns)
-                if sum(goals) and (last_seen == 0 or frame.t_ns - seen_at[last_seen - 1]
-                                   > SAW_IN_THE_MOUTH_S * 1e9):
+                last_seen = bisect.bisect_right(in_mouth, frame.t_ns)
+                if sum(goals) and (last_seen == 0 or frame.t_ns - in_mouth[last_seen - 1]
+                                   > SAW_IN_THE_MOUTH_S * 1e9) and \
+                        not served_after(sightings, bisect.bisect_right(stamps, frame.t_ns)):
                     tally.unseen["robot" if goals[0] else "human"] += 1
             else:
                 tally.not_playing += sum(goals)
@@ -145,14 +175,36 @@ class PlayKeywords:
         wait_until(scored, self._left(limit),
                    lambda: f"no goal within {limit} s of the start: {self._tally()}")
 
-    @keyword("the game panel counts every goal the camera saw and no other")
-    def panel_score(self, within_s: float = 3.0) -> GameState:
+    @keyword("a goal the camera can tell is scored within ${limit} s")
+    def seen_goal(self, limit: str) -> None:
+        """At least one goal while playing that the camera can tell: the ball seen in the
+        mouth, or seen vanishing near the goal and next at the serve (the score check after
+        it then needs the panel to have counted a goal: one that never counts fails)."""
+        wait_until(lambda: self._tally().seen >= 1, self._left(limit),
+                   lambda: f"no goal the camera can tell within {limit} s of the start: "
+                           f"{self._tally()}; {self._tracked_at_goals()}")
+
+    @keyword("the game panel's score while paused")
+    def paused_score(self, within_s: float = 5.0) -> GameState:
+        """The last GameState PAUSED heard (sent since the last second): no goal counts
+        while paused, so its score stands still."""
+        observer = self.ctx.observer
+        since = time.monotonic() - 1.0
+
+        def paused() -> GameState | None:
+            states = [h.message for h in observer.since(since, GameState)]
+            return states[-1] if states and states[-1].state == SafetyState.PAUSED else None
+        return wait_until(paused, within_s, lambda: f"the game panel did not say PAUSED "
+                                                    f"within {within_s} s; {self._panel_goals()}")
+
+    @keyword("the game panel counts every goal the camera can tell and no other")
+    def panel_score(self, within_s: float = 4.0) -> GameState:
         """GameState's score counts, for each team, every goal the table counted while the
-        game was playing that the camera saw go in (the ball seen in the mouth), and no goal
-        more (the panel counts a goal once the tracker has lost the ball behind the line:
-        allow it a moment). A goal the men hid on its way in the panel may count, from where
-        the ball was heading when last seen, or leave to the operator: nothing the camera
-        sees tells it from a ball stopped behind the goalkeeper. Returns that GameState."""
+        game was playing that the camera can tell (seen in the mouth, or vanished near the
+        goal and next seen at the serve), and no goal more (the panel counts a goal once the
+        tracker has lost the ball behind the line: allow it a moment). A goal the camera
+        cannot tell (hidden, no serve in time) the panel may count from where the ball was
+        heading, or leave to the operator (its page asks). Returns that GameState."""
         observer = self.ctx.observer
 
         def agrees() -> GameState | None:

@@ -11,19 +11,51 @@ import shutil
 from pathlib import Path
 from typing import Any
 
+from foosball.agents.motor_driver import MotorDriverConfig
+from foosball.ethercat.bus import BusConfig
+from foosball.safety.settings import SafetySettings
+
 ACCEPTANCE = Path(__file__).resolve().parents[1]
+MOTOR_CYCLE_MS = 5.0  # the rig's and the pole board's cycle_s (rig.py, board.toml)
+
+
+# The library's arguments besides single_host.
+# Heartbeat deadline 50 ms, not the boards' 25 ms: here three boards' six agents, the drive
+# emulator, the simulated table and its camera share two cores (about 1.8 of them busy), and
+# a 25-30 ms stall of the whole machine is not a lost agent. The 25 ms detection is the
+# fault matrix's (tests/rig), with the four agents that drive the motors.
+RIG = {"fps": 50.0, "opponent": "club", "deadline_s": 0.05}
+
+
+def fault_limits(deadline_s: float, camera_timeout_s: float) -> dict[str, float]:
+    """The fault suite's limits, in ms, from the product's figures and the rig's settings."""
+    period_ms = SafetySettings().heartbeat_period_s * 1e3
+    return {
+        # a fault a board sees at once (a drive's fault bit, a flood): latched within 3
+        # heartbeat periods of the injection
+        "DETECT_MS": 3 * period_ms,
+        # lost EtherCAT frames or a wrong working counter: the motor driver waits out its
+        # bus error tolerance by design (well inside the drives' watchdog), then as above
+        "BUS_MS": MotorDriverConfig().bus_error_tolerance_s * 1e3 + 3 * period_ms,
+        # a lost agent or board: its deadline, then at most half a period to the latch
+        # (the boards' deadline is 2.5 periods: caught within 3, board.toml)
+        "LOSS_MS": deadline_s * 1e3 + period_ms / 2,
+        # the camera: the tracker's timeout, then as for a lost agent
+        "CAMERA_MS": camera_timeout_s * 1e3 + period_ms / 2,
+        # every other board latched within one period of the first (the alarm's one hop)
+        "SPREAD_MS": period_ms,
+        # every axis out of operation enabled within 3 cycles of the motor driver's latch
+        "STOP_CYCLES": 3,
+        # a drive the master cannot reach stops itself: its EtherCAT watchdog, then as
+        # many cycles (the drive emulator looks at a silent bus once a cycle)
+        "WATCHDOG_MS": BusConfig().watchdog_ms + 3 * MOTOR_CYCLE_MS,
+    }
 
 
 def get_variables() -> dict[str, Any]:
     return {
         "TABLE_LIBRARY": str(ACCEPTANCE / "SimulatedRig.py"),
-        # the library's arguments besides single_host
-        # Heartbeat deadline 50 ms, not the boards' 25 ms: here three boards' six agents,
-        # the drive emulator, the simulated table and its camera share two cores (about
-        # 1.8 of them busy), and a 25-30 ms stall of the whole machine is not a lost agent.
-        # The 25 ms detection is the fault matrix's (tests/rig), with the four agents that
-        # drive the motors.
-        "RIG": {"fps": 50.0, "opponent": "club", "deadline_s": 0.05},
+        "RIG": RIG,
         "SINGLE_HOST": False,  # --variable SINGLE_HOST:True: one host, UDP on loopback
         "RIG_NAME": "the simulated rig",
         # What the product promises, as the suites state it (the real rig states its own).
@@ -38,8 +70,9 @@ def get_variables() -> dict[str, Any]:
         "TRACKING_PCT": 95,  # ... in this share of the detected frames (measured: p95
         # 1.3 mm, 99.6 % within 5 mm)
         "CAPTURE_TO_LAN_MS": 50,  # in 99 % (measured: p50 10 ms, p99 32 ms at 50 fps)
-        "HALT_MS": 300,  # a fault -> every board halted (most faults; see faults.robot)
-        "STOP_MS": 500,  # a fault -> every drive out of operation enabled
+        # Fault timings (faults.robot), from the product's own figures: heartbeats every
+        # 10 ms (SafetySettings), the motor driver's 5 ms cycle, the drives' 50 ms watchdog.
+        **fault_limits(deadline_s=RIG["deadline_s"], camera_timeout_s=0.2),
         # Against the club-level human, measured here: 1-3 robot saves and 1-2 robot goals
         # per 90 s of play.
         "SAVES": 1,

@@ -138,6 +138,14 @@ function showGame(game) {
   fillList($("alarms"), game.alarms);
   fillList($("log"), game.log.map((e) => `${e.when.slice(11, 19)} ${e.who} ${e.action}: ${e.result}`));
   if (game.notice) { notice(game.notice); }
+  showUncertainGoal(game.uncertain);
+}
+
+// A goal the camera could not decide (the ball vanished near a goal, no serve followed in
+// time): the operator counts it or dismisses it in one press.
+function showUncertainGoal(uncertain) {
+  $("uncertain-goal").hidden = !uncertain;
+  if (uncertain) { $("uncertain-text").textContent = uncertain.text; }
 }
 
 // -- vision --------------------------------------------------------------------------------
@@ -389,6 +397,8 @@ function init() {
     $(`score-${team}-up`).addEventListener("click", () => send("score", { team, change: 1 }));
     $(`score-${team}-down`).addEventListener("click", () => send("score", { team, change: -1 }));
   }
+  $("goal-count").addEventListener("click", () => send("goal", { count: true }));
+  $("goal-dismiss").addEventListener("click", () => send("goal", { count: false }));
   for (const tab of document.querySelectorAll(".tab")) {
     tab.addEventListener("click", () => {
       for (const other of document.querySelectorAll(".tab")) {
