@@ -33,7 +33,15 @@ BOARD_COLLECTIONS = {
     "strategy": {"stm-st-stm32mp", "webkit"},
 }
 # Variables whose first ":" part is a package name, not an override.
-PACKAGE_VARS = {"RDEPENDS", "RRECOMMENDS", "RSUGGESTS", "RPROVIDES", "FILES", "SUMMARY", "ALLOW_EMPTY"}
+PACKAGE_VARS = {
+    "RDEPENDS",
+    "RRECOMMENDS",
+    "RSUGGESTS",
+    "RPROVIDES",
+    "FILES",
+    "SUMMARY",
+    "ALLOW_EMPTY",
+}
 BUILD_NAMES = ("DEPENDS", "WKS_FILE_DEPENDS", "EXTRA_IMAGEDEPENDS")
 RUNTIME_NAMES = (
     "IMAGE_INSTALL",
@@ -93,7 +101,9 @@ def logical_lines(text: str, source: str) -> tuple[list[tuple[str, str]], list[s
                 i += 1
             functions.append("\n".join(body))
             continue
-        if re.match(r"^(python\s*\S*\s*\(\)|\S+\s*\(\))\s*\{", line) or re.match(r"^python \S+\s*\{", line):
+        if re.match(r"^(python\s*\S*\s*\(\)|\S+\s*\(\))\s*\{", line) or re.match(
+            r"^python \S+\s*\{", line
+        ):
             while i < len(lines) and lines[i].rstrip() != "}":
                 i += 1
             i += 1
@@ -133,7 +143,7 @@ def class_file(name: str) -> Path | None:
 
 
 def read_into(recipe: Recipe, path: Path) -> None:
-    statements, functions = logical_lines(path.read_text(), str(path.relative_to(REPO)))
+    statements, functions = logical_lines(path.read_text(), shown(path))
     recipe.functions += functions
     for line, where in statements:
         word = line.split()[0]
@@ -144,7 +154,9 @@ def read_into(recipe: Recipe, path: Path) -> None:
                     read_into(recipe, base / target)
                     break
             else:
-                if word == "require" and "${" not in target:
+                # An upstream file (a BSP's machine include): what it names is upstream's,
+                # and a missing one stops bitbake's own parse.
+                if word == "require" and Path(target).name.startswith("foosball"):
                     raise UnreadableError(f"{where}: require {target}: not in our layers")
             continue
         if word in ("inherit", "INHERIT"):
@@ -177,6 +189,9 @@ class Store:
     def __init__(self, board: str, recipe: Recipe, base: dict[str, str], overrides: set[str]):
         self.board, self.recipe, self.base = board, recipe, base
         self.overrides = overrides | {f"pn-{recipe.pn}"}
+        # Keys name packages through ${PN} (RDEPENDS:${PN}-pole): match them expanded.
+        for op in recipe.ops:
+            op.key = op.key.replace("${PN}", recipe.pn).replace("${BPN}", recipe.pn)
         self.namespace: dict = {"d": self, "bb": BB, "oe": OE, "os": os}
         for source in recipe.functions:
             exec(source, self.namespace)  # the recipe's own helper functions
@@ -225,7 +240,7 @@ class Store:
                 value = " ".join(w for w in self.expand(value).split() if w not in removed)
         return value
 
-    def getVar(self, name: str, expand: bool = True) -> str | None:  # noqa: N802 (bitbake's API)
+    def getVar(self, name: str, expand: bool = True) -> str | None:  # bitbake's name
         if name in self.seen:
             raise UnreadableError(f"{self.recipe.pn}: {name} refers to itself")
         self.seen.add(name)
@@ -237,26 +252,28 @@ class Store:
 
     def expand(self, text: str) -> str:
         for _ in range(20):
-            new = PYTHON_REF.sub(lambda m: str(self.python(m.group(0)[3:-1])), text)
-            new = VAR_REF.sub(lambda m: self.reference(m.group(1)), new)
+            # bitbake's order: variables, then python; an unknown ${var} stays as it is
+            # (U-Boot's ${kernel_addr_r} in the boot script).
+            new = VAR_REF.sub(lambda m: self.reference(m.group(0), m.group(1)), text)
+            new = PYTHON_REF.sub(lambda m: str(self.python(m.group(0)[3:-1])), new)
             if new == text:
                 return new
             text = new
         raise UnreadableError(f"{self.recipe.pn}: {text!r} does not settle")
 
-    def reference(self, name: str) -> str:
+    def reference(self, whole: str, name: str) -> str:
         value = self.getVar(name)
-        if value is None:
-            raise UnreadableError(f"{self.recipe.path.name}: ${{{name}}} is set nowhere the reader knows")
-        return value
+        return whole if value is None else value
 
     def python(self, expression: str) -> object:
         try:
-            return eval(expression, self.namespace) or ""  # noqa: S307 (our own recipes)
+            return eval(expression, self.namespace) or ""  # our own recipes' expressions
         except UnreadableError:
             raise
         except Exception as error:
-            raise UnreadableError(f"{self.recipe.path.name}: ${{@{expression}}}: {error!r}") from error
+            raise UnreadableError(
+                f"{self.recipe.path.name}: ${{@{expression}}}: {error!r}"
+            ) from error
 
 
 def _contains(variable: str, checkvalues: str, truevalue: str, falsevalue: str, d: Store) -> str:
@@ -332,11 +349,73 @@ def words(value: str) -> list[str]:
 @dataclass
 class Named:
     name: str
-    kind: str  # "build" (PROVIDES) | "runtime" (RPROVIDES/packages) | "recipe"
+    # "build" (PROVIDES) | "runtime" (RPROVIDES/packages) | "recipe" | "preferred"
+    # (the provider named by PREFERRED_PROVIDER_<virtual>)
+    kind: str
     where: str
 
 
-def read_board(board: str, extra: list[Path] = ()) -> tuple[list[Named], set[str], set[str], set[str]]:
+def shown(path: Path) -> str:
+    return str(path.relative_to(REPO)) if path.is_relative_to(REPO) else str(path)
+
+
+def names_of(store: Store) -> list[Named]:
+    """The names one recipe (or our conf) asks for, by the variable that names them."""
+    asked = []
+    where = shown(store.recipe.path)
+    for key in sorted({op.key for op in store.recipe.ops}):
+        base_name = key.split(":")[0]
+        if base_name in BUILD_NAMES:
+            kind = "build"
+        elif base_name in RUNTIME_NAMES or base_name in ("RDEPENDS", "RRECOMMENDS"):
+            kind = "runtime"
+        elif base_name.startswith("PREFERRED_PROVIDER_"):
+            kind = "preferred"
+        elif base_name.startswith("PREFERRED_RPROVIDER_"):
+            kind = "recipe"
+            asked.append(Named(base_name.split("_", 2)[2], "runtime", f"{where} {key}"))
+        elif base_name == "RAUC_BUNDLE_SLOTS":
+            for slot in words(store.getVar(key) or ""):
+                image = store.getVar(f"RAUC_SLOT_{slot}") or f"RAUC_SLOT_{slot} (unset)"
+                asked.append(Named(image, "recipe", f"{where} RAUC_SLOT_{slot}"))
+            continue
+        else:
+            continue
+        for name in words(store.getVar(key) or ""):
+            if "${" in name:
+                raise UnreadableError(f"{where} {key}: {name} names a variable set nowhere")
+            asked.append(Named(name, kind, f"{where} {key}"))
+    return asked
+
+
+def reached(board: str, stores: list[Store], also: list[str]) -> list[Store]:
+    """Our recipes the board's targets pull in (through the names they ask for), as
+    `bitbake -g` of those targets resolves them: a recipe of ours that parses on this
+    board but that no target needs (the kiosk on the vision board) is not resolved there."""
+    by_name: dict[str, Store] = {}
+    for store in stores:
+        by_name[store.recipe.pn] = store
+        if not {"image", "core-image", "bundle", "nopackages"} & set(store.recipe.inherits):
+            for package in words(store.getVar("PACKAGES") or ""):
+                by_name[package] = store
+                for alias in words(store.getVar(f"RPROVIDES:{package}") or ""):
+                    by_name[alias] = store
+    targets = [f"foosball-image-{board}", f"foosball-image-{board}-dev", f"foosball-bundle-{board}"]
+    targets += also  # recipes handed in to be checked as if a target needed them
+    todo = [by_name[t] for t in targets if t in by_name]
+    seen: list[Store] = []
+    while todo:
+        store = todo.pop()
+        if store in seen:
+            continue
+        seen.append(store)
+        todo += [by_name[n.name] for n in names_of(store) if n.name in by_name]
+    return seen
+
+
+def read_board(
+    board: str, extra: list[Path] = ()
+) -> tuple[list[Named], set[str], set[str], set[str]]:
     """Names our files ask for on this board, and what our own recipes provide:
     (asked, provides, rprovides, recipe names)."""
     base, conf = board_base(board)
@@ -372,32 +451,12 @@ def read_board(board: str, extra: list[Path] = ()) -> tuple[list[Named], set[str
                 rprovides.add(package)
                 rprovides |= set(words(store.getVar(f"RPROVIDES:{package}") or ""))
         stores.append(store)
-    for store in [conf_store, *stores]:
-        where = store.recipe.path.relative_to(REPO)
-        keys = {op.key for op in store.recipe.ops}
-        for key in sorted(keys):
-            base_name = key.split(":")[0]
-            value = lambda: words(store.getVar(key) or "")  # noqa: E731
-            if base_name in BUILD_NAMES:
-                asked += [Named(n, "build", f"{where} {key}") for n in value()]
-            elif base_name in RUNTIME_NAMES or base_name in ("RDEPENDS", "RRECOMMENDS"):
-                asked += [Named(n, "runtime", f"{where} {key}") for n in value()]
-            elif base_name.startswith("PREFERRED_PROVIDER_"):
-                asked += [Named(n, "build", f"{where} {key}") for n in value()]
-                asked.append(Named(base_name.removeprefix("PREFERRED_PROVIDER_"), "build", f"{where} {key}"))
-            elif base_name.startswith("PREFERRED_RPROVIDER_"):
-                asked += [Named(n, "recipe", f"{where} {key}") for n in value()]
-                asked.append(Named(base_name.removeprefix("PREFERRED_RPROVIDER_"), "runtime", f"{where} {key}"))
-            elif base_name == "RAUC_BUNDLE_SLOTS":
-                for slot in value():
-                    image = store.getVar(f"RAUC_SLOT_{slot}")
-                    if not image:
-                        asked.append(Named(f"RAUC_SLOT_{slot} (unset)", "recipe", f"{where} {key}"))
-                    else:
-                        asked.append(Named(image, "recipe", f"{where} RAUC_SLOT_{slot}"))
+    asked += names_of(conf_store)
+    for store in reached(board, stores, [recipe_pn(path) for path in extra]):
+        asked += names_of(store)
     for append in appends:
         pattern = re.escape(append.pn).replace("%", ".*")
-        asked.append(Named(f"re:^{pattern}$", "recipe", f"{append.path.relative_to(REPO)} (bbappend)"))
+        asked.append(Named(f"re:^{pattern}$", "recipe", f"{shown(append.path)} (bbappend)"))
     return asked, provides, rprovides, pns
 
 
@@ -410,7 +469,11 @@ def unprovided(board: str, extra: list[Path] = ()) -> list[str]:
     dynamic = [re.compile(p) for p in record["packages_dynamic"]]
     problems = []
     for named in asked:
-        if named.kind == "build":
+        if named.kind == "preferred":
+            # bitbake ignores a preference for a name no layer of this board provides.
+            virtual = named.where.rsplit("PREFERRED_PROVIDER_", 1)[1].split(":")[0]
+            ok = virtual not in provides | up_provides or named.name in provides | up_provides
+        elif named.kind == "build":
             ok = named.name in provides or named.name in up_provides
         elif named.kind == "runtime":
             ok = (
@@ -423,5 +486,7 @@ def unprovided(board: str, extra: list[Path] = ()) -> list[str]:
         else:
             ok = named.name in pns or named.name in up_recipes
         if not ok:
-            problems.append(f"{board}: nothing provides {named.kind} name {named.name!r} ({named.where})")
+            problems.append(
+                f"{board}: nothing provides {named.kind} name {named.name!r} ({named.where})"
+            )
     return problems

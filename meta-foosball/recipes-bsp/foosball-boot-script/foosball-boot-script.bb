@@ -20,8 +20,11 @@ KERNEL_CONSOLE ?= "${@d.getVar('SERIAL_CONSOLES').split()[0].split(';')[1]},${@d
 # stm32mp135f-dk-rt first, so the pole board would boot the STM32MP135 tree.
 FOOSBALL_FDT = "${@foosball_fdt(d)}"
 # A fitImage carries its device tree; other images load FOOSBALL_FDT from the slot.
-FOOSBALL_LOAD_FDT = "${@'' if d.getVar('KERNEL_IMAGETYPE') == 'fitImage' else 'load ${devtype} ${devnum}:${rauc_partnum} ${fdt_addr_r} /boot/' + d.getVar('FOOSBALL_FDT')}"
-FOOSBALL_BOOT_CMD = "${@ {'fitImage': 'bootm ${kernel_addr_r}', 'zImage': 'bootz ${kernel_addr_r} - ${fdt_addr_r}', 'uImage': 'bootm ${kernel_addr_r} - ${fdt_addr_r}'}.get(d.getVar('KERNEL_IMAGETYPE'), 'booti ${kernel_addr_r} - ${fdt_addr_r}')}"
+# Built in python functions: U-Boot's own ${kernel_addr_r} inside a ${@...} expression
+# stops bitbake's expansion (the whole value stays unexpanded, and do_compile would hand
+# "${@..." to the shell); in a def body bitbake expands nothing.
+FOOSBALL_LOAD_FDT = "${@foosball_load_fdt(d)}"
+FOOSBALL_BOOT_CMD = "${@foosball_boot_cmd(d)}"
 
 def foosball_fdt(d):
     """FOOSBALL_ST_DT on the ST boards (their kas files name the board's tree); on other
@@ -43,6 +46,18 @@ def foosball_fdt(d):
         bb.fatal("the boot script would load %s, which KERNEL_DEVICETREE of %s does not "
                  "install (%s)" % (fdt, d.getVar("MACHINE"), " ".join(installed)))
     return fdt
+
+def foosball_load_fdt(d):
+    fdt = d.getVar("FOOSBALL_FDT")
+    return "load ${devtype} ${devnum}:${rauc_partnum} ${fdt_addr_r} /boot/" + fdt if fdt else ""
+
+def foosball_boot_cmd(d):
+    commands = {
+        "fitImage": "bootm ${kernel_addr_r}",
+        "zImage": "bootz ${kernel_addr_r} - ${fdt_addr_r}",
+        "uImage": "bootm ${kernel_addr_r} - ${fdt_addr_r}",
+    }
+    return commands.get(d.getVar("KERNEL_IMAGETYPE"), "booti ${kernel_addr_r} - ${fdt_addr_r}")
 
 do_compile() {
     sed -e 's|@@PART_ROOTFS_A@@|${FOOSBALL_PART_ROOTFS_A}|' \
