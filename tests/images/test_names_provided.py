@@ -138,7 +138,9 @@ def own_device_tree(board: str) -> str:
 def parsed_values(board: str) -> dict[str, str]:
     """bitbake -e values of the real parse, with today's FOOSBALL_ST_DT from the kas file."""
     recorded = manifest(board)["boot_script"]
+    # KERNEL_CONSOLE too: OE-core sets it before any recipe (a ?= there does nothing).
     names = ("KERNEL_DEVICETREE", "KERNEL_IMAGETYPE", "MACHINE", "SERIAL_CONSOLES", "UBOOT_ARCH")
+    names += ("KERNEL_CONSOLE",)
     values = {k: recorded[k] for k in names}
     found = re.search(r'FOOSBALL_ST_DT = "([^"]*)"', kas_local_conf(board))
     values["FOOSBALL_ST_DT"] = found.group(1) if found else ""
@@ -163,6 +165,14 @@ def test_boot_script_loads_the_machines_own_device_tree(board: str) -> None:
     assert fdt in [Path(p).name for p in values["KERNEL_DEVICETREE"].split()]
     # The real parse's own expansion agreed (bitbake -e foosball-boot-script).
     assert manifest(board)["boot_script"]["FOOSBALL_FDT"] == fdt
+
+
+@pytest.mark.parametrize("board", BOARDS)
+def test_boot_script_gives_the_kernel_the_machines_serial_console(board: str) -> None:
+    values = parsed_values(board)
+    baud, tty = values["SERIAL_CONSOLES"].split()[0].split(";")
+    script = boot_script(boot_store(board, values))
+    assert re.search(rf'^setenv bootargs ".* console={tty},{baud} ', script, re.M), script
 
 
 def test_pole_machine_lists_another_board_first() -> None:

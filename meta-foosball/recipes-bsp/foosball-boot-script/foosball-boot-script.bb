@@ -13,8 +13,10 @@ PACKAGE_ARCH = "${MACHINE_ARCH}"
 
 inherit deploy nopackages
 
-FOOSBALL_KERNEL_ARGS ?= "rootwait ro rootfstype=ext4 console=${KERNEL_CONSOLE}"
-KERNEL_CONSOLE ?= "${@d.getVar('SERIAL_CONSOLES').split()[0].split(';')[1]},${@d.getVar('SERIAL_CONSOLES').split()[0].split(';')[0]}"
+FOOSBALL_KERNEL_ARGS ?= "rootwait ro rootfstype=ext4 console=${FOOSBALL_CONSOLE}"
+# The machine's first serial console as "tty,baud". Not KERNEL_CONSOLE: OE-core's
+# default-distrovars.inc sets that to ttyS0 first, which is no console of these boards.
+FOOSBALL_CONSOLE = "${@d.getVar('SERIAL_CONSOLES').split()[0].split(';')[1]},${@d.getVar('SERIAL_CONSOLES').split()[0].split(';')[0]}"
 # The device tree of this board's machine, as the kernel installs it in /boot. Not
 # "the first KERNEL_DEVICETREE": X-LINUX-RT's stm32mp1-rt lists every -rt board, with
 # stm32mp135f-dk-rt first, so the pole board would boot the STM32MP135 tree.
