@@ -175,6 +175,14 @@ def test_boot_script_gives_the_kernel_the_machines_serial_console(board: str) ->
     assert re.search(rf'^setenv bootargs ".* console={tty},{baud} ', script, re.M), script
 
 
+@pytest.mark.parametrize("board", BOARDS)
+def test_boot_script_recipe_knows_the_architecture_for_mkimage(board: str) -> None:
+    """do_compile runs `mkimage -A ${UBOOT_ARCH}`; it is set only where kernel-arch is
+    inherited (bitbake -e foosball-boot-script of the real parse)."""
+    expected = {"pole": "arm", "vision": "arm64", "strategy": "arm64"}[board]
+    assert manifest(board)["boot_script"]["UBOOT_ARCH"] == expected
+
+
 def test_pole_machine_lists_another_board_first() -> None:
     """Why "the first KERNEL_DEVICETREE" was wrong: X-LINUX-RT's stm32mp1-rt."""
     first = manifest("pole")["boot_script"]["KERNEL_DEVICETREE"].split()[0]

@@ -11,7 +11,8 @@ SRC_URI = "file://boot.cmd.in"
 S = "${WORKDIR}"
 PACKAGE_ARCH = "${MACHINE_ARCH}"
 
-inherit deploy nopackages
+# kernel-arch: UBOOT_ARCH for mkimage (empty without it: "mkimage -A " fails).
+inherit deploy kernel-arch nopackages
 
 FOOSBALL_KERNEL_ARGS ?= "rootwait ro rootfstype=ext4 console=${FOOSBALL_CONSOLE}"
 # The machine's first serial console as "tty,baud". Not KERNEL_CONSOLE: OE-core's
