@@ -145,6 +145,13 @@ def check_boot_env(board: str, env_file: Path) -> str | None:
     problems = []
     if env.get("MACHINE") != row["machine"]:
         problems.append(f"MACHINE {env.get('MACHINE')}")
+    if env.get("KERNEL_IMAGETYPE") == "fitImage":
+        # The FIT carries KERNEL_DEVICETREE's trees and the script loads none: exactly one.
+        if env.get("FOOSBALL_FDT") or installed != [own]:
+            problems.append(
+                f"fitImage with FOOSBALL_FDT={env.get('FOOSBALL_FDT')!r}, trees {installed}"
+            )
+        return "; ".join(problems) or None
     if env.get("FOOSBALL_FDT") != own:
         problems.append(f"FOOSBALL_FDT={env.get('FOOSBALL_FDT')!r}, the board's own is {own}")
     if own not in installed:
