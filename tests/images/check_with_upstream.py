@@ -10,11 +10,14 @@ registries only), so this is a script, not a test that would be skipped there fo
 
 Each checkout must be at the commit the kas files pin (image-config/boot-files.toml
 names it); add `--env pole=<file>` with the output of `bitbake -e foosball-image-pole`
-(likewise strategy) from the kas parse. Checks:
+(likewise strategy) from the kas parse, and `--boot-env <board>=<file>` with the output of
+`bitbake -e foosball-boot-script` of any board. Checks:
 - the table against the BSP's own wks: every SoC partition, file name (device tree and
   machine variables filled in), size, type, UUID;
 - the ST tables against the machine conf as bitbake expands it: GPT names and files of
   the flashlayout partition config, TF-A/FIP configurations, device tree;
+- the boot script's device tree (FOOSBALL_FDT) against the machine's own device tree and
+  KERNEL_DEVICETREE, as bitbake expands them;
 - every board's wks read by wic's own kickstart parser (scripts/lib/wic/ksparser.py):
   the SoC partitions of the table, then boot, rootfsA (/), rootfsB, data on GPT.
 Prints one line per check and "N passed, N failed"; exits 1 on any failure.
@@ -127,6 +130,35 @@ def check_st_env(board: str, env_file: Path) -> str | None:
     return "; ".join(problems) or None
 
 
+def check_boot_env(board: str, env_file: Path) -> str | None:
+    """The boot script's device tree against a live `bitbake -e foosball-boot-script`: the
+    board's own tree (the table's for the ST boards, the machine's only one on the Rock
+    Pi), installed by the kernel (KERNEL_DEVICETREE)."""
+    env = env_values(env_file)
+    installed = [Path(path).name for path in env.get("KERNEL_DEVICETREE", "").split()]
+    row = boot_table()[board]
+    own = row["device_tree"] + ".dtb" if "device_tree" in row else None
+    if own is None:
+        if len(installed) != 1:
+            return f"KERNEL_DEVICETREE lists {installed}; which one is the board's?"
+        own = installed[0]
+    problems = []
+    if env.get("MACHINE") != row["machine"]:
+        problems.append(f"MACHINE {env.get('MACHINE')}")
+    if env.get("KERNEL_IMAGETYPE") == "fitImage":
+        # The FIT carries KERNEL_DEVICETREE's trees and the script loads none: exactly one.
+        if env.get("FOOSBALL_FDT") or installed != [own]:
+            problems.append(
+                f"fitImage with FOOSBALL_FDT={env.get('FOOSBALL_FDT')!r}, trees {installed}"
+            )
+        return "; ".join(problems) or None
+    if env.get("FOOSBALL_FDT") != own:
+        problems.append(f"FOOSBALL_FDT={env.get('FOOSBALL_FDT')!r}, the board's own is {own}")
+    if own not in installed:
+        problems.append(f"{own} not in KERNEL_DEVICETREE {installed}")
+    return "; ".join(problems) or None
+
+
 def check_wic(board: str, oe_core: Path, tmp: Path) -> str | None:
     sys.path.insert(0, str(oe_core / "scripts/lib"))
     import wic.ksparser as ksparser
@@ -165,6 +197,13 @@ def main() -> int:
         metavar="BOARD=FILE",
         help="`bitbake -e foosball-image-<board>` output of an ST board",
     )
+    parser.add_argument(
+        "--boot-env",
+        action="append",
+        default=[],
+        metavar="BOARD=FILE",
+        help="`bitbake -e foosball-boot-script` output of a board",
+    )
     args = parser.parse_args()
     checkouts = {name: Path(path) for name, _, path in (b.partition("=") for b in args.bsp)}
     results: list[tuple[str, str | None]] = []
@@ -180,6 +219,13 @@ def main() -> int:
     for board, _, path in (e.partition("=") for e in args.env):
         results.append(
             (f"{board}: table == bitbake -e ({Path(path).name})", check_st_env(board, Path(path)))
+        )
+    for board, _, path in (e.partition("=") for e in args.boot_env):
+        results.append(
+            (
+                f"{board}: boot script device tree == bitbake -e ({Path(path).name})",
+                check_boot_env(board, Path(path)),
+            )
         )
     if args.oe_core:
         import tempfile

@@ -4,7 +4,7 @@ partition names, and installs the CA chosen by FOOSBALL_RAUC_KEYS as keyring."
 LICENSE = "MIT"
 LIC_FILES_CHKSUM = "file://${COMMON_LICENSE_DIR}/MIT;md5=0835ade698e0bcf8506ecda2f7b4f302"
 
-DEPENDS = "${FOOSBALL_RAUC_KEYS_DEPENDS}"
+inherit foosball_rauc_keys
 
 FILESEXTRAPATHS:prepend := "${FOOSBALL_IMAGE_CONFIG_DIR}/${FOOSBALL_BOARD}:"
 SRC_URI = "file://system.conf"
@@ -20,6 +20,7 @@ RPROVIDES:${PN} += "virtual-rauc-conf"
 
 do_compile[noexec] = "1"
 do_install[file-checksums] += "${FOOSBALL_RAUC_KEY_SOURCE}/ca.cert.pem:False"
+do_install[prefuncs] += "foosball_check_rauc_keyring"
 
 do_install() {
     install -d ${D}${sysconfdir}/rauc
