@@ -106,7 +106,7 @@ class Keys:
 
 
 def make_keys(directory: Path, name: str) -> Keys:
-    """As meta-foosball's foosball-rauc-dev-keys-native does (EC P-256, codeSigning)."""
+    """As tools/rauc-dev-keys makes them (EC P-256, codeSigning)."""
     directory.mkdir(parents=True, exist_ok=True)
     (directory / "codesign.ext").write_text(
         "basicConstraints=CA:FALSE\nkeyUsage=critical,digitalSignature\n"
