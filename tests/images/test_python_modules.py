@@ -220,6 +220,16 @@ def test_recipe_splits_the_install_exactly_as_the_reader_says(tmp_path: Path) ->
     assert not (site / "sim").exists() and not (site / "rig").exists()  # pruned, folders too
 
 
+def test_recipe_reads_the_table_without_tomllib_as_tomllib_does() -> None:
+    """A build host before Python 3.11 has no tomllib; the recipe's own reader of the
+    table's subset of TOML gives what tomllib gives, and no entry goes missing."""
+    subset = recipe_functions(RECIPE.read_text())["foosball_toml_subset"]
+    text = image_files.TABLE.read_text()
+    assert subset(text) == tomllib.loads(text)  # type: ignore[operator]
+    assert subset('[a] # x\nmodules = ["b", # c\n  "d"]\n[e]\nmodules = []\n') == {  # type: ignore[operator]
+        "a": {"modules": ["b", "d"]}, "e": {"modules": []}}
+
+
 def test_reader_lists_what_setuptools_builds_into_the_wheel(tmp_path: Path) -> None:
     """python_setuptools_build_meta installs the wheel `pyproject-build --wheel` makes;
     its build step lays out the same tree (sources, package data, extension and its C

@@ -31,13 +31,29 @@ do_install:append() {
 PACKAGES =+ "${PN}-pole ${PN}-vision ${PN}-strategy ${PN}-panels"
 FOOSBALL_MODULE_TABLE = "${FOOSBALL_REPO_DIR}/image-config/python-modules.toml"
 
+def foosball_toml_subset(text):
+    """The TOML the table is written in ([name] headers, key = ["...", ...] lists,
+    comments), for build hosts whose Python has no tomllib (before 3.11: scarthgap supports
+    3.8). tests/images/test_python_modules.py holds it to tomllib on the table."""
+    import re
+    body = re.sub(r"#[^\n]*", "", text)
+    sections = re.findall(r"^\[(\w+)\][^\n]*\n(.*?)(?=^\[|\Z)", body, re.M | re.S)
+    return {name: {key: re.findall(r'"([^"]*)"', values)
+                   for key, values in re.findall(r"^(\w+)\s*=\s*\[(.*?)\]", content, re.M | re.S)}
+            for name, content in sections}
+
 def foosball_module_table(d):
     """Image package ("common" is ${PN}) -> its entries, read at parse time."""
-    import tomllib  # the build host's Python 3.11 or later
     path = d.getVar("FOOSBALL_MODULE_TABLE")
     bb.parse.mark_dependency(d, path)  # a change to the table reparses the recipe
-    with open(path, "rb") as table_file:
-        table = tomllib.load(table_file)
+    with open(path, encoding="utf-8") as table_file:
+        text = table_file.read()
+    try:
+        import tomllib
+    except ModuleNotFoundError:
+        table = foosball_toml_subset(text)
+    else:
+        table = tomllib.loads(text)
     table.pop("boards")
     return {package: section["modules"] for package, section in table.items()}
 
