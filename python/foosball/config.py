@@ -64,11 +64,16 @@ class MotorDriverSettings:
 
 # --- each agent's section: its settings from its table (no hardware touched) ------------------
 def _ball_tracker(section: dict[str, Any], table: Table) -> Any:
-    from foosball.vision.config import parse_settings
-
-    settings = parse_settings(section)  # its own (vision.json's) checks, named below
+    settings = _ball_tracker_unopened(section, table)
     _tracker_files(settings)
     return settings
+
+
+def _ball_tracker_unopened(section: dict[str, Any], table: Table) -> Any:
+    """The section's own (vision.json's) checks, named below, without the files it names."""
+    from foosball.vision.config import parse_settings
+
+    return parse_settings(section)
 
 
 def _strategy(section: dict[str, Any], table: Table) -> StrategySettings:
@@ -185,7 +190,8 @@ def load_agent_settings(path: str | Path, name: str) -> Any:
     if name not in data:
         raise BoardConfigError(f"{path}: no [{name}] section")
     try:
-        return AGENT_SECTIONS[name](data[name], default_table())
+        parse_section = _ball_tracker_unopened if name == "ball_tracker" else AGENT_SECTIONS[name]
+        return parse_section(data[name], default_table())
     except SettingError as exc:
         raise BoardConfigError(f"{path}: {exc}") from exc
     except ValueError as exc:  # a parser of its own (vision): say where it was

@@ -378,7 +378,7 @@ def test_the_rigs_camera_is_told_to_serve_the_players_page(tmp_path, monkeypatch
 
     rig = Rig(RigOptions(run_dir=tmp_path, opponent="browser", use_namespaces=False))
     spawned: list[tuple[str, str, list[str]]] = []
-    monkeypatch.setattr(rig, "spawn", lambda name, board, args, clock_of=None:
+    monkeypatch.setattr(rig, "spawn", lambda name, board, args, clock_of=None, umask=-1:
                         spawned.append((name, board, args)))
     rig.start_camera()
     (name, board, args), = spawned
@@ -413,6 +413,7 @@ def test_rig_up_forwards_the_players_port_and_prints_its_address(tmp_path, monke
         def __init__(self, options: Any) -> None:
             self.options, self.namespaced, self.lan = options, True, FakeLan()
             self.camera_board, self.processes, self.logs = "pole", {}, tmp_path
+            self.mode = "processes"  # namespaced processes: the ports forwarded from the host
 
         def up(self) -> None:
             self.options.run_dir.mkdir()
