@@ -33,6 +33,7 @@ import re
 import shutil
 import signal
 import subprocess
+import time
 import tomllib
 from collections.abc import Callable
 from pathlib import Path
@@ -190,8 +191,31 @@ class BootedBoards:
         """The agent's process as the board's systemd knows it (0: not running)."""
         return int(self.machine(agent).show(self.unit(agent), "MainPID") or 0)
 
-    def signal(self, agent: str, signum: int) -> None:
-        """To the agent's main process, through its board's systemd."""
+    def host_pid(self, agent: str) -> int | None:
+        """The agent's main process as this host sees it: its board's systemd names it in
+        the board's PID namespace, and /proc/<pid>/status's NSpid line gives both."""
+        inner = self.main_pid(agent)
+        if inner == 0:
+            return None
+        unit = "/" + self.unit(agent)
+        for proc in Path("/proc").glob("[0-9]*"):
+            with contextlib.suppress(OSError):
+                nspid = next(line for line in (proc / "status").read_text().splitlines()
+                             if line.startswith("NSpid:")).split()[1:]
+                if (len(nspid) > 1 and int(nspid[-1]) == inner
+                        and unit in (proc / "cgroup").read_text()):
+                    return int(nspid[0])
+        return None
+
+    def signal(self, agent: str, signum: int) -> float:
+        """To the agent's main process, from this host (as a person's kill would: no
+        systemctl in between to delay it); returns when it was sent (monotonic). Through
+        the board's systemd when this host cannot find the process."""
+        pid = self.host_pid(agent)
+        if pid is not None:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signum)
+                return time.monotonic()
         result = self.machine(agent).run(
             "systemctl", "kill", "--kill-whom=main", f"--signal={signal.Signals(signum).name}",
             self.unit(agent), check=False)
@@ -199,6 +223,7 @@ class BootedBoards:
             # SIGCONT to a stopped agent that systemd's watchdog already killed (and is
             # restarting) has nothing left to wake: not an error.
             raise RuntimeError(f"signal {signum} to {agent}: {result.stderr.strip()}")
+        return time.monotonic()
 
     def stop(self, agent: str) -> None:
         self.machine(agent).run("systemctl", "stop", self.unit(agent), check=False,

@@ -34,6 +34,7 @@ from foosball.wire.catalogue import (
 HOMED = ("READY", "RUNNING")
 ENABLED = "operation enabled"  # the emulator reports CiA 402 states by name
 REFUSED = re.compile(r"restart refused: (.*)")  # the runtime's log line
+ANSWERED = re.compile(r"restart (?:refused|accepted)")  # its answer to each RESTART
 
 
 @dataclass
@@ -88,7 +89,7 @@ def _restart_process(name: str) -> Callable[[Rig], None]:
     return lambda rig: rig.restart(name)
 
 
-def _signal(name: str, signum: int) -> Callable[[Rig], None]:
+def _signal(name: str, signum: int) -> Callable[[Rig], float]:
     return lambda rig: rig.signal(name, signum)
 
 
@@ -215,18 +216,32 @@ class FaultMatrix:
         this laptop does not hear it, in a board's log since `logs_at`; pressed again while
         nothing answers, as a person would (in a flood the agents' sockets overflow and a
         RESTART may be lost with the flood's frames, and this laptop's socket too)."""
-        for _ in range(tries):
+        for pressed in range(1, tries + 1):
             heard = self.observer.wait_for(lambda: self.observer.first(
                 asked_s, lambda h: isinstance(h.message, Alarm)
                 and h.message.code == AlarmCode.RESTART_REFUSED), 0.5)
-            if heard is not None:
-                return f"{heard.sender.name.lower()}: {heard.message.text}"
+            refusal = f"{heard.sender.name.lower()}: {heard.message.text}" if heard else None
             for agent, at in logs_at.items():
                 logged = REFUSED.search(self.rig.log_text(agent)[at:])
-                if logged is not None:
-                    return f"{agent} (its log): {logged.group(1)}"
+                if refusal is None and logged is not None:
+                    refusal = f"{agent} (its log): {logged.group(1)}"
+            if refusal is not None:
+                self._answered(pressed, logs_at)
+                return refusal
             self.observer.restart()
         return None
+
+    def _answered(self, pressed: int, logs_at: dict[str, int], within_s: float = 2.0) -> None:
+        """Wait until the motor driver has answered every RESTART pressed (refused or
+        accepted), so that none still on its way is taken after the cause is removed: the
+        test would then see the axes resume on a press of its own."""
+        at = logs_at.get("motor_driver")
+        if at is None:
+            return
+        deadline = time.monotonic() + within_s
+        while (len(ANSWERED.findall(self.rig.log_text("motor_driver")[at:])) < pressed
+               and time.monotonic() < deadline):
+            time.sleep(0.05)
 
     # -- one case ------------------------------------------------------------------------
     def run(self, fault: Fault, refuse_after_s: float = 0.5) -> FaultResult:

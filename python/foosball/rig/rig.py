@@ -336,13 +336,14 @@ class Rig:
                 raise RuntimeError(f"{what} did not start; see {self.logs}")
             time.sleep(0.05)
 
-    def signal(self, name: str, signum: int) -> None:
+    def signal(self, name: str, signum: int) -> float:
+        """Signal an agent (or the camera, the emulator); returns when it was sent."""
         if self.boards is not None and name in self.boards.agents:
-            self.boards.signal(name, signum)
-            return
+            return self.boards.signal(name, signum)
         process = self.processes[name]
         # ip netns exec execs the command, so the pid is the agent's own
         os.kill(process.pid, signum)
+        return time.monotonic()
 
     def stop(self, name: str, timeout_s: float = 10.0) -> int | None:
         if self.boards is not None and name in self.boards.agents:

@@ -42,8 +42,9 @@ def fault_limits(deadline_s: float, camera_timeout_s: float) -> dict[str, float]
         "LOSS_MS": deadline_s * 1e3 + period_ms / 2,
         # the camera: the tracker's timeout, then as for a lost agent
         "CAMERA_MS": camera_timeout_s * 1e3 + period_ms / 2,
-        # every other board latched within one period of the first (the alarm's one hop)
-        "SPREAD_MS": period_ms,
+        # every other board latched within two periods of the first: the alarm's one hop,
+        # and a period more for a board busy with what caused it (a flood's frames)
+        "SPREAD_MS": 2 * period_ms,
         # every axis out of operation enabled within 3 cycles of the motor driver's latch
         "STOP_CYCLES": 3,
         # a drive the master cannot reach stops itself: its EtherCAT watchdog, then as
