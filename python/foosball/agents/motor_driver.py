@@ -125,6 +125,10 @@ class MotorDriverConfig:
     # a lost frame restarts the count but does not bring a gone cause back: only as many
     # bad frames in a row as raise the alarm do (bus_error_cycles).
     cause_clear_cycles: int = setting(20, low=1, high=10_000)
+    # A drive still in operation enabled this long after its quick stop ignores it: its
+    # voltage is disabled (the motor coasts) and an alarm names it. Our drives leave
+    # operation enabled in the first cycle after the command.
+    quick_stop_escalation_s: float = seconds(0.1, high=2.0)
     # the same fault log line at most this often (with a count)
     repeat_log_s: float = setting(10.0, low=0.0, high=3600.0, unit="s")
 
@@ -221,6 +225,8 @@ class _Axis:
     goal: float = 0.0  # raw goal position
     goal_speed: float = 0.0
     reset_toggle: bool = False
+    # when the quick stop now sent to it began (NaN: none); escalation counts from here
+    quick_stop_since_s: float = math.nan
     last: L.TxPdo = field(default_factory=L.TxPdo)
     # the outputs while following the profile, and the setpoint they hold (rebuilt when
     # the setpoint moves; NaN: none yet)
@@ -521,6 +527,10 @@ class MotorDriverCore:
                      out: list[Any]) -> None:
         latched = self.latched
         assert latched is not None
+        if frame_ok:
+            for axis in self.axes:
+                if axis.phase is Phase.QUICK_STOP:
+                    self._escalate_quick_stop(axis, now, out)
         if self.quick_stop_done_cycle is None and frame_ok and all(
                 a.last.state is not L.Cia402State.OPERATION_ENABLED for a in self.axes):
             self.quick_stop_done_cycle = self.cycles
@@ -553,6 +563,7 @@ class MotorDriverCore:
     def _enter(self, axis: _Axis, phase: Phase, now: float) -> None:
         axis.phase = phase
         axis.since_s = now
+        axis.quick_stop_since_s = math.nan
         axis.setpoint = axis.last.position_rad
         axis.goal = axis.setpoint
         axis.speed = 0.0
@@ -601,6 +612,26 @@ class MotorDriverCore:
                 self._unexpected(axis, now, out)
             else:
                 self._profile(axis)
+        elif axis.phase is Phase.QUICK_STOP:  # halted from the panel
+            self._escalate_quick_stop(axis, now, out)
+
+    def _escalate_quick_stop(self, axis: _Axis, now: float, out: list[Any]) -> None:
+        """A drive that stays in operation enabled under quick stop for longer than the
+        bound gets disable voltage (phase FAULT) and an alarm naming it."""
+        if axis.last.state is not L.Cia402State.OPERATION_ENABLED:
+            return
+        if math.isnan(axis.quick_stop_since_s):
+            axis.quick_stop_since_s = now
+            return
+        waited = now - axis.quick_stop_since_s
+        if waited < self.config.quick_stop_escalation_s:
+            return
+        index = self.axes.index(axis)
+        axis.phase = Phase.FAULT
+        text = (f"axis {index}: drive ignored quick stop for {waited:.2f} s (still operation "
+                f"enabled): voltage disabled")
+        self._latch(AlarmCode.DRIVE_FAULT, index, now, out, text)  # once per axis and fault
+        log.error("%s", text)
 
     def _alignment_object(self, axis: _Axis) -> int:
         index = self.axes.index(axis)
@@ -868,13 +899,26 @@ class EtherCatHardware:
                      for i in range(len(self.outputs)))
 
     def close(self) -> None:
-        """Quick stop on every drive for a few cycles, then the bus closed (slaves to INIT,
+        """Quick stop on every drive for a few cycles, disable voltage on any that stayed
+        in operation enabled (it ignores quick stop), then the bus closed (slaves to INIT,
         where the drives' own watchdog keeps them stopped)."""
         try:
             self.outputs = self.quick_stop_outputs()
             for _ in range(3):
                 self.sense(self.cycle_s)
                 self._exchange()
+            assert self.last is not None
+            ignoring = [n for n, tx in enumerate(self.last.inputs)
+                        if tx.state is L.Cia402State.OPERATION_ENABLED]
+            if ignoring:
+                log.error("drive(s) %s ignored quick stop at shutdown: voltage disabled",
+                          ", ".join(map(str, ignoring)))
+                self.outputs = tuple(
+                    rx._replace(controlword=int(L.Control.DISABLE_VOLTAGE)) if n in ignoring
+                    else rx for n, rx in enumerate(self.outputs))
+                for _ in range(3):
+                    self.sense(self.cycle_s)
+                    self._exchange()
         except Exception:
             log.exception("quick stop at shutdown failed")
         finally:

@@ -31,6 +31,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
                          help="reset value of the watchdog divider 0x0400 (another stack: 0)")
     emulate.add_argument("--default-mapping", choices=("layout", "other"), default="layout",
                          help="the drives' default PDO mapping: the layout's or another one")
+    emulate.add_argument("--fixed-mapping", action="store_true",
+                         help="the default PDO mapping is fixed (writes to 0x1C12/0x1C13/"
+                              "0x1600/0x1A00 abort read-only), like drives without PDO config")
+    emulate.add_argument("--ignore-quick-stop", action="store_true",
+                         help="the drives ignore quick stop (stay in operation enabled until "
+                              "voltage is disabled)")
     emulate.add_argument("--plain-cia402", action="store_true",
                          help="standard CiA 402 drives: no alignment bits 14/15, aligned "
                               "when they follow the command value (bit 12)")
@@ -75,6 +81,8 @@ def _emulate(args: argparse.Namespace) -> int:
     config = dataclasses.replace(config, complete_access_quirk=args.complete_access_quirk,
                                  watchdog_divider=args.watchdog_divider,
                                  default_mapping=args.default_mapping,
+                                 fixed_mapping=args.fixed_mapping,
+                                 ignores_quick_stop=args.ignore_quick_stop,
                                  plain_cia402=args.plain_cia402)
     make_listeners = None
     if args.rod_poses:

@@ -84,6 +84,8 @@ class EmulatorConfig:
     # PDO mapping that is not the layout's ("other"), drives without the alignment bits
     watchdog_divider: int = L.WATCHDOG_DIVIDER
     default_mapping: str = "layout"
+    fixed_mapping: bool = False  # the default mapping is fixed: every write to it aborts
+    ignores_quick_stop: bool = False  # the drives take no quick stop from the controlword
     plain_cia402: bool = False
 
 
@@ -94,10 +96,12 @@ def make_drive(axis: int, config: EmulatorConfig) -> Cia402Drive:
         travel = config.travel_above_switch[rod % len(config.travel_above_switch)]
         params = dataclasses.replace(TRANSLATION_MOTOR, travel_above_switch=travel,
                                      alignment_time_s=config.alignment_time_s,
-                                     alignment_bits=not config.plain_cia402)
+                                     alignment_bits=not config.plain_cia402,
+                                     ignores_quick_stop=config.ignores_quick_stop)
         return Cia402Drive(params, start_above_switch=start)
     params = dataclasses.replace(ROTATION_MOTOR, alignment_time_s=config.alignment_time_s,
-                                 alignment_bits=not config.plain_cia402)
+                                 alignment_bits=not config.plain_cia402,
+                                 ignores_quick_stop=config.ignores_quick_stop)
     return Cia402Drive(params)
 
 
@@ -158,7 +162,8 @@ class DriveEmulator:
                         last_in_line=axis == config.drives - 1,
                         complete_access_quirk=config.complete_access_quirk,
                         watchdog_divider=config.watchdog_divider,
-                        default_mapping=config.default_mapping)
+                        default_mapping=config.default_mapping,
+                        fixed_mapping=config.fixed_mapping)
 
     def restart_esc(self, axis: int) -> None:
         """The slave controller restarts (a brown-out): registers, watchdog divider and PDO

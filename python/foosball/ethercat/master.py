@@ -29,6 +29,9 @@ REG_SM3 = 0x0818
 REG_WD_DIVIDER = 0x0400
 REG_WD_TIME_PD = 0x0420
 MAILBOX_ERRORS = (pysoem.SdoError, pysoem.MailboxError, pysoem.PacketError, pysoem.WkcError)
+# SDO aborts by which a drive says its PDO assignment or mapping cannot be written: read
+# only, or not in this state (CiA 301 abort codes)
+FIXED_PDO_ABORTS = frozenset({0x0601_0002, 0x0800_0020, 0x0800_0021, 0x0800_0022})
 
 
 class PysoemBus(EtherCatBus):
@@ -243,11 +246,50 @@ class SlaveStep:
         self.watchdog_ticks = watchdog_ticks
 
     def configure(self, _slave: object = None) -> None:
-        """Watchdog divider and time, PDO assignment and mapping from the layout."""
+        """Watchdog divider and time; the PDO assignment and mapping of the layout, written
+        only where the drive's differ (a drive with a fixed mapping equal to the layout is
+        left as it is; one that differs is refused)."""
         self.write_register("watchdog divider", REG_WD_DIVIDER, L.WATCHDOG_DIVIDER)
         self.write_register("process-data watchdog", REG_WD_TIME_PD, self.watchdog_ticks)
-        self.write_pdo(L.RXPDO_ASSIGN, L.RXPDO_INDEX, L.RXPDO_ENTRIES)
-        self.write_pdo(L.TXPDO_ASSIGN, L.TXPDO_INDEX, L.TXPDO_ENTRIES)
+        self.configure_pdo(L.RXPDO_ASSIGN, L.RXPDO_INDEX, L.RXPDO_ENTRIES)
+        self.configure_pdo(L.TXPDO_ASSIGN, L.TXPDO_INDEX, L.TXPDO_ENTRIES)
+
+    def configure_pdo(self, assign: int, pdo: int, entries: tuple[L.PdoEntry, ...]) -> None:
+        wanted = [e.mapping_value for e in entries]
+        found = self.read_pdo(assign)
+        if found is not None and found[1] == wanted:
+            return  # already the layout (or fixed and equal to it): nothing to write
+        try:
+            self.write_pdo(assign, pdo, entries)
+        except BusConfigurationError as exc:
+            cause = exc.__cause__
+            if not (isinstance(cause, pysoem.SdoError) and cause.abort_code in FIXED_PDO_ABORTS):
+                raise
+            shown = "unreadable" if found is None else (
+                f"{_pdo_list(found[0])} mapping {_entries_text(found[1])}")
+            raise self.fail(
+                f"PDO 0x{pdo:04x}", f"object 0x{assign:04x}",
+                f"the drive's PDO mapping is fixed ({_describe(cause)}) and differs from the "
+                f"layout: expected 0x{pdo:04x} mapping {_entries_text(wanted)}, found "
+                f"{shown}") from cause
+
+    def read_pdo(self, assign: int) -> tuple[list[int], list[int]] | None:
+        """The PDOs the drive assigns to this SyncManager and their entries in a row (the
+        process image they give); None where the drive does not answer with them."""
+        def read(index: int, sub: int, fmt: str) -> int:
+            size = struct.calcsize("<" + fmt)
+            data = bytes(self.slave.sdo_read(index, sub)[:size]).ljust(size, b"\x00")
+            return int(struct.unpack("<" + fmt, data)[0])
+
+        try:
+            pdos = [read(assign, n, "H") for n in range(1, read(assign, 0, "B") + 1)]
+            mapped = [read(pdo, n, "I") for pdo in pdos
+                      for n in range(1, read(pdo, 0, "B") + 1)]
+        except MAILBOX_ERRORS as exc:
+            log.info("slave %d: PDO assignment 0x%04x not read (%s): writing the layout",
+                     self.position, assign, _describe(exc))
+            return None
+        return pdos, mapped
 
     def fail(self, step: str, what: str, problem: str) -> BusConfigurationError:
         return BusConfigurationError(
@@ -292,7 +334,22 @@ class SlaveStep:
 def _describe(exc: BaseException) -> str:
     if isinstance(exc, pysoem.SdoError):
         return f"SDO abort 0x{exc.abort_code:08x} ({exc.desc})"
+    if isinstance(exc, pysoem.PacketError):
+        # SOEM met a mailbox answer that is not the SDO reply it waited for: often an
+        # abort sent in a form SOEM does not read (CoE service 3 instead of 2, facts)
+        return (f"the drive's mailbox answer was not an SDO reply SOEM reads (SOEM packet "
+                f"error {exc.args}): look at the drive's SDO abort in a capture")
     return f"{type(exc).__name__}: {exc}"
+
+
+def _pdo_list(pdos: Sequence[int]) -> str:
+    return "assignment [" + ", ".join(f"0x{p:04x}" for p in pdos) + "]"
+
+
+def _entries_text(values: Sequence[int]) -> str:
+    """Mapping entries as index:subindex/bits, the way an ESI file lists them."""
+    return "[" + ", ".join(f"0x{v >> 16:04x}:{(v >> 8) & 0xFF:02x}/{v & 0xFF}"
+                           for v in values) + "]"
 
 
 def _retry(call: Callable[[], object], attempts: int = 5) -> object:
