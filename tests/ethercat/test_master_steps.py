@@ -4,14 +4,15 @@ slave, the step and the register or object (pysoem's own errors never leave it r
 from __future__ import annotations
 
 import struct
+from typing import Any
 
 import pytest
 
 from foosball.ethercat import layout as L
-from foosball.ethercat.bus import BusConfigurationError
+from foosball.ethercat.bus import BusConfig, BusConfigurationError
 
 pysoem = pytest.importorskip("pysoem", reason="needs pysoem (pip install 'foosball[ethercat]')")
-from foosball.ethercat.master import SlaveStep  # noqa: E402
+from foosball.ethercat.master import PysoemBus, SlaveStep  # noqa: E402
 
 
 class StubSlave:
@@ -128,3 +129,51 @@ def test_another_abort_while_writing_is_shown_with_its_code_not_as_fixed() -> No
     with pytest.raises(BusConfigurationError, match=r"object 0x1600:00: SDO abort 0x06040041 "
                        r"\(Object cannot be mapped to the PDO\)$"):
         SlaveStep(slave, 1).configure_pdo(L.RXPDO_ASSIGN, L.RXPDO_INDEX, L.RXPDO_ENTRIES)
+
+
+class ReconfiguredSlave(FixedSlave):
+    """pysoem's slave as recovery meets it: in PRE-OP, and `reconfig()` runs the setup
+    step and swallows what it raises (as pysoem does), answering the state reached."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.state = pysoem.PREOP_STATE
+        self.al_status = 0
+        self.setup_func: Any = None
+
+    def reconfig(self, timeout: int = 500) -> int:
+        try:
+            self.setup_func(self)
+        except Exception:  # what pysoem's callback does with it
+            return pysoem.PREOP_STATE
+        return pysoem.SAFEOP_STATE
+
+
+class StubMaster:
+    def __init__(self, slaves: list[ReconfiguredSlave]) -> None:
+        self.slaves = slaves
+
+    def open(self, iface: str) -> None:
+        pass
+
+    def read_state(self) -> None:
+        pass
+
+
+def test_a_reconfiguration_that_fails_in_the_setup_step_is_reported_per_slave() -> None:
+    good = _holding(L.TXPDO_ASSIGN, L.TXPDO_INDEX, L.TXPDO_ENTRIES, _holding(
+        L.RXPDO_ASSIGN, L.RXPDO_INDEX, L.RXPDO_ENTRIES, ReconfiguredSlave()))
+    bad = _holding(L.TXPDO_ASSIGN, L.TXPDO_INDEX, L.TXPDO_ENTRIES, _holding(
+        L.RXPDO_ASSIGN, L.RXPDO_INDEX, L.RXPDO_ENTRIES[:2], ReconfiguredSlave()))
+    for slave in (good, bad):
+        slave.registers[0x0420] = b"\x00\x00"
+    bus = PysoemBus(BusConfig(backend="pysoem", iface="stub", drives=2),
+                    master=StubMaster([good, bad]))
+    for position, slave in enumerate((good, bad), start=1):
+        step = SlaveStep(slave, position, 500)
+        bus._steps[position] = step
+        slave.setup_func = step.configure
+    assert bus.recover() is False
+    assert list(bus.recovery_errors) == [2]
+    assert bus.recovery_errors[2].startswith(
+        "slave 2 (OTHER-DRIVE): PDO 0x1600: object 0x1c12: the drive's PDO mapping is fixed")

@@ -43,6 +43,9 @@ class PysoemBus(EtherCatBus):
         self._opened = False
         self._empty_inputs = tuple(L.TxPdo() for _ in range(config.drives))
         self._image = L.ProcessImage(config.drives)
+        self._steps: dict[int, SlaveStep] = {}
+        # what the last recovery could not do, per slave position (empty: nothing failed)
+        self.recovery_errors: dict[int, str] = {}
         self._open()  # the socket belongs to the network namespace we are created in
 
     def _open(self) -> None:
@@ -105,11 +108,15 @@ class PysoemBus(EtherCatBus):
         if self.master.state_check(pysoem.PREOP_STATE, 50_000) != pysoem.PREOP_STATE:
             raise BusConfigurationError(f"slaves did not reach PRE-OP: {self._state_report()}")
         ticks = self._watchdog_ticks()
+        self._steps = {}
         for position, slave in enumerate(self.master.slaves, start=1):
             # SOEM calls it in PRE-OP, in config_map and again whenever recovery reconfigures
             # the slave (a drive whose ESC restarted has its reset values back); an error
-            # raised in it leaves config_map as it is
-            slave.setup_func = SlaveStep(slave, position, ticks).configure
+            # raised in it leaves config_map as it is, and reconfig() says nothing of it:
+            # the step keeps its error for recover() to look at
+            step = SlaveStep(slave, position, ticks)
+            self._steps[position] = step
+            slave.setup_func = step.configure
             # Belt and braces against the Complete-Access pitfall (facts): our drives do
             # not advertise it, but a replaced board might.
             disable = getattr(slave, "_disable_complete_access", None)
@@ -197,7 +204,9 @@ class PysoemBus(EtherCatBus):
 
     def read_object(self, position: int, index: int, subindex: int) -> bytes:
         try:
-            return bytes(self.master.slaves[position - 1].sdo_read(index, subindex))
+            # the GIL released: the cycle thread runs while this one waits for the mailbox
+            return bytes(self.master.slaves[position - 1].sdo_read(index, subindex,
+                                                                   release_gil=True))
         except MAILBOX_ERRORS as exc:
             raise BusConfigurationError(f"slave {position}: object 0x{index:04x}:"
                                         f"{subindex:02x}: {_describe(exc)}") from exc
@@ -209,9 +218,10 @@ class PysoemBus(EtherCatBus):
     def recover(self) -> bool:
         all_op = True
         self.master.read_state()
-        for slave in self.master.slaves:
+        for position, slave in enumerate(self.master.slaves, start=1):
             state = slave.state
             if state == pysoem.OP_STATE:
+                self.recovery_errors.pop(position, None)
                 continue
             all_op = False
             if state == pysoem.SAFEOP_STATE + pysoem.STATE_ERROR:
@@ -221,10 +231,31 @@ class PysoemBus(EtherCatBus):
                 slave.state = pysoem.OP_STATE
                 slave.write_state()
             elif state > pysoem.NONE_STATE:
-                slave.reconfig()
+                self._reconfigure(position, slave)
             else:
                 slave.recover()
         return all_op
+
+    def _reconfigure(self, position: int, slave: Any) -> None:
+        """pysoem's reconfig() runs our configuration step and swallows what it raises:
+        the step's own record and the state reached say whether it worked."""
+        step = self._steps.get(position)
+        if step is not None:
+            step.error = None
+        reached = slave.reconfig()
+        problem = None
+        if step is not None and step.error is not None:
+            problem = str(step.error)
+        elif reached != pysoem.SAFEOP_STATE:
+            problem = (f"slave {position}: reconfiguration reached state 0x{reached:02x}, not "
+                       f"SAFE-OP (AL code 0x{slave.al_status:04x} "
+                       f"{pysoem.al_status_code_to_string(slave.al_status)})")
+        if problem is None:
+            self.recovery_errors.pop(position, None)
+        else:
+            if self.recovery_errors.get(position) != problem:
+                log.error("recovery: %s", problem)
+            self.recovery_errors[position] = problem
 
     def close(self) -> None:
         if self._opened:
@@ -244,11 +275,19 @@ class SlaveStep:
         self.slave = slave
         self.position = position
         self.watchdog_ticks = watchdog_ticks
+        self.error: BusConfigurationError | None = None  # of the last configure()
 
     def configure(self, _slave: object = None) -> None:
         """Watchdog divider and time; the PDO assignment and mapping of the layout, written
         only where the drive's differ (a drive with a fixed mapping equal to the layout is
         left as it is; one that differs is refused)."""
+        try:
+            self._configure()
+        except BusConfigurationError as exc:
+            self.error = exc  # pysoem's reconfig() would swallow it
+            raise
+
+    def _configure(self) -> None:
         self.write_register("watchdog divider", REG_WD_DIVIDER, L.WATCHDOG_DIVIDER)
         self.write_register("process-data watchdog", REG_WD_TIME_PD, self.watchdog_ticks)
         self.configure_pdo(L.RXPDO_ASSIGN, L.RXPDO_INDEX, L.RXPDO_ENTRIES)
