@@ -27,6 +27,7 @@ import dataclasses
 import enum
 import logging
 import math
+import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -764,6 +765,81 @@ class BusSample(NamedTuple):
     alignment_objects: tuple[int, ...] = ()
 
 
+class AlignmentReader:
+    """The alignment objects (alignment = "sdo") read by SDO out of the cycle thread: an SDO
+    read waits for the drive's mailbox, and pysoem waits up to 700 ms for one that does not
+    answer, far past the drives' 50 ms watchdog. The cycle hands over the axes aligning and
+    takes the values read so far; one axis at a time, in turn, at most one read a cycle.
+    Axes not aligning read as 0, so a value from before a fault never passes for a fresh one.
+    `threaded=False` reads one axis inline per request (tests that move a clock by hand)."""
+
+    def __init__(self, read: Callable[[int], int], drives: int, pause_s: float,
+                 clock: Callable[[], float], threaded: bool = True) -> None:
+        self.read = read
+        self.values = [0] * drives
+        self.pause_s = pause_s
+        self.clock = clock
+        self.threaded = threaded
+        self._wanted: tuple[int, ...] = ()
+        self._lock = threading.Lock()
+        self._wake = threading.Event()
+        self._stopping = False
+        self._thread: threading.Thread | None = None
+        self._turn = 0
+        self._log = RateLimitedLog(log, 10.0)
+        self._none_read = (0,) * drives
+
+    def request(self, axes: tuple[int, ...]) -> tuple[int, ...]:
+        if axes != self._wanted:
+            with self._lock:
+                self._wanted = axes
+                for axis in range(len(self.values)):
+                    if axis not in axes:
+                        self.values[axis] = 0
+            if axes and self.threaded:
+                if self._thread is None:
+                    self._thread = threading.Thread(target=self._run, name="mailbox",
+                                                    daemon=True)
+                    self._thread.start()
+                self._wake.set()
+        if not axes:
+            return self._none_read  # nothing aligns (most cycles): nothing to copy
+        if not self.threaded:
+            self._read_next()
+        return tuple(self.values)
+
+    def _read_next(self) -> bool:
+        wanted = self._wanted
+        if not wanted:
+            return False
+        axis = wanted[self._turn % len(wanted)]
+        self._turn += 1
+        try:
+            value = self.read(axis)
+        except BusConfigurationError as exc:  # retried next turn; the alignment times out
+            self._log.log(self.clock(), logging.WARNING, "alignment",
+                          "alignment object of axis %d unreadable: %s", axis, exc)
+            return True
+        with self._lock:
+            if axis in self._wanted:
+                self.values[axis] = value
+        return True
+
+    def _run(self) -> None:
+        while not self._stopping:
+            if not self._read_next():
+                self._wake.wait(1.0)
+                self._wake.clear()
+                continue
+            time.sleep(self.pause_s)
+
+    def close(self) -> None:
+        self._stopping = True
+        self._wake.set()
+        if self._thread is not None:
+            self._thread.join(timeout=2.0)
+
+
 class EtherCatHardware:
     """The MDA's hardware for the runtime: each `sense()` waits for the next cycle deadline
     and exchanges the outputs the core gave last; `act()` takes the next outputs and runs a
@@ -773,7 +849,8 @@ class EtherCatHardware:
                  clock: Callable[[], float] = time.monotonic,
                  sleep: Callable[[float], None] = time.sleep,
                  stats_capacity: int = 120_000,
-                 wall_ns: Callable[[], int] = time.time_ns) -> None:
+                 wall_ns: Callable[[], int] = time.time_ns,
+                 mailbox_thread: bool = True) -> None:
         self.bus = bus
         self.cycle_s = cycle_s
         self.clock = clock
@@ -786,9 +863,10 @@ class EtherCatHardware:
             L.RxPdo(controlword=0) for _ in range(bus.config.drives))
         self.al_state = int(L.AlState.OP)
         self.alignment_object = L.ALIGNMENT_OBJECT
-        self.alignment_objects = [0] * bus.config.drives  # alignment = "sdo": as last read
-        self._next_alignment_read = 0
         self._log = RateLimitedLog(log, 10.0)
+        self.alignment_reader = AlignmentReader(self._alignment_value, bus.config.drives,
+                                                cycle_s, clock, threaded=mailbox_thread)
+        self.alignment_objects = self.alignment_reader.values  # alignment = "sdo": last read
         self.last: Exchange | None = None
         self._deadline: float | None = None
         self._last_recover_s = -math.inf
@@ -870,26 +948,11 @@ class EtherCatHardware:
             self.al_state = int(L.AlState.OP)
 
     def _read_alignment(self, axes: tuple[int, ...]) -> None:
-        """One axis's alignment object per cycle, in turn (an SDO read is a few mailbox
-        round trips: all eight in one cycle would hold it up). Axes not aligning read as
-        0, so a value from before a fault never passes for a fresh one."""
-        if not axes and not any(self.alignment_objects):  # nothing aligns: every cycle
-            return
-        for axis in range(len(self.alignment_objects)):
-            if axis not in axes:
-                self.alignment_objects[axis] = 0
-        self._alignment_read = tuple(self.alignment_objects)
-        if not axes:
-            return
-        axis = axes[self._next_alignment_read % len(axes)]
-        self._next_alignment_read += 1
-        try:
-            data = self.bus.read_object(axis + 1, self.alignment_object, 0)
-            self.alignment_objects[axis] = data[0] if data else 0
-            self._alignment_read = tuple(self.alignment_objects)
-        except BusConfigurationError as exc:  # retried next turn; the alignment times out
-            self._log.log(self.clock(), logging.WARNING, "alignment",
-                          "alignment object of axis %d unreadable: %s", axis, exc)
+        self._alignment_read = self.alignment_reader.request(axes)
+
+    def _alignment_value(self, axis: int) -> int:
+        data = self.bus.read_object(axis + 1, self.alignment_object, 0)
+        return data[0] if data else 0
 
     def quick_stop_outputs(self) -> tuple[L.RxPdo, ...]:
         inputs = self.last.inputs if self.last is not None else ()
@@ -922,6 +985,7 @@ class EtherCatHardware:
         except Exception:
             log.exception("quick stop at shutdown failed")
         finally:
+            self.alignment_reader.close()
             self.bus.close()
 
 

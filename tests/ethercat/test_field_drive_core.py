@@ -1,13 +1,16 @@
 """A drive that ignores quick stop: after `quick_stop_escalation_s` its voltage is disabled
-and an alarm names it (halted from the panel, in a fault, and at shutdown)."""
+and an alarm names it (halted from the panel, in a fault, and at shutdown). A drive whose
+mailbox does not answer never holds up the cycle (SDO reads run in their own thread)."""
 
 from __future__ import annotations
 
 import logging
+import threading
+import time
 
 import pytest
 
-from foosball.agents.motor_driver import MotorDriverConfig
+from foosball.agents.motor_driver import EtherCatHardware, MdaOutputs, MotorDriverConfig
 from foosball.ethercat import layout as L
 from foosball.ethercat.bus import BusConfig
 from foosball.ethercat.drive import FaultKind
@@ -73,3 +76,44 @@ def test_at_shutdown_a_drive_ignoring_quick_stop_gets_disable_voltage() -> None:
     rig.hardware.close()
     assert all(d.rx.controlword == L.Control.DISABLE_VOLTAGE for d in rig.bus.drives)
     assert all(d.state is not L.Cia402State.OPERATION_ENABLED for d in rig.bus.drives)
+
+
+class SilentMailboxBus(FakeBus):
+    """A drive whose mailbox does not answer: an SDO read waits (as pysoem does, up to its
+    700 ms SDO timeout) until the test lets it go."""
+
+    def __init__(self) -> None:
+        super().__init__(BusConfig(backend="fake"))
+        self.answer = threading.Event()
+        self.reads = 0
+
+    def read_object(self, position: int, index: int, subindex: int) -> bytes:
+        self.reads += 1
+        self.answer.wait(5.0)
+        return b"\x01"
+
+
+def test_an_sdo_read_that_hangs_does_not_hold_up_the_cycle() -> None:
+    bus = SilentMailboxBus()
+    bus.start()
+    hardware = EtherCatHardware(bus, 0.005)
+    try:
+        hardware.sense(0.005)
+        outputs = MdaOutputs(drives=hardware.outputs, read_alignment=(2,))
+        started = time.monotonic()
+        for _ in range(20):
+            hardware.act(outputs)
+        took = time.monotonic() - started
+        assert took < 0.5, f"20 cycles' act() took {took:.3f} s with a mailbox hanging"
+        assert bus.reads == 1 and hardware.alignment_objects[2] == 0
+        bus.answer.set()
+        deadline = time.monotonic() + 2.0
+        while hardware.alignment_objects[2] != 1 and time.monotonic() < deadline:
+            hardware.act(outputs)
+            time.sleep(0.005)
+        assert hardware.alignment_objects[2] == 1  # read out of the cycle thread
+        hardware.act(MdaOutputs(drives=hardware.outputs))  # no axis aligns any more
+        assert hardware.alignment_objects[2] == 0
+    finally:
+        bus.answer.set()
+        hardware.close()
