@@ -117,3 +117,20 @@ def test_an_sdo_read_that_hangs_does_not_hold_up_the_cycle() -> None:
     finally:
         bus.answer.set()
         hardware.close()
+
+
+def test_homing_without_a_home_switch_alarms_naming_every_translation_axis_and_why() -> None:
+    rig = Rig(MotorDriverConfig(homing_timeout_s=0.5))
+    rig.bus = FakeBus(BusConfig(backend="fake"), clock=rig.monotonic,
+                      emulator=EmulatorConfig(home_switch=False))
+    rig.bus.start()
+    rig.hardware.bus = rig.bus
+    assert rig.run_until(lambda: rig.core.latched is not None, 3.0), rig.core.drive_states()
+    text = rig.core.latched.text
+    assert text.startswith("homing not done after 0.5 s: "), text
+    for axis in (0, 2, 4, 6):
+        assert f"axis {axis} (home switch never seen, at raw " in text, text
+    assert "axis 1 " not in text
+    rig.run_for(0.2)
+    assert all(d.state is not L.Cia402State.OPERATION_ENABLED or abs(d.velocity) < 1e-6
+               for d in rig.bus.drives)

@@ -174,6 +174,9 @@ _FAULTY = (L.Cia402State.FAULT, L.Cia402State.FAULT_REACTION_ACTIVE)
 _ALIGNING_PHASES = tuple(p for p, s in PHASE_STATE.items()
                          if s in (DriveState.OFF, DriveState.ALIGNING))
 _HOMING_PHASES = tuple(p for p, s in PHASE_STATE.items() if s is DriveState.HOMING)
+# the start-up steps a timeout looks at: axes in the same step are named together
+_STEP_GROUP = {Phase.ENABLING: "enabling", Phase.ALIGNING: "aligning",
+               Phase.HOMING_APPROACH: "homing", Phase.HOMING_LEAVE: "homing"}
 _FOLLOWING = (Phase.READY, Phase.RUNNING)  # homed: the profile drives the setpoint
 _OPERATION_ENABLED = L.Cia402State.OPERATION_ENABLED
 _STATE_OF_BITS, _STATE_BITS = L.STATE_OF_BITS, L.STATE_BITS
@@ -570,11 +573,25 @@ class MotorDriverCore:
         axis.speed = 0.0
 
     def _timeout(self, axis: _Axis, now: float, limit: float, what: str, out: list[Any]) -> None:
-        if now - axis.since_s > limit:
-            index = self.axes.index(axis)
-            self._latch(AlarmCode.DRIVE_FAULT, index, now, out,
-                        f"axis {index}: {what} not done after {limit:.1f} s "
-                        f"(drive {axis.last.state.value})")
+        """One alarm naming every axis still in the same step, each with why: the first to
+        time out quick-stops them all, so the others would never time out themselves."""
+        if now - axis.since_s <= limit:
+            return
+        group = _STEP_GROUP[axis.phase]
+        stuck = [(n, a) for n, a in enumerate(self.axes) if _STEP_GROUP.get(a.phase) == group]
+        reasons = ", ".join(f"axis {n} ({self._why_stuck(a)})" for n, a in stuck)
+        self._latch(AlarmCode.DRIVE_FAULT, self.axes.index(axis), now, out,
+                    f"{what} not done after {limit:.1f} s: {reasons}")
+
+    def _why_stuck(self, axis: _Axis) -> str:
+        tx = axis.last
+        if axis.phase is Phase.ENABLING:
+            return f"drive {tx.state.value}"
+        if axis.phase is Phase.ALIGNING:
+            return f"drive {tx.state.value}, not aligned by {self.config.alignment.value}"
+        if axis.phase is Phase.HOMING_APPROACH:
+            return f"home switch never seen, at raw {tx.position_rad:.1f} rad"
+        return f"still on the home switch, at raw {tx.position_rad:.1f} rad"
 
     def _advance_axis(self, axis: _Axis, now: float, out: list[Any]) -> None:
         tx = axis.last

@@ -37,6 +37,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
     emulate.add_argument("--ignore-quick-stop", action="store_true",
                          help="the drives ignore quick stop (stay in operation enabled until "
                               "voltage is disabled)")
+    emulate.add_argument("--no-home-switch", action="store_true",
+                         help="translation axes without a home switch (homing never ends)")
     emulate.add_argument("--plain-cia402", action="store_true",
                          help="standard CiA 402 drives: no alignment bits 14/15, aligned "
                               "when they follow the command value (bit 12)")
@@ -83,6 +85,7 @@ def _emulate(args: argparse.Namespace) -> int:
                                  default_mapping=args.default_mapping,
                                  fixed_mapping=args.fixed_mapping,
                                  ignores_quick_stop=args.ignore_quick_stop,
+                                 home_switch=not args.no_home_switch,
                                  plain_cia402=args.plain_cia402)
     make_listeners = None
     if args.rod_poses:

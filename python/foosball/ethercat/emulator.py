@@ -86,6 +86,7 @@ class EmulatorConfig:
     default_mapping: str = "layout"
     fixed_mapping: bool = False  # the default mapping is fixed: every write to it aborts
     ignores_quick_stop: bool = False  # the drives take no quick stop from the controlword
+    home_switch: bool = True  # False: translation axes without a home (end) switch
     plain_cia402: bool = False
 
 
@@ -95,6 +96,7 @@ def make_drive(axis: int, config: EmulatorConfig) -> Cia402Drive:
         start = config.start_above_switch[rod % len(config.start_above_switch)]
         travel = config.travel_above_switch[rod % len(config.travel_above_switch)]
         params = dataclasses.replace(TRANSLATION_MOTOR, travel_above_switch=travel,
+                                     has_end_switch=config.home_switch,
                                      alignment_time_s=config.alignment_time_s,
                                      alignment_bits=not config.plain_cia402,
                                      ignores_quick_stop=config.ignores_quick_stop)
