@@ -4,8 +4,11 @@ driver service; a fixed mapping that differs from the layout is refused by name.
 
 from __future__ import annotations
 
+import json
 import secrets
 import signal
+import subprocess
+import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -127,3 +130,18 @@ def test_a_fixed_mapping_that_differs_from_the_layout_is_refused_by_name(
             "0x6060:00/8, 0x6071:00/16]") in text, text
     assert all(s["al_state"] in (int(L.AlState.INIT), int(L.AlState.PREOP))
                for s in emulator.slaves())
+
+
+def test_scan_shows_al_status_with_its_text_and_the_esc_error_counters(
+        namespace: Namespace, emulator_factory: Callable) -> None:
+    emulator = emulator_factory(8)
+    assert emulator.command("esc-errors 2 7 3 1")["ok"]
+    result = subprocess.run(
+        [*namespace.exec_args(), sys.executable, "-m", "foosball.cli", "ethercat", "scan",
+         "--iface", "ecat0", "--json"], check=False, capture_output=True, text=True,
+        timeout=60)
+    assert result.returncode == 0, result.stderr
+    slaves = json.loads(result.stdout)["slaves"]
+    assert [s["rx_errors"][0] for s in slaves] == [[0, 0]] * 2 + [[7, 3]] + [[0, 0]] * 5
+    assert [s["lost_links"][0] for s in slaves] == [0, 0, 1, 0, 0, 0, 0, 0]
+    assert all(s["al_status_code"] == "0x0000" and s["al_status_text"] for s in slaves)

@@ -111,6 +111,9 @@ def _scan(args: argparse.Namespace) -> int:
         return 1
     try:
         slaves = bus.scan()
+        diagnose = getattr(bus, "diagnose", None)
+        if slaves and diagnose is not None:
+            slaves = diagnose()
     finally:
         bus.close()
     rows = [{"position": s.position, "name": s.name,
@@ -118,7 +121,11 @@ def _scan(args: argparse.Namespace) -> int:
              "product_code": f"0x{s.identity.product_code:08x}",
              "revision": f"0x{s.identity.revision:08x}",
              "expected": s.identity == L.EXPECTED_IDENTITY,
-             "al_state": s.al_state} for s in slaves]
+             "al_state": s.al_state,
+             "al_status_code": f"0x{s.al_status_code:04x}",
+             "al_status_text": s.al_status_text,
+             "rx_errors": [list(p) for p in s.rx_errors],
+             "lost_links": list(s.lost_links)} for s in slaves]
     if args.json:
         print(json.dumps({"iface": args.iface, "slaves": rows}, indent=2))
     else:
@@ -126,5 +133,8 @@ def _scan(args: argparse.Namespace) -> int:
             mark = "" if r["expected"] else "  <- not an expected drive"
             print(f"{r['position']:2d}  {r['name']:<20} {r['vendor_id']} {r['product_code']} "
                   f"{r['revision']}{mark}")
+            print(f"    AL state 0x{r['al_state']:02x}, AL status {r['al_status_code']} "
+                  f"({r['al_status_text']}); RX errors (invalid frame, physical) per port "
+                  f"{r['rx_errors']}; lost links {r['lost_links']}")
         print(f"{len(rows)} slave(s) on {args.iface}")
     return 0 if rows else 1

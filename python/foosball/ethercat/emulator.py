@@ -267,6 +267,15 @@ class DriveEmulator:
                 for drive in self._axes(args[0]):
                     self.restart_esc(self.drives.index(drive))
                 return {"ok": True}
+            if verb == "esc-errors" and len(args) == 4:
+                # a line fault on port 0 of one slave: its ESC's counters (0x0300 invalid
+                # frames, 0x0301 RX errors, 0x0310 lost links), counting again after a reset
+                slave = self.chain.slaves[int(args[0])]
+                counts = (min(int(v), 255) for v in args[1:])
+                slave.line_errors = dict(zip((0x0300, 0x0301, 0x0310), counts, strict=True))
+                for register, count in slave.line_errors.items():
+                    slave.mem[register] = count
+                return {"ok": True}
             if verb == "mute" and len(args) == 1 and args[0] in ("on", "off"):
                 self.muted = args[0] == "on"
                 return {"ok": True, "muted": self.muted}

@@ -305,6 +305,8 @@ class EscSlave:
         self.od.update(self.rx_pdo.objects())
         self.od.update(self.tx_pdo.objects())
         self.mem = bytearray(MEMORY_SIZE)
+        # an emulated line fault: error counter register -> the count it shows (see write)
+        self.line_errors: dict[int, int] = {}
         self.al_error = False
         self.al_code = 0
         self.fmmus: list[_Fmmu] = []
@@ -389,6 +391,11 @@ class EscSlave:
 
         def touches(lo: int, hi: int) -> bool:
             return address < hi and end > lo
+
+        if self.line_errors and touches(0x0300, 0x0314):
+            # a write clears the error counters; a line that keeps erroring counts again
+            for register, count in self.line_errors.items():
+                self.mem[register] = count
 
         if touches(REG_SM, REG_SM + 32):
             self._sm_config_changed()

@@ -26,6 +26,8 @@ log = logging.getLogger(__name__)
 
 REG_SM2 = 0x0810
 REG_SM3 = 0x0818
+REG_RX_ERRORS = 0x0300  # per port: invalid frame counter, RX error counter (1 byte each)
+REG_LOST_LINKS = 0x0310  # per port: lost link counter (1 byte)
 REG_WD_DIVIDER = 0x0400
 REG_WD_TIME_PD = 0x0420
 MAILBOX_ERRORS = (pysoem.SdoError, pysoem.MailboxError, pysoem.PacketError, pysoem.WkcError)
@@ -72,14 +74,33 @@ class PysoemBus(EtherCatBus):
         self.slaves = self._slave_infos()
         return self.slaves
 
-    def _slave_infos(self) -> list[SlaveInfo]:
+    def _slave_infos(self, counters: bool = False) -> list[SlaveInfo]:
         """The slaves with their AL states read from the bus now (pysoem's are a cache of
-        its last read, which start() made in PRE-OP)."""
+        its last read, which start() made in PRE-OP); `counters`: with the ESC error
+        counters too (register reads: out of the cycle only)."""
         self.master.read_state()
-        return [SlaveInfo(position=n + 1, name=s.name,
-                          identity=L.Identity(s.man, s.id, s.rev),
-                          al_state=s.state, al_status_code=s.al_status)
-                for n, s in enumerate(self.master.slaves)]
+        infos = []
+        for n, s in enumerate(self.master.slaves):
+            rx_errors: tuple[tuple[int, int], ...] = ()
+            lost: tuple[int, ...] = ()
+            if counters:
+                try:
+                    raw = _read_register(s, REG_RX_ERRORS, 8)
+                    rx_errors = tuple((raw[2 * p], raw[2 * p + 1]) for p in range(4))
+                    lost = tuple(_read_register(s, REG_LOST_LINKS, 4))
+                except BusConfigurationError as exc:
+                    log.warning("slave %d: error counters not read: %s", n + 1, exc)
+            infos.append(SlaveInfo(
+                position=n + 1, name=s.name, identity=L.Identity(s.man, s.id, s.rev),
+                al_state=s.state, al_status_code=s.al_status,
+                al_status_text=pysoem.al_status_code_to_string(s.al_status),
+                rx_errors=rx_errors, lost_links=lost))
+        return infos
+
+    def diagnose(self) -> list[SlaveInfo]:
+        """Every slave's AL state, AL status code with its text and ESC error counters,
+        read now (`foosball ethercat scan`; never from the cycle thread)."""
+        return self._slave_infos(counters=True)
 
     def start(self) -> list[SlaveInfo]:
         """Find and check the slaves, write their configuration in PRE-OP (watchdog,
