@@ -92,7 +92,7 @@ class Rig:
         self.core.expected_wkc = self.bus.expected_working_counter
         self.hardware = EtherCatHardware(self.bus, self.config.cycle_s, clock=self.monotonic,
                                          sleep=self._sleep, stats_capacity=1000,
-                                         wall_ns=self.wall_ns, mailbox_thread=False)
+                                         wall_ns=self.wall_ns)
         self.hub = MemoryHub()
         self.runtime = AgentRuntime(
             self.core, self.endpoint(Agent.MOTOR_DRIVER),

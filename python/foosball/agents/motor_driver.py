@@ -867,7 +867,7 @@ class EtherCatHardware:
                  sleep: Callable[[float], None] = time.sleep,
                  stats_capacity: int = 120_000,
                  wall_ns: Callable[[], int] = time.time_ns,
-                 mailbox_thread: bool = True) -> None:
+                 mailbox_thread: bool | None = None) -> None:
         self.bus = bus
         self.cycle_s = cycle_s
         self.clock = clock
@@ -881,8 +881,11 @@ class EtherCatHardware:
         self.al_state = int(L.AlState.OP)
         self.alignment_object = L.ALIGNMENT_OBJECT
         self._log = RateLimitedLog(log, 10.0)
+        # SDO reads in their own thread on real time; inline with a clock passed in (a
+        # thread cannot keep step with a clock a test moves by hand)
+        threaded = clock is time.monotonic if mailbox_thread is None else mailbox_thread
         self.alignment_reader = AlignmentReader(self._alignment_value, bus.config.drives,
-                                                cycle_s, clock, threaded=mailbox_thread)
+                                                cycle_s, clock, threaded=threaded)
         self.alignment_objects = self.alignment_reader.values  # alignment = "sdo": last read
         self.last: Exchange | None = None
         self._deadline: float | None = None
