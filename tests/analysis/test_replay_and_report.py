@@ -43,6 +43,15 @@ def test_the_analysis_finds_the_referees_goals(match_bytes: tuple[bytes, object]
     assert a.of("shot")  # 12 s of improved against club: shots on both sides
 
 
+def test_every_goal_is_classified_as_an_estimate(match_bytes: tuple[bytes, object]) -> None:
+    data, _result = match_bytes
+    a = analyse(read_recording("sim", data))
+    for conceding, scorer in (("robot", "human"), ("human", "robot")):
+        assert sum(a.goals_against_by_kind[conceding].values()) == len(a.of("goal", scorer))
+    assert all("estimated" in g.text for g in a.of("goal"))
+    assert a.summary()["goals_against_by_kind_estimate"] == a.goals_against_by_kind
+
+
 @pytest.mark.parametrize("seed", range(4))
 def test_a_match_cut_at_a_random_byte_still_replays_and_reports(
         match_bytes: tuple[bytes, object], tmp_path: Path, seed: int) -> None:

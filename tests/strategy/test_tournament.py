@@ -17,6 +17,9 @@ def match(seed, gf, ga, saves, against_speeds, human_fouls=(0, 1.0)):
         "seed": seed,
         "goals_for": gf,
         "goals_against": ga,
+        # all conceded goals own play in odd seeds, clean in even ones
+        "goals_against_by_kind": {"clean": ga * (1 - seed % 2), "deflected": 0,
+                                  "own_play": ga * (seed % 2), "untouched": 0},
         "saves": saves,
         "on_target_against": saves + ga,
         "save_bands": {"0-5": [saves, saves + ga], "5-10": [0, 0], "10-15": [0, 0],
@@ -43,6 +46,10 @@ def test_totals():
     assert t["fouls"]["human"]["longest_possession_s"] == 10.0
     assert t["serves"] == 3 + 6 + 1 and t["restarts"] == 3
     assert t["dead_balls"] == {"served": 1, "goalkeeper": 3}
+    # seeds 0 and 2 conceded 1 + 2 clean goals, seed 1 none
+    assert t["goals_against_by_kind"] == {"clean": 3, "deflected": 0, "own_play": 0,
+                                          "untouched": 0}
+    assert t["own_play_share"] == 0.0
 
 
 def test_one_short_match_runs_and_is_reproducible():
@@ -51,3 +58,11 @@ def test_one_short_match_runs_and_is_reproducible():
     assert a["total"]["matches"] == 1
     assert a["per_match"] == [{**m, "wall_time": a["per_match"][0]["wall_time"]}
                               for m in b["per_match"]]
+
+
+def test_a_local_ray_plays_the_same_matches_as_one_process():
+    def played(jobs: int) -> list[dict]:
+        report = run_tournament("improved", "club", 2, jobs, 40, 1.0, True, show_progress=False)
+        return [{**m, "wall_time": None} for m in report["per_match"]]
+
+    assert played(2) == played(1)

@@ -11,7 +11,16 @@ used. Times are seconds from the recording's first record.
 - Shots: a touch after which the ball moves at >= SHOT_MIN_SPEED (the simulator's threshold,
   sim.match) towards the other goal; on target when its straight path, folded at the side
   walls, ends in the goal mouth (as sim.match judges it). A save: an on-target shot that a
-  touch of the defending team ends before a goal.
+  touch of the defending team meets within 2 s and that does not end in a goal within 2 s
+  (sim.match's SAVE_WINDOW_S).
+- How each goal came about, an estimate (sim.match's GOAL_KINDS judged from the tracked ball
+  alone): the last touch before the goal and its rod (the reach band holding the ball). The
+  scorer's: clean. The conceding team's on a shot of the scorer that it did not speed up (the
+  tracked speed after at most DEFLECT_MARGIN above the speed before): deflected; else sending
+  the ball towards its own goal: own play; else deflected. No touch since the last goal:
+  untouched. The tracker cannot tell which of two nearby rods touched the ball, nor see a
+  touch under lifted feet, so the simulator's figures (from the physics' contacts) are the
+  reference; this one is for matches played on the rig.
 - Fouls: the possession limits (strategy.possession: 10 s on the 5-man rod, 15 s elsewhere,
   goalkeeper and defence one zone, a moving ball counting too) from the ball's position;
   spinning: a robot rod that touched the ball in a run of more than a full turn one way
@@ -35,7 +44,7 @@ from __future__ import annotations
 import itertools
 import math
 from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -64,6 +73,9 @@ FAULT_REPEAT_S = 1.0
 FULL_TURN = 2 * math.pi
 REVERSAL_RAD = 0.05  # as sim.rules: a turn back smaller than this is jitter
 STRIKE_SPAN_S = 0.03
+SAVE_WINDOW_S = 2.0  # s, as sim.match
+DEFLECT_MARGIN = 0.2  # m/s, as sim.match
+GOAL_KINDS = ("clean", "deflected", "own_play", "untouched")  # as sim.match
 
 
 @dataclass(frozen=True)
@@ -92,6 +104,8 @@ class MatchAnalysis:
     missing_frames: int
     score: tuple[int, int]
     warnings: list[str] = field(default_factory=list)
+    # per conceding team, the goals by kind (an estimate from the tracked ball: _goal_kinds)
+    goals_against_by_kind: dict[str, dict[str, int]] = field(default_factory=dict)
 
     def of(self, kind: str, team: str | None = None) -> list[Event]:
         return [e for e in self.events if e.kind == kind and (team is None or e.team == team)]
@@ -115,6 +129,7 @@ class MatchAnalysis:
                              "p99_median": round(float(np.median(self.setpoint_ms[:, 2])), 2),
                              "p99_worst": round(float(self.setpoint_ms[:, 2].max()), 2)}
                             if len(self.setpoint_ms) else {}),
+            "goals_against_by_kind_estimate": self.goals_against_by_kind,
             "tracker": {"lost_share_playing": round(self.lost_share, 4),
                         "missing_frames": self.missing_frames},
             "warnings": len(self.warnings),
@@ -134,9 +149,12 @@ def analyse(recording: Recording) -> MatchAnalysis:
     ball = _ball_arrays(recording.of_type(BallState), t0)
     in_play = _inside(ball["t"], playing)
     events: list[Event] = []
-    events += _goals(recording, t0)
+    goals = _goals(recording, t0)
     touches = _touches(ball, table)
-    events += _shots_and_saves(touches, ball, table, events)
+    shots_and_saves = _shots_and_saves(touches, ball, table, goals)
+    goals, by_kind = _goal_kinds(goals, touches, ball, table,
+                                 [e for e in shots_and_saves if e.kind == "shot"])
+    events += goals + shots_and_saves
     events += _possession_fouls(ball, in_play, table)
     # when a touch happened, on the recording's clock: its frame's capture, less the window
     # in which the velocity changed (the rod's angle then, not when the tracker had seen it)
@@ -165,7 +183,7 @@ def analyse(recording: Recording) -> MatchAnalysis:
         setpoint_ms=_setpoint(recording, t0),
         lost_per_s=per_s, lost_share=float(lost[in_play].mean()) if in_play.any() else 0.0,
         missing_frames=int(np.sum(gaps[gaps > 1] - 1)) if gaps.size else 0, score=score,
-        warnings=list(recording.warnings))
+        warnings=list(recording.warnings), goals_against_by_kind=by_kind)
 
 
 # -- the ball -------------------------------------------------------------------------------
@@ -279,12 +297,44 @@ def _shots_and_saves(touches: list[tuple[int, Any]], ball: dict[str, np.ndarray]
         i, rod = touches[n + 1]
         team = rod.team if rod is not None else ""
         t_touch = float(ball["t"][i])
-        scored_first = any(shot.t < g <= t_touch for g in goal_times[shot.team])
-        if team == defender and not scored_first and t_touch - shot.t < 2.0:
+        scored = any(shot.t < g <= shot.t + SAVE_WINDOW_S for g in goal_times[shot.team])
+        if team == defender and not scored and t_touch - shot.t < SAVE_WINDOW_S:
             out.append(Event(t_touch, "save", defender,
                              f"{defender} {_role(table, float(ball['x'][i]))} saved a "
                              f"{shot.value:.1f} m/s shot"))
     return out
+
+
+def _goal_kinds(goals: list[Event], touches: list[tuple[int, Any]], ball: dict[str, np.ndarray],
+                table: Table, shots: list[Event]
+                ) -> tuple[list[Event], dict[str, dict[str, int]]]:
+    """Each goal's kind (module docstring), in its text, and the counts per conceding team."""
+    counts = {team: dict.fromkeys(GOAL_KINDS, 0) for team in ("robot", "human")}
+    t, vx, vy = ball["t"], ball["vx"], ball["vy"]
+    out, since = [], -math.inf
+    for g in goals:
+        conceding = "human" if g.team == "robot" else "robot"
+        # the last touch by a rod between the previous goal and this one
+        last = [(i, rod) for i, rod in touches if rod is not None and since < t[i] < g.t]
+        kind = "untouched"
+        if last:
+            i, rod = last[-1]
+            before = max(0, int(np.searchsorted(t, t[i] - TOUCH_WINDOW_S)) - 1)
+            speed_after, speed_before = math.hypot(vx[i], vy[i]), math.hypot(vx[before],
+                                                                              vy[before])
+            on_shot = any(s.team == g.team and s.t < t[i] <= s.t + SAVE_WINDOW_S
+                          and not any(s.t < t[j] < t[i] for j, _ in last) for s in shots)
+            own_goal_direction = -1.0 if conceding == "robot" else 1.0
+            if rod.team == g.team:
+                kind = "clean"
+            elif on_shot and speed_after <= speed_before + DEFLECT_MARGIN:
+                kind = "deflected"
+            else:
+                kind = "own_play" if vx[i] * own_goal_direction > 0 else "deflected"
+        counts[conceding][kind] += 1
+        out.append(replace(g, text=f"{g.text} ({kind.replace('_', ' ')}, estimated)"))
+        since = g.t
+    return out, counts
 
 
 def _role(table: Table, x: float) -> str:

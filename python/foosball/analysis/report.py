@@ -242,6 +242,10 @@ def page(a: MatchAnalysis, files: list[str], plots: dict[str, bytes],
         t = summary["teams"][team]
         rows.append((team, f"{t['goals']} goals, {t['shots']} shots ({t['on_target']} on "
                            f"target), {t['saves']} saves, {t['fouls']} fouls"))
+    for team, kinds in a.goals_against_by_kind.items():
+        rows.append((f"{team} conceded (estimate)",
+                     ", ".join(f"{n} {k.replace('_', ' ')}" for k, n in kinds.items())
+                     + " (the last touch from the tracked ball: foosball.analysis.match)"))
     rows.append(("faults", str(summary["faults"])))
     lat = summary["latency_ms"]
     if lat:

@@ -9,7 +9,8 @@ import sys
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     sim = subparsers.add_parser("sim", help="simulated table: matches, replays")
-    sub = sim.add_subparsers(dest="sim_command", metavar="{match,replay,controllers,tournament}")
+    sub = sim.add_subparsers(dest="sim_command",
+                             metavar="{match,replay,controllers,tournament,tune}")
 
     match = sub.add_parser("match", help="play a headless match and print the result")
     match.add_argument("--robot", default="hold", help="controller for the robot side")
@@ -67,12 +68,14 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     controllers = sub.add_parser("controllers", help="list the registered controllers")
     controllers.set_defaults(func=_controllers)
 
-    try:  # many matches in parallel: the strategy area's tournament runner
+    try:  # many matches in parallel: the strategy area's tournament runner and search
         from foosball.strategy.tournament import register_tournament
+        from foosball.strategy.tune import register_tune
     except ModuleNotFoundError:
         pass
     else:
         register_tournament(sub)
+        register_tune(sub)
     sim.set_defaults(func=lambda _args: sim.print_help() or 2)
 
 
@@ -112,6 +115,9 @@ def _match(args: argparse.Namespace) -> int:
             f"saves robot {saves['robot']} human {saves['human']}; "
             f"{result['speed_vs_real_time']}x real time"
         )
+        for team, kinds in result["goals_against_by_kind"].items():
+            print(f"  {team} conceded: " + ", ".join(
+                f"{n} {kind.replace('_', ' ')}" for kind, n in kinds.items()))
         for team, fouls in result["fouls"].items():
             print(f"  {team}: {fouls['possession']} possession-limit violations, "
                   f"{fouls['spinning']} spinning fouls, longest possession "

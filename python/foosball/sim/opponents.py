@@ -81,6 +81,7 @@ class Skill:
     pull_probability: float = 0.0  # 3-man rod, ball at rest: a pull or push shot instead
     carry_speed: tuple[float, float] = (0.3, 0.55)  # m/s of the ball along the rod
     carry_direction: float = 0.0  # -1 always pull, +1 always push, 0 either (room, chance)
+    angled: bool = False  # aimed shots go at the far corner, as steep as MAX_AIM_ANGLE allows
 
 
 ROOKIE = Skill(
@@ -298,6 +299,13 @@ class ScriptedOpponent:
         elif rod.role == "midfield" and rng.random() < skill.pass_probability:
             # a simple pass: soft, straight on, for the attack rod to take on the way
             angle, speed = 0.0, float(rng.uniform(1.2, 2.2))
+        elif skill.angled:
+            # across the goal to the corner away from the ball (a pin's cut shot)
+            half_goal = self.table.field.goal_width / 2 - self._radius
+            side = -1.0 if y > 0 else 1.0
+            angle = math.atan2(side * 0.8 * half_goal - y, half_l - x)
+            angle = max(-MAX_AIM_ANGLE, min(MAX_AIM_ANGLE, angle))
+            angle += float(rng.normal(0.0, skill.aim_error))
         else:
             bank = rng.random() < skill.bank_probability
             target_y = self._aim_point(rng, x, y, bank)

@@ -1,5 +1,6 @@
 """Strategies by name: one table, read by the simulator's controller registry, the tournament
-runner and the strategy agent. A factory takes (table, seed) like every simulator controller."""
+runner and the strategy agent. A factory takes (table, seed) like every simulator controller,
+and optionally the strategy's parameters (a parameter search)."""
 
 from __future__ import annotations
 
@@ -9,25 +10,26 @@ from typing import Any
 from foosball.geometry import Table
 
 
-def _seed_rules(table: Table, seed: int) -> Any:
+def _seed_rules(table: Table, seed: int, params: Any = None) -> Any:
     from foosball.strategy.seed_rules import SeedRulesStrategy
 
-    return SeedRulesStrategy(table)
+    return SeedRulesStrategy(table, params)
 
 
-def _improved(table: Table, seed: int) -> Any:
+def _improved(table: Table, seed: int, params: Any = None) -> Any:
     from foosball.strategy.improved import ImprovedStrategy
 
-    return ImprovedStrategy(table)
+    return ImprovedStrategy(table, params)
 
 
-STRATEGIES: dict[str, Callable[[Table, int], Any]] = {
+# (table, seed, parameters: a StrategyParams, None for the shipped file) -> a strategy
+STRATEGIES: dict[str, Callable[..., Any]] = {
     "seed-rules": _seed_rules,
     "improved": _improved,
 }
 
 
-def strategy_factory(name: str) -> Callable[[Table, int], Any]:
+def strategy_factory(name: str) -> Callable[..., Any]:
     try:
         return STRATEGIES[name]
     except KeyError:

@@ -1,14 +1,18 @@
 """Tournaments: many simulated matches of a robot strategy against an opponent, in parallel.
 
 `foosball sim tournament --robot STRATEGY --opponent LEVEL|STRATEGY --matches N --jobs J
---seed S [--duration D] [--randomise] [--json]`. Match i runs with seed S + i, so a
-tournament is reproducible whatever --jobs is. Either side can be a strategy (the human side
+--seed S [--duration D] [--randomise] [--ray-address ADDR] [--json]`. Match i runs with seed
+S + i, so a tournament is reproducible whatever --jobs is and wherever it runs: with --jobs 1
+in this process, with more on a local Ray of that many CPUs, with --ray-address on the user's
+Ray cluster (`foosball.strategy.engine`). Either side can be a strategy (the human side
 is mirrored by the match runner) or a scripted level (rookie, club, pro), or a shot battery
 ``shooter:LOW-HIGH``: the pro level's hands and aim (gaps between our goalkeeper and defence,
 bank shots) with every shot drawn between LOW and HIGH m/s and no passes.
 
-Per match and in total: goals for and against, the save rate (saves / (saves + goals
-against); a save is an on-target shot of the opponent that our men touched before it scored),
+Per match and in total: goals for and against, the goals against by kind (a clean shot, a
+deflected shot, own play, untouched: `foosball.sim.match`), the save rate (saves / (saves +
+goals against); a save is an on-target shot of the opponent that our men touched and that did
+not end in a goal within 2 s),
 shots and their speeds, the save rate by shot-speed band, serves and restarts (and of them
 the dead balls served again or put at a goalkeeper).
 """
@@ -17,26 +21,31 @@ from __future__ import annotations
 
 import argparse
 import json
-import multiprocessing
-import os
 import signal
 import sys
 import time
 from dataclasses import replace
 from typing import Any
 
-from foosball.processes import die_with_parent
+from foosball.strategy.engine import Engine, run_jobs
 
 SPEED_BANDS = ((0.0, 5.0), (5.0, 10.0), (10.0, 15.0), (15.0, 99.0))
 
 
-def make_side(name: str, table: Any, seed: int) -> Any:
-    """A controller by name: a strategy, a simulator controller, or a shooter battery."""
+# a strategy's parameters changed from the shipped file: {section: {key: value}}
+Overrides = dict[str, dict[str, Any]]
+
+
+def make_side(name: str, table: Any, seed: int, overrides: Overrides | None = None) -> Any:
+    """A controller by name: a strategy (with its shipped parameters, `overrides` changed),
+    a simulator controller, or a shooter battery."""
     from foosball.sim.controllers import make_controller
     from foosball.strategy.registry import STRATEGIES
 
     if name in STRATEGIES:
-        return STRATEGIES[name](table, seed)
+        return STRATEGIES[name](table, seed, with_overrides(overrides))
+    if overrides:
+        raise ValueError(f"{name!r} is not a strategy: it takes no strategy parameters")
     if name.startswith("shooter:"):
         from foosball.sim.opponents import PRO, ScriptedOpponent
 
@@ -47,15 +56,38 @@ def make_side(name: str, table: Any, seed: int) -> Any:
     return make_controller(name, table, seed)
 
 
-def play_one(job: tuple[str, str, int, float, bool]) -> dict[str, Any]:
-    """One match (a worker process runs this); returns plain data."""
+def with_overrides(overrides: Overrides | None) -> Any:
+    """The shipped strategy parameters with `overrides` changed (None: as shipped)."""
+    if not overrides:
+        return None
+    from foosball.strategy.params import load_params, parse_params
+
+    shipped = load_params()
+    data = {section: {f: getattr(getattr(shipped, section), f)
+                      for f in getattr(shipped, section).__dataclass_fields__}
+            for section in shipped.__dataclass_fields__}
+    for section, values in overrides.items():
+        if section not in data:
+            raise ValueError(f"no parameter section {section!r}; known: {sorted(data)}")
+        data[section].update(values)
+    data = {section: {k: list(v) if isinstance(v, tuple) else v for k, v in values.items()}
+            for section, values in data.items()}
+    return parse_params(data)
+
+
+# (robot, opponent, seed, duration, randomise, the robot strategy's parameter overrides)
+Job = tuple[str, str, int, float, bool, Overrides | None]
+
+
+def play_one(job: Job) -> dict[str, Any]:
+    """One match (a worker runs this); returns plain data."""
     from foosball.geometry import default_table
     from foosball.sim.match import Match
 
-    robot, opponent, seed, duration, randomise = job
+    robot, opponent, seed, duration, randomise, overrides = job
     table = default_table()
     match = Match(
-        make_side(robot, table, seed),
+        make_side(robot, table, seed, overrides),
         make_side(opponent, table, seed + 1),
         seed=seed,
         duration=duration,
@@ -80,10 +112,13 @@ def summarise(result: Any, seed: int) -> dict[str, Any]:
     for low, high in SPEED_BANDS:
         in_band = [s for s in against if low <= s["speed"] < high]
         bands[f"{low:g}-{high:g}"] = [sum(s["outcome"] == "saved" for s in in_band), len(in_band)]
+    from foosball.sim.match import goal_kinds
+
     return {
         "seed": seed,
         "goals_for": result.goals_robot,
         "goals_against": result.goals_human,
+        "goals_against_by_kind": goal_kinds(result.goals, "robot"),
         "saves": saved,
         "on_target_against": len(against),
         "save_rate": _rate(saved, saved + result.goals_human),
@@ -125,6 +160,10 @@ def totals(matches: list[dict[str, Any]]) -> dict[str, Any]:
         }
 
     minutes = sum(m["duration_s"] for m in matches) / 60.0
+    kinds: dict[str, int] = {}
+    for m in matches:
+        for kind, count in m["goals_against_by_kind"].items():
+            kinds[kind] = kinds.get(kind, 0) + count
     return {
         "matches": len(matches),
         "goals_per_minute": {"for": round(gf / minutes, 3) if minutes else None,
@@ -141,6 +180,8 @@ def totals(matches: list[dict[str, Any]]) -> dict[str, Any]:
         "goals_for": gf,
         "goals_against": ga,
         "goals_ratio": round(gf / ga, 3) if ga else None,
+        "goals_against_by_kind": kinds,
+        "own_play_share": _rate(kinds.get("own_play", 0), ga),
         "save_rate": _rate(saves, saves + ga),
         "saves": saves,
         "on_target_against": faced,
@@ -176,41 +217,33 @@ def progress(done: int, total: int, started: float, width: int = 30) -> None:
     sys.stderr.flush()
 
 
-def _worker_start(tournament_pid: int) -> None:
-    """A worker leaves stopping to the tournament (no traceback per worker on Ctrl-C) and
-    dies with it however it dies."""
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-    die_with_parent()
-    if os.getppid() != tournament_pid:  # it died while this worker was starting
-        os._exit(1)
-
-
 def _interrupted(signum: int, _frame: object) -> None:
     raise KeyboardInterrupt(signal.Signals(signum).name)
 
 
+def stop_on_signals() -> None:
+    """SIGTERM and SIGHUP (a closed terminal) stop a run as Ctrl-C does: by default they
+    would end this process alone and leave its workers playing."""
+    for signum in (signal.SIGTERM, signal.SIGHUP):
+        signal.signal(signum, _interrupted)
+
+
 def run_tournament(robot: str, opponent: str, matches: int, jobs: int, seed: int,
-                   duration: float, randomise: bool, show_progress: bool = True
-                   ) -> dict[str, Any]:
-    work = [(robot, opponent, seed + i, duration, randomise) for i in range(matches)]
+                   duration: float, randomise: bool, show_progress: bool = True,
+                   ray_address: str | None = None, overrides: Overrides | None = None,
+                   engine: Engine | None = None) -> dict[str, Any]:
+    """Matches seed .. seed + matches - 1; on `engine` if given (it is already running),
+    else on `jobs` workers started for this tournament."""
+    work: list[Job] = [(robot, opponent, seed + i, duration, randomise, overrides)
+                       for i in range(matches)]
     started = time.monotonic()
-    results: list[dict[str, Any]] = []
     if show_progress:
         progress(0, matches, started)
-    if jobs <= 1:
-        for job in work:
-            results.append(play_one(job))
-            if show_progress:
-                progress(len(results), matches, started)
+    shown = (lambda done: progress(done, matches, started)) if show_progress else None
+    if engine is not None:
+        results = engine.map(play_one, work, shown)
     else:
-        # leaving the block terminates and joins the workers, however the loop ends
-        with multiprocessing.get_context("spawn").Pool(
-                jobs, initializer=_worker_start, initargs=(os.getpid(),)) as pool:
-            for result in pool.imap_unordered(play_one, work):
-                results.append(result)
-                if show_progress:
-                    progress(len(results), matches, started)
-    results.sort(key=lambda m: m["seed"])
+        results = run_jobs(play_one, work, jobs, ray_address, shown)
     return {
         "robot": robot,
         "opponent": opponent,
@@ -230,6 +263,9 @@ def _print_text(report: dict[str, Any]) -> None:
     print(f"  won {t['wins']} drawn {t['draws']} lost {t['losses']} (win rate {t['win_rate']})")
     print(f"  goals {t['goals_for']}:{t['goals_against']} (ratio {t['goals_ratio']}), "
           f"per minute {t['goals_per_minute']['for']}:{t['goals_per_minute']['against']}")
+    kinds = ", ".join(f"{n} {kind.replace('_', ' ')}"
+                      for kind, n in t["goals_against_by_kind"].items())
+    print(f"  goals against: {kinds} (own play {t['own_play_share']} of them)")
     for team, f in t["fouls"].items():
         print(f"  {team}: {f['possession']} possession-limit violations, {f['spinning']} "
               f"spinning fouls, longest possession {f['longest_possession_s']} s "
@@ -256,7 +292,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--opponent", required=True,
                         help="rookie | club | pro | shooter:LOW-HIGH | a strategy name")
     parser.add_argument("--matches", type=int, default=10)
-    parser.add_argument("--jobs", type=int, default=1)
+    add_engine_arguments(parser)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--duration", type=float, default=60.0, help="s per match")
     parser.add_argument("--randomise", action="store_true",
@@ -264,6 +300,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--json", action="store_true", help="print the whole report as JSON")
     parser.add_argument("--no-progress", action="store_true")
     parser.set_defaults(func=_main)
+
+
+def add_engine_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--jobs", type=int, default=1,
+                        help="workers: 1 in this process, more on a local Ray with that many "
+                             "CPUs, or with --ray-address that many jobs at once on the cluster")
+    parser.add_argument("--ray-address", metavar="ADDR",
+                        help="run on this Ray cluster (e.g. 10.0.0.5:6379, or 'auto' for the "
+                             "one started on this machine with `ray start --head`)")
 
 
 def register_tournament(sim_subparsers: argparse._SubParsersAction) -> None:
@@ -283,13 +328,11 @@ def _main(args: argparse.Namespace) -> int:
     except (KeyError, ValueError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
-    # SIGTERM and SIGHUP (a closed terminal) stop it as Ctrl-C does: by default they would
-    # end this process alone and leave the workers playing their matches out
-    for signum in (signal.SIGTERM, signal.SIGHUP):
-        signal.signal(signum, _interrupted)
+    stop_on_signals()
     try:
         report = run_tournament(args.robot, args.opponent, args.matches, args.jobs, args.seed,
-                                args.duration, args.randomise, not args.no_progress)
+                                args.duration, args.randomise, not args.no_progress,
+                                args.ray_address)
     except KeyboardInterrupt:
         print("\ntournament stopped; its workers with it", file=sys.stderr)
         return 130
