@@ -326,6 +326,8 @@ class ImprovedStrategy(RodStrategy):
                 close = b.x + max(b.vx, 0.0) * LIFT_TIME > rod.x - self.reach_ahead - 0.01
                 rolling = ShotLine(b.x, b.y, b.vy / b.vx)
                 if not close and not self.in_path(rod, rolling, here[i].translation):
+                    # feet down, and still: moving, its men could walk into the ball's way
+                    plans[i] = RodPlan("control", translation=here[i].translation)
                     continue
                 lifted_back = here[i].rotation < -1.0
                 plans[i] = RodPlan("lift", rotation=-LIFT if close and not lifted_back else LIFT)
@@ -338,7 +340,7 @@ class ImprovedStrategy(RodStrategy):
         origin_x, origin_y = self.threat_origin(b)
         fast = b.speed > SHOT_SPEED
         for i, rod in enumerate(self.rods):
-            if i == owner or plans[i].mode == "lift":
+            if plans[i] is not _IDLE:  # the owner, and rods that clear or lift (2.)
                 continue
             # a shot (fast) passes the opponent's rods, which lift for it or miss it
             unhindered = fast or not _any_between(self.their_xs, rod.x, b.x)
