@@ -83,6 +83,9 @@ def test_the_goalkeeper_does_not_swing_back_over_a_ball_rolling_behind_it():
     out = s.decide(0.0, rolling, [RodView(-0.123, 0.0)] + [DOWN] * 3)
     assert s.plans_last[0].mode == "control" and out[0].rotation == 0.0
     assert out[0].translation == pytest.approx(-0.123)  # not into the ball's way
+    s = ImprovedStrategy(TABLE)
+    out = s.decide(0.0, BallView(GOALKEEPER.x - 0.029, -0.05, 0.3, 0.0), [DOWN] * 4)
+    assert out[0].rotation > LIFTED  # rolling out at the man: feet forward and up, away
     still = BallView(GOALKEEPER.x - 0.029, 0.05, 0.0, 0.0)
     s = ImprovedStrategy(TABLE)
     s.decide(0.0, still, [DOWN] * 4)

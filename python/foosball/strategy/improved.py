@@ -95,7 +95,10 @@ FOOT_AT_BALL = 0.84  # rad: a foot is at the ball's height within about 48 deg o
 SWEEP_SLIVER = 0.05  # rad: a turn overlapping those angles by less touches nothing
 SWEEP_SLOW = 4.0  # rad/s: a foot turning back no faster than this only nudges a ball
 SWEEP_NOW, SWEEP_ON_THE_WAY = 1, 2  # what _strikes_back found
+SWEEP_LOOKAHEAD_S = 0.12  # s: about how long feet lifted up take to come down
+BACKSWING_LOOKAHEAD_S = 0.04  # s: latency and a backswing's way to the ball's height
 PATH_MARGIN = 0.01  # m: our men stand this much further from our own shot's line
+ROLLING_OUT = 0.05  # m/s: a ball behind the goalkeeper this fast forwards rolls out
 STILL_SPEED = 0.08  # m/s: a ball seen slower than this lies still (for the goalkeeper)
 ROLL_ON_S = 0.3  # s: how long a ball lost under our lifted feet is taken to roll on
 ROLLING_SPEED = 0.1  # m/s: a ball lost faster than this under lifted feet rolls on
@@ -390,8 +393,10 @@ class ImprovedStrategy(RodStrategy):
             return None
         if plans[owner].shot is not None:
             return plans[owner].shot
+        # while the kick runs, and after the strike while the ball is on its way: the
+        # tracker's velocity lags a kick by a few frames, too late to lift for it
         phase = self.kicks[owner].phase
-        if phase is Phase.WIND_UP or (phase is Phase.STRIKE and here[owner].rotation < 0.3):
+        if phase in (Phase.WIND_UP, Phase.STRIKE, Phase.FOLLOW_THROUGH):
             return self.kick_lines[owner]
         return None
 
@@ -477,8 +482,12 @@ class ImprovedStrategy(RodStrategy):
         if is_behind(ahead, self.contact_ahead) and -0.4 < b.vx < 0.3 and speed < 1.6:
             if i == 0 and not self.keeper_may_swing(b):
                 # a backswing would strike it into our goal: feet down and still, so the
-                # ball rolls on behind the man (until it is still, or out of the mouth)
+                # ball rolls on behind the man (until it is still, or out of the mouth);
+                # rolling out towards the man, his feet swing forward and up out of its way
+                # (it came back off his foot into our goal, issue 30)
                 self.behind[i] = None
+                if b.vx > ROLLING_OUT:
+                    return RodPlan("lift", rotation=-LIFT)
                 return RodPlan("control", translation=here.translation)
             return self.play_behind(i, rod, now, b, here)
         self.behind[i] = None
@@ -731,24 +740,40 @@ class ImprovedStrategy(RodStrategy):
             return 0
         if 0.0 < setpoint.rotation_speed <= SWEEP_SLOW:
             return 0
+        # where the ball is and will be while the feet turn (a ball rolling at 0.6 m/s
+        # covers the men's reach in the 0.1 s the feet take to come down)
+        # (behind: over a shorter time, since a backswing from the feet down passes the
+        # ball's height within a few ms; a kick timed for a ball rolling in from the front
+        # winds up while the ball is still in front)
         ahead = b.x - rod.x
-        if abs(ahead) > self.reach_ahead:
+        later = ahead + b.vx * SWEEP_LOOKAHEAD_S
+        soon = ahead + b.vx * BACKSWING_LOOKAHEAD_S
+        reach = self.reach_ahead
+        sectors = []
+        if max(ahead, later) > 0.0 and min(ahead, later) < reach:
+            sectors.append((0.0, FOOT_AT_BALL))  # in front
+        if min(ahead, soon) < 0.0 and max(ahead, soon) > -reach:
+            sectors.append((-FOOT_AT_BALL, 0.0))  # behind
+        if not sectors:
             return 0
-        low, high = (0.0, FOOT_AT_BALL) if ahead > 0 else (-FOOT_AT_BALL, 0.0)
         turns = round(start / (2 * math.pi))
         if not any(min(start, high + shift) - max(end, low + shift) > SWEEP_SLIVER
+                   for low, high in sectors
                    for shift in (2 * math.pi * k for k in (turns - 1, turns, turns + 1))):
             return 0
-        if self._man_near(rod, here.translation, b.y):
+        y_later = b.y + b.vy * SWEEP_LOOKAHEAD_S
+        if self._man_near(rod, here.translation, b.y, y_later):
             return SWEEP_NOW
-        if self._man_near(rod, setpoint.translation, b.y):
+        if self._man_near(rod, setpoint.translation, b.y, y_later):
             return SWEEP_ON_THE_WAY
         return 0
 
-    def _man_near(self, rod: Rod, translation: float, y: float) -> bool:
-        """Whether a man of `rod` at `translation` can touch a ball at `y`."""
+    def _man_near(self, rod: Rod, translation: float, y: float, y_later: float) -> bool:
+        """Whether a man of `rod` at `translation` can touch a ball on its way from `y` to
+        `y_later`."""
+        low, high = min(y, y_later) - self.block_half, max(y, y_later) + self.block_half
         for offset in men_offsets(rod):  # noqa: SIM110 - a loop, as _within
-            if abs(translation + offset - y) < self.block_half:
+            if low < translation + offset < high:
                 return True
         return False
 
