@@ -332,8 +332,14 @@ class ImprovedStrategy(RodStrategy):
                     # feet down, and still: moving, its men could walk into the ball's way
                     plans[i] = RodPlan("control", translation=here[i].translation)
                     continue
+                # back and up unless the backswing would meet the ball: feet lifted forward
+                # must come down again through the ball that has just passed under them
+                # (issue 30: struck back at our goal), feet lifted back come down behind it
+                backswing_meets = (b.x + max(b.vx, 0.0) * BACKSWING_LOOKAHEAD_S
+                                   > rod.x - self.reach_ahead - 0.005)
                 lifted_back = here[i].rotation < -1.0
-                plans[i] = RodPlan("lift", rotation=-LIFT if close and not lifted_back else LIFT)
+                forward = backswing_meets and not lifted_back
+                plans[i] = RodPlan("lift", rotation=-LIFT if forward else LIFT)
         if waiting and owner is not None and self.urgency <= URGENT:
             plans[owner].kick = None  # the shot waits for its path to be clear
         if b.x < 0.0:
