@@ -67,7 +67,9 @@ def main() -> int:
     if not (args.baseline / "foosball" / "strategy" / "tournament.py").exists():
         parser.error(f"{args.baseline}: no foosball package there")
     pool, pool_s, pool_load = tournament(args.baseline, args)
+    print(f"process pool: {pool_s:.1f} s (load {pool_load})", file=sys.stderr, flush=True)
     ray, ray_s, ray_load = tournament(HERE, args)
+    print(f"Ray: {ray_s:.1f} s (load {ray_load})", file=sys.stderr, flush=True)
     same = played(pool) == played(ray)
     result = {
         "matches": args.matches, "duration_s": args.duration, "jobs": args.jobs,

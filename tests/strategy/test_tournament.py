@@ -66,3 +66,15 @@ def test_a_local_ray_plays_the_same_matches_as_one_process():
         return [{**m, "wall_time": None} for m in report["per_match"]]
 
     assert played(2) == played(1)
+
+
+def test_a_cluster_address_nothing_answers_at_is_a_clear_error():
+    import pytest
+
+    from foosball.strategy.engine import Engine, EngineError
+
+    with pytest.raises(EngineError, match=r"no Ray cluster answers at 127\.0\.0\.1:1"), \
+            Engine(2, "127.0.0.1:1"):
+        pass
+    with pytest.raises(EngineError, match="HOST:PORT"), Engine(2, "nonsense"):
+        pass

@@ -19,6 +19,7 @@ from __future__ import annotations
 import logging
 import os
 import signal
+import socket
 import threading
 import time
 from collections.abc import Callable, Sequence
@@ -28,7 +29,12 @@ from typing import Any
 # rather than take its default of 30 % of the machine's memory
 OBJECT_STORE_BYTES = 100 * 1024 * 1024
 DRIVER_CHECK_S = 0.5
+CONNECT_TIMEOUT_S = 5.0
 _watching: set[int] = set()  # the driver pids a worker process already watches
+
+
+class EngineError(RuntimeError):
+    """The workers cannot be had: Ray missing, a cluster not answering."""
 
 
 def run_jobs(fn: Callable[[Any], Any], work: Sequence[Any], workers: int,
@@ -97,11 +103,13 @@ def _start_ray(workers: int, ray_address: str | None) -> Any:
     try:
         import ray
     except ModuleNotFoundError:
-        raise RuntimeError("more than one worker runs on Ray, which is not installed: "
+        raise EngineError("more than one worker runs on Ray, which is not installed: "
                            "pip install 'foosball[sim]' (./tools/setup does)") from None
     # ray.init puts its own SIGTERM handler in (it logs and exits 1): the caller's stay
     handlers = {signum: signal.getsignal(signum)
                 for signum in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)}
+    if ray_address is not None:
+        _check_reachable(ray_address)
     if ray_address is None:
         ray.init(num_cpus=workers, include_dashboard=False, log_to_driver=False,
                  logging_level=logging.WARNING, object_store_memory=OBJECT_STORE_BYTES)
@@ -111,6 +119,20 @@ def _start_ray(workers: int, ray_address: str | None) -> Any:
         if handler is not None:
             signal.signal(signum, handler)
     return ray
+
+
+def _check_reachable(address: str) -> None:
+    """A clear error for a cluster address nothing answers at (ray.init would retry for
+    minutes, deaf to Ctrl-C); "auto" and ray:// addresses are left to Ray."""
+    if address == "auto" or "://" in address:
+        return
+    host, _, port = address.rpartition(":")
+    if not host or not port.isdigit():
+        raise EngineError(f"--ray-address {address!r}: expected HOST:PORT (or 'auto')")
+    try:
+        socket.create_connection((host, int(port)), timeout=CONNECT_TIMEOUT_S).close()
+    except OSError as exc:
+        raise EngineError(f"no Ray cluster answers at {address}: {exc}") from None
 
 
 def _run_watched(fn: Callable[[Any], Any], job: Any, driver: int | None) -> Any:

@@ -31,7 +31,7 @@ import time
 from dataclasses import replace
 from typing import Any
 
-from foosball.strategy.engine import run_jobs
+from foosball.strategy.engine import EngineError, run_jobs
 from foosball.strategy.tournament import add_engine_arguments, progress, stop_on_signals
 
 EPISODE_S = 3.0
@@ -157,6 +157,9 @@ def _main(args: argparse.Namespace) -> int:
     except KeyboardInterrupt:
         print("\nshot battery stopped; its workers with it", file=sys.stderr)
         return 130
+    except EngineError as exc:  # Ray missing, a cluster not answering
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
     if args.json:
         print(json.dumps(report))
         return 0

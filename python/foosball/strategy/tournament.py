@@ -27,7 +27,7 @@ import time
 from dataclasses import replace
 from typing import Any
 
-from foosball.strategy.engine import Engine, run_jobs
+from foosball.strategy.engine import Engine, EngineError, run_jobs
 
 SPEED_BANDS = ((0.0, 5.0), (5.0, 10.0), (10.0, 15.0), (15.0, 99.0))
 
@@ -336,6 +336,9 @@ def _main(args: argparse.Namespace) -> int:
     except KeyboardInterrupt:
         print("\ntournament stopped; its workers with it", file=sys.stderr)
         return 130
+    except EngineError as exc:  # Ray missing, a cluster not answering
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
     if args.json:
         print(json.dumps(report))
     else:

@@ -29,7 +29,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from foosball.strategy.engine import Engine
+from foosball.strategy.engine import Engine, EngineError
 from foosball.strategy.tournament import (
     Overrides,
     add_engine_arguments,
@@ -199,6 +199,9 @@ def _main(args: argparse.Namespace) -> int:
     except KeyboardInterrupt:
         print("\nsearch stopped; its workers with it", file=sys.stderr)
         return 130
+    except EngineError as exc:  # Ray missing, a cluster not answering
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
     report_path = args.report
     if args.write is not None:
         report_path = report_path or args.write.with_suffix(".report.json")
