@@ -25,15 +25,16 @@ class SimulatedRig(DynamicCore):
 
     def __init__(self, single_host: bool = False, fps: float = 50.0,
                  opponent: str = "club", deadline_s: float = 0.025,
-                 mode: str = "auto") -> None:
+                 bus_error_tolerance_s: float = 0.015, mode: str = "auto") -> None:
         """`single_host`: UDP on loopback, the fake EtherCAT bus, no emulator, no namespaces
         (tests tagged needs-emulator or needs-namespaces are skipped with the reason).
         `deadline_s`: every agent's heartbeat deadline for its peers.
+        `bus_error_tolerance_s`: the motor driver's, for lost EtherCAT frames.
         `mode` (without single_host): booted (a container per board, its agents run by its
         systemd), processes (each agent a process in its board's namespace) or auto (booted
         where the host can, as `foosball rig up`)."""
         self.ctx = SimulatedTable(single_host, float(fps), opponent, float(deadline_s),
-                                  mode)
+                                  mode, float(bus_error_tolerance_s))
         DynamicCore.__init__(self, [component(self.ctx) for component in (
             GameKeywords, StartupKeywords, TrackingKeywords, PlayKeywords, FaultKeywords,
             PanelKeywords, BootedKeywords)])

@@ -81,9 +81,10 @@ class Segment:
     """The agent under test and peers on one in-process segment."""
 
     def __init__(self, core: EchoCore | None = None,
-                 peers: tuple[Agent, ...] = (Agent.POLE_DRIVER,), **settings: Any) -> None:
+                 peers: tuple[Agent, ...] = (Agent.POLE_DRIVER,), queue_limit: int = 4096,
+                 **settings: Any) -> None:
         self.clock = Clock()
-        self.hub = MemoryHub()
+        self.hub = MemoryHub(queue_limit)
         self.core = core or EchoCore()
         self.notifier = Notifier()
         self.settings = SafetySettings(deadlines={p: PEER_DEADLINE
@@ -258,6 +259,25 @@ def test_a_flood_of_unsigned_frames_is_a_cause_until_it_is_over() -> None:
     s.run(0.02)
     assert not s.runtime.latch.faulted
     assert s.runtime.counters.drops["mac"] == 50 * 8
+
+
+def test_frames_dropped_unread_count_toward_a_flood() -> None:
+    # A flood past what the agent's CPU reads: most frames never reach the codec (the
+    # kernel drops them from the full queue), and what it does read may sit under the limit.
+    s = Segment(queue_limit=300, flood_limit_hz=1000.0, flood_hold_s=1.0)
+    s.run(0.1)
+    assert s.runtime.counters.drops["overflow"] == 0, "a healthy LAN overflows nothing"
+    for _ in range(1000):  # frames signed by a peer: not one fails the MAC
+        s.beat(Agent.POLE_DRIVER)
+    s.run(0.01)
+    assert s.runtime.counters.drops["overflow"] == 1000 + 1 - 300
+    assert s.runtime.counters.drops["mac"] == 0
+    alarms = s.alarms(AlarmCode.LAN_FLOOD)
+    assert alarms and alarms[0].latched and "overflow this agent" in alarms[0].text
+    s.run(1.1)  # over: a cause no more
+    s.restart()
+    s.run(0.02)
+    assert not s.runtime.latch.faulted
 
 
 def test_an_agent_that_was_away_past_its_deadline_latches_itself() -> None:

@@ -138,11 +138,15 @@ class SenderBudget:
 
 
 class FloodWatch:
-    """Frames on our LAN that fail the MAC (or are not COSE at all), counted in windows:
-    more than `limit_hz` of them is a flood, a cause for `hold_s` after the last such window.
+    """Frames on our LAN that fail the MAC (or are not COSE at all), and frames the kernel
+    dropped unread because they came faster than this agent reads, counted in windows: more
+    than `limit_hz` of them is a flood, a cause for `hold_s` after the last such window.
     Such frames cost every agent CPU however fast they are dropped; above a few hundred a
     second nothing on the LAN is healthy (a board with a wrong key, a broadcast storm, an
-    attack), and what is uncertain stops the motors (RESTART is refused until it is over)."""
+    attack), and what is uncertain stops the motors (RESTART is refused until it is over).
+    The drops count because an agent flooded past what its CPU reads sees only the share
+    it reads: at 10,000 frames/s on a busy board that share can sit at the limit itself,
+    and the frames it never reads may be its peers' heartbeats and alarms."""
 
     WINDOW_S = 0.1
 
@@ -154,10 +158,10 @@ class FloodWatch:
         self.rate_hz = 0.0  # of the last window over the limit
         self.last_s = -math.inf  # when a window went over the limit
 
-    def count(self, now_s: float) -> None:
+    def count(self, now_s: float, frames: int = 1) -> None:
         if now_s - self._window_start >= self.WINDOW_S:
             self._window_start, self._count = now_s, 0
-        self._count += 1
+        self._count += frames
         if self._count > self.limit:
             self.rate_hz = self._count / self.WINDOW_S
             self.last_s = now_s
@@ -205,6 +209,7 @@ class AgentRuntime:
         self.monitor = HeartbeatMonitor(watched, now, settings.startup_grace_s)
         self.budget = SenderBudget(settings.sender_rate_hz, settings.sender_burst)
         self.flood = FloodWatch(settings.flood_limit_hz, settings.flood_hold_s)
+        self._dropped = endpoint.transport.dropped()  # the kernel's count when we started
         self.heartbeats = HeartbeatSchedule(self.agent, settings.heartbeat_period_s, health)
         self.counters = RuntimeCounters()
         reads = getattr(core, "reads", None)
@@ -296,6 +301,11 @@ class AgentRuntime:
                     self.counters.over_budget += 1
             frames += 1
             frame = transport.recv(0) if frames < MAX_FRAMES_PER_TURN else None
+        dropped = transport.dropped()
+        if dropped != self._dropped:
+            self.counters.drops["overflow"] += dropped - self._dropped
+            self.flood.count(self.monotonic(), dropped - self._dropped)
+            self._dropped = dropped
 
     def _handle(self, message: Any, now: float) -> None:
         was = self.latch.faulted
@@ -362,7 +372,7 @@ class AgentRuntime:
                                 subject="away"))
         if self.flood.present(now):
             causes.append(Cause(AlarmCode.LAN_FLOOD, f"{self.flood.rate_hz:.0f} frames/s on the "
-                                "LAN fail the MAC", subject="lan"))
+                                "LAN fail the MAC or overflow this agent", subject="lan"))
         if self._clock_step is not None and now - self._clock_step[0] < self.settings.clock_hold_s:
             causes.append(Cause(AlarmCode.CLOCK_STEP, f"this board's clock stepped by "
                                 f"{self._clock_step[1]:+.3f} s", subject="own"))

@@ -95,6 +95,7 @@ class RigOptions:
     player_port: int = PLAYER_PORT  # opponent "browser": the person's page (camera's namespace)
     strategy: str = "improved"
     deadline_s: float = 0.025  # as the images ship it: a lost agent caught within 3 periods
+    bus_error_tolerance_s: float = 0.015  # as the images ship it (MotorDriverConfig)
     startup_grace_s: float = 30.0
     camera_timeout_s: float = 0.2
     steppable_clocks: tuple[str, ...] = ()  # boards whose wall clock the rig may step
@@ -189,7 +190,8 @@ class Rig:
         if agent == "motor_driver":
             backend = ('backend = "pysoem"\niface = "ecat0"' if self.namespaced
                        else 'backend = "fake"')
-            return ["[motor_driver]", backend, "drives = 8", "cycle_s = 0.005"]
+            return ["[motor_driver]", backend, "drives = 8", "cycle_s = 0.005",
+                    f"bus_error_tolerance_s = {o.bus_error_tolerance_s}"]
         if agent == "ball_tracker":
             return ["[ball_tracker]", f'calibration = "{self.paths.calibration}"',
                     f"camera_timeout_s = {o.camera_timeout_s}",

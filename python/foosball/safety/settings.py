@@ -6,7 +6,7 @@
     alarm_repeat_s = 0.1           # a present cause's Alarm is re-sent this often
     sender_rate_hz = 2000.0        # authenticated frames decoded per second per sender ...
     sender_burst = 400             # ... with this much burst
-    flood_limit_hz = 200.0         # frames failing the MAC per second: more is a LAN_FLOOD
+    flood_limit_hz = 200.0         # frames failing the MAC or dropped unread, per s: a LAN_FLOOD
     [safety.deadlines]             # each agent the board's agents watch, and its deadline
     motor_driver = 0.03            # three heartbeat periods
     ...
@@ -91,7 +91,7 @@ class SafetySettings:
     clock_hold_s: float = seconds(2.0, high=60.0)  # a clock step stays a cause this long
     stale_hold_s: float = seconds(0.5, high=60.0)  # a peer's stale frames stay a cause this long
     stall_s: float = seconds(1.0, high=60.0)  # the own step loop silent this long: no heartbeats
-    # frames failing the MAC per second: more is a flood ...
+    # frames failing the MAC, or dropped unread (a full queue), per second: more is a flood ...
     flood_limit_hz: float = setting(200.0, above=0.0, unit="Hz")
     flood_hold_s: float = seconds(1.0, high=60.0)  # ... a cause until this long after it stopped
     # SCHED_FIFO of the I/O thread where the system allows it

@@ -60,7 +60,7 @@ class AlarmCode(IntEnum):
     INTERNAL_ERROR = 13  # an agent's own step failed
     PEER_FAULT = 14  # a peer reports FAULT
     RESTART_REFUSED = 15  # not a cause (latched=False): a RESTART came while causes remain
-    LAN_FLOOD = 16  # frames failing the MAC arrive faster than any healthy LAN sends them
+    LAN_FLOOD = 16  # frames failing the MAC, or more than an agent reads: no healthy LAN
 
 
 class DriveState(IntEnum):

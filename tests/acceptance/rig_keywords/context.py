@@ -77,11 +77,13 @@ def free_port() -> int:
 
 class SimulatedTable:
     def __init__(self, single_host: bool, fps: float, opponent: str,
-                 deadline_s: float = 0.025, mode: str = "auto") -> None:
+                 deadline_s: float = 0.025, mode: str = "auto",
+                 bus_error_tolerance_s: float = 0.015) -> None:
         self.single_host = single_host
         self.mode = "single-host" if single_host else mode
         self.fps = fps
         self.deadline_s = deadline_s
+        self.bus_error_tolerance_s = bus_error_tolerance_s
         self.opponent = opponent
         self.agents = tuple(name for name in AGENT_BOARD if name in AGENTS)
         self._rig: Rig | None = None
@@ -108,6 +110,7 @@ class SimulatedTable:
         options = RigOptions(run_dir=Path(tempfile.mkdtemp(prefix="fb-acceptance-")),
                              agents=self.agents, fps=self.fps, opponent=self.opponent,
                              deadline_s=self.deadline_s, panel_ports=ports,
+                             bus_error_tolerance_s=self.bus_error_tolerance_s,
                              mode=self.mode)
         self.switched_on_s = time.monotonic()
         rig = self._rig = Rig(options)  # makes the boards (namespaces)

@@ -23,6 +23,8 @@ from typing import Any
 
 from sim import fault_limits  # one derivation of the fault limits for both rigs
 
+from foosball.agents.motor_driver import MotorDriverConfig
+
 ACCEPTANCE = Path(__file__).resolve().parents[1]
 
 # The boards' fixed addresses on the agent LAN (image-config/<board>/20-lan0.network).
@@ -66,7 +68,8 @@ def get_variables() -> dict[str, Any]:
         "TRACKING_PCT": 95,
         "CAPTURE_TO_LAN_MS": 20,  # 200 fps camera: the real budget is tighter
         # the boards as shipped: 25 ms heartbeat deadline, the tracker's 0.2 s camera timeout
-        **fault_limits(deadline_s=0.025, camera_timeout_s=0.2),
+        **fault_limits(deadline_s=0.025, camera_timeout_s=0.2,
+                       bus_error_tolerance_s=MotorDriverConfig().bus_error_tolerance_s),
         "SAVES": 3,
         "PLAY_S": 180,
         "CHROMIUM": shutil.which("chromium") or "/usr/bin/chromium",

@@ -11,7 +11,6 @@ import shutil
 from pathlib import Path
 from typing import Any
 
-from foosball.agents.motor_driver import MotorDriverConfig
 from foosball.ethercat.bus import BusConfig
 from foosball.safety.settings import SafetySettings
 
@@ -24,10 +23,16 @@ MOTOR_CYCLE_MS = 5.0  # the rig's and the pole board's cycle_s (rig.py, board.to
 # emulator, the simulated table and its camera share two cores (about 1.8 of them busy), and
 # a 25-30 ms stall of the whole machine is not a lost agent. The 25 ms detection is the
 # fault matrix's (tests/rig), with the four agents that drive the motors.
-RIG = {"fps": 50.0, "opponent": "club", "deadline_s": 0.05}
+# The motor driver's bus error tolerance 40 ms, not the boards' 15 ms, for the same reason:
+# the drive emulator answering the master's frames is a process on those cores, and this VM's
+# host has held the master's FIFO-99 thread off its CPU for 13-20 ms (issues 12, 19, 31:
+# "EtherCAT link lost: no frame returned for 4 cycles" in spells, in play). 40 ms is the
+# most the motor driver accepts; the drives' own 50 ms watchdog stays the backstop.
+RIG = {"fps": 50.0, "opponent": "club", "deadline_s": 0.05, "bus_error_tolerance_s": 0.04}
 
 
-def fault_limits(deadline_s: float, camera_timeout_s: float) -> dict[str, float]:
+def fault_limits(deadline_s: float, camera_timeout_s: float,
+                 bus_error_tolerance_s: float) -> dict[str, float]:
     """The fault suite's limits, in ms, from the product's figures and the rig's settings."""
     period_ms = SafetySettings().heartbeat_period_s * 1e3
     return {
@@ -36,7 +41,7 @@ def fault_limits(deadline_s: float, camera_timeout_s: float) -> dict[str, float]
         "DETECT_MS": 3 * period_ms,
         # lost EtherCAT frames or a wrong working counter: the motor driver waits out its
         # bus error tolerance by design (well inside the drives' watchdog), then as above
-        "BUS_MS": MotorDriverConfig().bus_error_tolerance_s * 1e3 + 3 * period_ms,
+        "BUS_MS": bus_error_tolerance_s * 1e3 + 3 * period_ms,
         # a lost agent or board: its deadline, then at most half a period to the latch
         # (the boards' deadline is 2.5 periods: caught within 3, board.toml)
         "LOSS_MS": deadline_s * 1e3 + period_ms / 2,
@@ -73,7 +78,8 @@ def get_variables() -> dict[str, Any]:
         "CAPTURE_TO_LAN_MS": 50,  # in 99 % (measured: p50 10 ms, p99 32 ms at 50 fps)
         # Fault timings (faults.robot), from the product's own figures: heartbeats every
         # 10 ms (SafetySettings), the motor driver's 5 ms cycle, the drives' 50 ms watchdog.
-        **fault_limits(deadline_s=RIG["deadline_s"], camera_timeout_s=0.2),
+        **fault_limits(deadline_s=RIG["deadline_s"], camera_timeout_s=0.2,
+                       bus_error_tolerance_s=RIG["bus_error_tolerance_s"]),
         # Against the club-level human, measured here: 1-3 robot saves and 1-2 robot goals
         # per 90 s of play.
         "SAVES": 1,

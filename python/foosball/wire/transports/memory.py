@@ -42,6 +42,7 @@ class MemoryTransport(Transport):
         self._hub = hub
         # A bounded queue drops the oldest frame when full, as a NIC ring would.
         self._queue: deque[bytes] = deque(maxlen=hub.queue_limit)
+        self._dropped = 0
         self._ready = threading.Condition()
         self._set_aside = SetAside()
         hub.attach(self)
@@ -54,6 +55,8 @@ class MemoryTransport(Transport):
         if self._set_aside and self._set_aside.covers(frame):
             return
         with self._ready:
+            if len(self._queue) == self._queue.maxlen:
+                self._dropped += 1
             self._queue.append(frame)
             self._ready.notify()
 
@@ -69,6 +72,9 @@ class MemoryTransport(Transport):
             if not self._queue and timeout != 0:
                 self._ready.wait(timeout)
             return self._queue.popleft() if self._queue else None
+
+    def dropped(self) -> int:
+        return self._dropped
 
     def close(self) -> None:
         self._hub.detach(self)

@@ -15,7 +15,7 @@ from typing import Any
 
 from foosball.wire import catalogue, codec
 from foosball.wire.codec import SetAside
-from foosball.wire.transports.base import Transport, TransportError, wait_readable
+from foosball.wire.transports.base import Transport, TransportError, socket_drops, wait_readable
 
 ETHERTYPE_FOOSBALL = 0x88B5  # IEEE "local experimental" EtherType
 BROADCAST = "ff:ff:ff:ff:ff:ff"
@@ -212,6 +212,9 @@ class RawEthernetTransport(Transport):
             if not self._poll.poll(0):
                 return None
         return None
+
+    def dropped(self) -> int:
+        return socket_drops(self._sock)
 
     def fileno(self) -> int:
         return self._sock.fileno()

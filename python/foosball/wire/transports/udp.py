@@ -10,7 +10,7 @@ import ipaddress
 import socket
 import struct
 
-from foosball.wire.transports.base import Transport, TransportError, wait_readable
+from foosball.wire.transports.base import Transport, TransportError, socket_drops, wait_readable
 
 DEFAULT_GROUP = "239.255.88.181"
 DEFAULT_PORT = 34997  # 0x88B5, as the raw EtherType
@@ -64,6 +64,9 @@ class UdpTransport(Transport):
             return self._sock.recv(2048)
         except BlockingIOError:
             return None
+
+    def dropped(self) -> int:
+        return socket_drops(self._sock)
 
     def fileno(self) -> int:
         return self._sock.fileno()
