@@ -24,6 +24,7 @@ from foosball.rig.forward import PortForward
 from foosball.rig.network import netns_unavailable
 from foosball.rig.observer import Heard, Observer
 from foosball.rig.rig import AGENT_BOARD, PANEL_PORTS, Rig, RigOptions, choose_mode
+from foosball.rig.rootfs import debian_root
 from foosball.wire.catalogue import (
     Alarm,
     AlarmCode,
@@ -103,7 +104,9 @@ class SimulatedTable:
         if not self.single_host and netns_unavailable() is not None:
             raise AssertionError(f"the namespaced rig cannot run here: {netns_unavailable()}; "
                                  "run as root or with --variable SINGLE_HOST:True")
-        choose_mode(self.mode)  # fails here, saying why, when the host cannot
+        if choose_mode(self.mode) == "booted":  # fails here, saying why, when the host cannot
+            debian_root()  # built once on a new machine (minutes): the SD card made before
+            # the rig is switched on, not part of its start-up time
         ports = dict(PANEL_PORTS)
         if self.single_host:  # the panels listen on this host: keep clear of a person's rig
             ports = {name: free_port() for name in ports}

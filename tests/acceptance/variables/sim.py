@@ -40,8 +40,9 @@ def fault_limits(deadline_s: float, camera_timeout_s: float,
         # heartbeat periods of the injection
         "DETECT_MS": 3 * period_ms,
         # lost EtherCAT frames or a wrong working counter: the motor driver waits out its
-        # bus error tolerance by design (well inside the drives' watchdog), then as above
-        "BUS_MS": bus_error_tolerance_s * 1e3 + 3 * period_ms,
+        # bus error tolerance by design (well inside the drives' watchdog) and latches at
+        # the first bad cycle past it, then as above
+        "BUS_MS": bus_error_tolerance_s * 1e3 + MOTOR_CYCLE_MS + 3 * period_ms,
         # a lost agent or board: its deadline, then at most half a period to the latch
         # (the boards' deadline is 2.5 periods: caught within 3, board.toml)
         "LOSS_MS": deadline_s * 1e3 + period_ms / 2,
