@@ -8,6 +8,7 @@ from __future__ import annotations
 import logging
 import math
 import os
+import re
 import threading
 from collections import Counter
 from collections.abc import Callable
@@ -795,6 +796,28 @@ def test_bus_error_tolerance_is_a_time_not_a_cycle_count() -> None:
     assert MotorDriverConfig(cycle_s=0.005).bus_error_cycles == 3
     assert MotorDriverConfig(cycle_s=0.001).bus_error_cycles == 15
     assert MotorDriverConfig(cycle_s=0.010).bus_error_cycles == 3  # never fewer than 3
+
+
+def test_cycles_stretched_by_lost_frames_do_not_stretch_the_tolerance() -> None:
+    # A frame that never returns may hold the exchange past the cycle (the receive's
+    # timeout and more on a loaded machine): the tolerance is a time, not only a count.
+    rig = Rig(MotorDriverConfig(bus_error_tolerance_s=0.04))
+    assert rig.run_until(rig.operational, 10.0)
+    exchange = rig.bus.exchange
+
+    def overrunning(outputs: Any) -> Any:
+        rig.t += 0.008  # longer than the 5 ms cycle
+        return exchange(outputs)
+    rig.bus.exchange = overrunning  # type: ignore[method-assign]
+    rig.bus.link_up = False
+    cycles = 0
+    while rig.core.latched is None and cycles < 20:
+        rig.cycle()
+        cycles += 1
+    assert rig.core.latched is not None
+    assert cycles < rig.config.bus_error_cycles  # the 8 cycles of 5 ms did not wait
+    lasted = re.search(r"no frame returned for \d+ cycles \((\d+) ms\)", rig.core.latched.text)
+    assert lasted is not None and 40 <= int(lasted.group(1)) < 40 + 13  # one long cycle past
 
 
 def test_the_frame_wait_stays_well_under_the_cycle() -> None:

@@ -65,6 +65,9 @@ from foosball.wire.catalogue import (
 )
 
 log = logging.getLogger(__name__)
+# The fewest bad EtherCAT frames in a row that raise the alarm, whatever the cycle: one or
+# two lost frames are noise on any bus.
+MIN_BUS_ERROR_CYCLES = 3
 
 
 # --- configuration ---------------------------------------------------------------------------
@@ -118,8 +121,10 @@ class MotorDriverConfig:
     # alignment = "sdo": the object read (UNSIGNED8, nonzero = aligned), subindex 0
     alignment_object: int = setting(L.ALIGNMENT_OBJECT, low=0x2000, high=0x5FFF)
     # Bad or missing frames tolerated in a row before the alarm: at least 3 cycles and at
-    # least this long, so a 1 ms cycle is not stricter in time than a 5 ms one; well inside
-    # the drives' 50 ms watchdog, and the drives hold their last setpoint meanwhile.
+    # most this long, so a 1 ms cycle is not stricter in time than a 5 ms one, and cycles
+    # stretched by frames that never return (each waits out the receive timeout) do not
+    # stretch it; well inside the drives' 50 ms watchdog, and the drives hold their last
+    # setpoint meanwhile.
     bus_error_tolerance_s: float = seconds(0.015, high=0.04)
     # A latched cause is gone only after this many clean cycles in a row (100 ms at 5 ms);
     # a lost frame restarts the count but does not bring a gone cause back: only as many
@@ -130,7 +135,7 @@ class MotorDriverConfig:
 
     @property
     def bus_error_cycles(self) -> int:
-        return max(3, round(self.bus_error_tolerance_s / self.cycle_s))
+        return max(MIN_BUS_ERROR_CYCLES, round(self.bus_error_tolerance_s / self.cycle_s))
     status_period_s: float = seconds(0.05, high=1.0)
 
 
@@ -253,6 +258,7 @@ class MotorDriverCore:
         self.started = False
         self.consecutive_bad_wkc = 0
         self.consecutive_no_frame = 0
+        self._bad_since_s = 0.0  # the first of the bad frames in a row (either kind)
         self.bad_working_counters = 0
         self.last_wkc = 0
         self.expected_wkc = 3 * len(self.axes)
@@ -374,22 +380,36 @@ class MotorDriverCore:
         if wkc < 0:
             self.consecutive_no_frame += 1
             self.bad_working_counters += 1
-            if self.consecutive_no_frame > self.config.bus_error_cycles:
+            if self.consecutive_no_frame == 1:
+                self._bad_since_s = now
+            if self._past_tolerance(self.consecutive_no_frame, now):
                 self._latch(AlarmCode.ETHERCAT_LINK, -1, now, out,
                             f"EtherCAT link lost: no frame returned for "
-                            f"{self.consecutive_no_frame} cycles")
+                            f"{self.consecutive_no_frame} cycles "
+                            f"({1e3 * (now - self._bad_since_s):.0f} ms)")
             return False
         self.consecutive_no_frame = 0
         if wkc != self.expected_wkc:
             self.consecutive_bad_wkc += 1
             self.bad_working_counters += 1
-            if self.consecutive_bad_wkc > self.config.bus_error_cycles:
+            if self.consecutive_bad_wkc == 1:
+                self._bad_since_s = now
+            if self._past_tolerance(self.consecutive_bad_wkc, now):
                 self._latch(AlarmCode.WORKING_COUNTER, -1, now, out,
                             f"working counter {wkc}, expected {self.expected_wkc}, for "
-                            f"{self.consecutive_bad_wkc} cycles")
+                            f"{self.consecutive_bad_wkc} cycles "
+                            f"({1e3 * (now - self._bad_since_s):.0f} ms)")
             return False
         self.consecutive_bad_wkc = 0
         return True
+
+    def _past_tolerance(self, bad_in_a_row: int, now: float) -> bool:
+        """So many bad frames in a row are past the bus error tolerance: more cycles than it
+        holds, or (at least 3 cycles) its time gone since the first of them."""
+        config = self.config
+        return bad_in_a_row > config.bus_error_cycles or (
+            bad_in_a_row > MIN_BUS_ERROR_CYCLES
+            and now - self._bad_since_s >= config.bus_error_tolerance_s)
 
     # -- messages ----------------------------------------------------------------------------
     def _message(self, message: Any, now: float, out: list[Any]) -> None:
@@ -529,9 +549,8 @@ class MotorDriverCore:
                         self.cycles - (self.fault_cycle or self.cycles))
         if latched.code not in OBSERVABLE_CAUSES:
             return
-        tolerance = self.config.bus_error_cycles
-        link_bad = (self.consecutive_no_frame > tolerance
-                    or self.consecutive_bad_wkc > tolerance)
+        link_bad = self._past_tolerance(max(self.consecutive_no_frame,
+                                            self.consecutive_bad_wkc), now)
         present = (link_bad or inputs.al_state != L.AlState.OP
                    or any(a.last.digital_inputs & L.FAULT_CAUSE_INPUTS for a in self.axes))
         if present:
