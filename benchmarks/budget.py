@@ -60,9 +60,9 @@ sys.path.insert(0, str(HERE))  # the sibling benchmarks reused here
 
 import runtime_load  # noqa: E402  (the runtime's LAN cost: reused, not copied)
 
-from foosball.agents.runtime import Inputs  # noqa: E402
 from foosball.ethercat import layout as L  # noqa: E402
 from foosball.ethercat.fake import FakeBus  # noqa: E402
+from foosball.runtime import Inputs  # noqa: E402
 from foosball.wire.catalogue import (  # noqa: E402
     Agent,
     AxisStatus,

@@ -55,7 +55,7 @@ def test_every_agent_of_a_board_and_the_runtime_ship_to_it(board: str) -> None:
     modules = board_modules(board)
     for agent in agents_of(board) - {"update_agent"}:
         assert f"foosball.agents.{agent}" in modules
-    assert {"foosball.cli", "foosball.agents.cli", "foosball.agents.runtime",
+    assert {"foosball.cli", "foosball.agents.cli", "foosball.runtime",
             "foosball.ota.core", "foosball.ota.rauc", "foosball.realtime"} <= modules
 
 

@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 
 from foosball.agents.ball_tracker import BallTrackerCore
-from foosball.agents.runtime import Inputs
 from foosball.geometry import default_table
+from foosball.runtime import Inputs
 from foosball.vision.config import RodsConfig, VisionSettings
 from foosball.vision.rods import HumanRodMeter
 from foosball.vision.sources import CapturedFrame

@@ -17,8 +17,8 @@ from foosball.agents.ball_tracker import (
     LearnOutcome,
     run_learn_job,
 )
-from foosball.agents.runtime import Inputs, Outputs
 from foosball.geometry import default_table
+from foosball.runtime import Inputs, Outputs
 from foosball.vision.config import DetectorConfig, VisionSettings
 from foosball.vision.learn import LearnError
 from foosball.vision.sources import CapturedFrame, MemorySource
