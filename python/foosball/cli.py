@@ -23,7 +23,7 @@ COMMAND_GROUPS: dict[str, str] = {
     "vision": "foosball.vision.cli",
     "ethercat": "foosball.ethercat.cli",
     "strategy": "foosball.strategy.cli",
-    "agent": "foosball.agents.cli",
+    "agent": "foosball.agent_cli",
     "rig": "foosball.rig.cli",
     "ota": "foosball.ota.cli",
     "bench": "foosball.bench_cli",

@@ -42,7 +42,7 @@ class Import:
 
 
 def part_of(module: str) -> str:
-    """foosball.agents.cli -> agents; foosball.config -> config; foosball -> foosball."""
+    """foosball.agents.strategy -> agents; foosball.config -> config; foosball -> foosball."""
     parts = module.split(".")
     return parts[1] if len(parts) > 1 else parts[0]
 

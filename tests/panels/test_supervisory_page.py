@@ -19,7 +19,7 @@ from typing import Any
 
 import pytest
 
-from foosball.agents.cli import check_board
+from foosball.agent_cli import check_board
 from foosball.agents.supervisory_panel import ACTIONS, OperatorAction, SupervisoryCore
 from foosball.config import BoardConfigError, load_board_config
 from foosball.geometry import default_table, default_table_path
