@@ -27,7 +27,7 @@ COMMAND_GROUPS: dict[str, str] = {
     "rig": "foosball.rig.cli",
     "ota": "foosball.ota.cli",
     "bench": "foosball.bench_cli",
-    "replay": "foosball.recording.cli",
+    "replay": "foosball.analysis.replay_cli",
     "report": "foosball.analysis.cli",
 }
 
