@@ -20,7 +20,7 @@ COMMAND_GROUPS: dict[str, str] = {
     "wire": "foosball.wire.cli",
     "geometry": "foosball.geometry_cli",
     "sim": "foosball.sim.cli",
-    "vision": "foosball.vision.cli",
+    "vision": "foosball.vision_cli",
     "ethercat": "foosball.ethercat.cli",
     "strategy": "foosball.strategy.cli",
     "agent": "foosball.agent_cli",

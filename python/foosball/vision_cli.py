@@ -1,4 +1,8 @@
-"""`foosball vision ...`: calibrate, detect, bench, evaluate, run (the ball tracker agent)."""
+"""`foosball vision ...`: calibrate, detect, bench, evaluate, run (the ball tracker agent).
+
+A command module beside foosball.config, not inside vision/: it reads the ball tracker's
+section of the board file (`--config`), and the board loader imports vision, so the
+command sits above both."""
 
 from __future__ import annotations
 
