@@ -129,7 +129,7 @@ class Recording:
 def record(steps: int, frames: int, seed: int) -> Recording:
     import strategy_step
 
-    from foosball.vision.sim_source import sim_bench_frames
+    from foosball.sim.vision_source import sim_bench_frames
 
     match_s = max(1.0, steps / FRAME_RATE_HZ * 1.2)
     samples = strategy_step.record(match_s, "club", seed)[:steps]

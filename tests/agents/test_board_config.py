@@ -16,8 +16,8 @@ from foosball.cli import main
 from foosball.config import AGENT_SECTIONS, load_board_config
 from foosball.ethercat import layout as L
 from foosball.geometry import default_table_path
+from foosball.sim.vision_source import sim_calibration
 from foosball.vision.calibration import write_calibration
-from foosball.vision.sim_source import sim_calibration
 from foosball.wire.codec import new_key
 
 GOOD = """\

@@ -88,7 +88,7 @@ def test_laptop_tools_ship_to_no_board() -> None:
     shipped = set().union(*(board_modules(board) for board in BOARDS))
     laptop = ["foosball.rig", "foosball.sim", "foosball.analysis", "foosball.bench_cli",
               "foosball.strategy.tournament", "foosball.strategy.shots", "foosball.strategy.fit",
-              "foosball.strategy.kick_eval", "foosball.vision.sim_source",
+              "foosball.strategy.kick_eval", "foosball.sim.vision_source",
               "foosball.vision.bench", "foosball.vision.evaluate", "foosball.analysis.replay"]
     leaked = [m for m in shipped if any(m == name or m.startswith(name + ".") for name in laptop)]
     assert not leaked

@@ -23,7 +23,7 @@ HUMAN = [i for i, rod in enumerate(TABLE.rods) if rod.team == "human"]
 @pytest.fixture(scope="module")
 def scene():
     from foosball.sim.render import Renderer
-    from foosball.vision.sim_source import shot_states, sim_calibration
+    from foosball.sim.vision_source import shot_states, sim_calibration
 
     calibration = sim_calibration(1)
     renderer = Renderer(TABLE, seed=1)

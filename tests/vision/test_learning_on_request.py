@@ -40,7 +40,7 @@ BLUE = DetectorConfig(hue_low=100, hue_high=120)  # finds no orange ball
 
 def _scene(light: bool):
     from foosball.sim.render import CameraConfig, Palette
-    from foosball.vision.sim_source import sim_eval_frames
+    from foosball.sim.vision_source import sim_eval_frames
 
     if not light:
         return sim_eval_frames(WANTED * LEARN_EVERY + 40, 1, "match")

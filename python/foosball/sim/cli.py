@@ -162,9 +162,9 @@ def _camera(args: argparse.Namespace) -> int:
     import signal
 
     from foosball.sim.live import LiveTable
+    from foosball.sim.vision_source import sim_calibration
     from foosball.vision.calibration import write_calibration
     from foosball.vision.frame_link import CameraServer
-    from foosball.vision.sim_source import sim_calibration
 
     if args.write_calibration:
         write_calibration(sim_calibration(), args.write_calibration)
