@@ -22,7 +22,7 @@ COMMAND_GROUPS: dict[str, str] = {
     "sim": "foosball.sim.cli",
     "vision": "foosball.vision_cli",
     "ethercat": "foosball.ethercat.cli",
-    "strategy": "foosball.strategy.cli",
+    "strategy": "foosball.strategy_cli",
     "agent": "foosball.agent_cli",
     "rig": "foosball.rig.cli",
     "ota": "foosball.ota.cli",

@@ -87,8 +87,8 @@ def test_closure_check_counts_an_agents_dispatch_on_the_boards_that_run_it() -> 
 def test_laptop_tools_ship_to_no_board() -> None:
     shipped = set().union(*(board_modules(board) for board in BOARDS))
     laptop = ["foosball.rig", "foosball.sim", "foosball.analysis", "foosball.bench_cli",
-              "foosball.strategy.tournament", "foosball.strategy.shots", "foosball.strategy.fit",
-              "foosball.strategy.kick_eval", "foosball.sim.vision_source",
+              "foosball.sim.tournament", "foosball.sim.shots", "foosball.sim.fit",
+              "foosball.sim.kick_eval", "foosball.sim.vision_source",
               "foosball.vision.bench", "foosball.vision.evaluate", "foosball.analysis.replay"]
     leaked = [m for m in shipped if any(m == name or m.startswith(name + ".") for name in laptop)]
     assert not leaked
