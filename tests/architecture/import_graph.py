@@ -34,7 +34,9 @@ class Import:
 
     @property
     def location(self) -> str:
-        return f"{self.path.relative_to(PACKAGE_DIR.parents[1])}:{self.line}"
+        repo = PACKAGE_DIR.parents[1]
+        path = self.path.relative_to(repo) if self.path.is_relative_to(repo) else self.path
+        return f"{path}:{self.line}"
 
     def __str__(self) -> str:
         where = "" if self.where == "module" else f" ({self.where})"
@@ -115,20 +117,22 @@ def imports(package_dir: Path = PACKAGE_DIR) -> list[Import]:
     return found
 
 
-def part_edges(found: Iterable[Import]) -> dict[tuple[str, str], list[Import]]:
+def parts(package_dir: Path = PACKAGE_DIR) -> set[str]:
+    """Every part under package_dir (not the bare `foosball` package itself)."""
+    return {part_of(module) for module, _ in modules(package_dir)} - {"foosball"}
+
+
+def part_edges(found: Iterable[Import], known: set[str] | None = None
+               ) -> dict[tuple[str, str], list[Import]]:
     """(importing part, imported part) -> the imports that make the edge; none within a part,
-    none of the bare `foosball` package (`foosball.__version__`)."""
+    none of the bare `foosball` package (`from foosball import __version__`)."""
+    known = parts() if known is None else known
     edges: dict[tuple[str, str], list[Import]] = defaultdict(list)
     for imp in found:
         source, target = part_of(imp.importer), part_of(imp.imported)
-        if imp.imported.count(".") == 1 and target not in _PARTS:
-            continue  # `from foosball import __version__`
-        if source != target and target != "foosball":
+        if source != target and target in known and source in known:
             edges[source, target].append(imp)
     return dict(edges)
-
-
-_PARTS = {part_of(module) for module, _ in modules()}
 
 
 def two_way(edges: dict[tuple[str, str], list[Import]]) -> list[tuple[str, str]]:
