@@ -60,9 +60,9 @@ sys.path.insert(0, str(HERE))  # the sibling benchmarks reused here
 
 import runtime_load  # noqa: E402  (the runtime's LAN cost: reused, not copied)
 
-from foosball.agents.runtime import Inputs  # noqa: E402
 from foosball.ethercat import layout as L  # noqa: E402
 from foosball.ethercat.fake import FakeBus  # noqa: E402
+from foosball.runtime import Inputs  # noqa: E402
 from foosball.wire.catalogue import (  # noqa: E402
     Agent,
     AxisStatus,
@@ -129,7 +129,7 @@ class Recording:
 def record(steps: int, frames: int, seed: int) -> Recording:
     import strategy_step
 
-    from foosball.vision.sim_source import sim_bench_frames
+    from foosball.sim.vision_source import sim_bench_frames
 
     match_s = max(1.0, steps / FRAME_RATE_HZ * 1.2)
     samples = strategy_step.record(match_s, "club", seed)[:steps]

@@ -49,9 +49,9 @@ from foosball.agents.motor_driver import (
     MotorDriverCore,
     open_motor_driver,
 )
-from foosball.agents.runtime import AgentRuntime
 from foosball.ethercat.bus import BusConfig, open_bus, receive_timeout_for
 from foosball.realtime import CycleStats
+from foosball.runtime import AgentRuntime
 from foosball.safety.settings import SafetySettings
 from foosball.wire.catalogue import (
     Agent,

@@ -23,11 +23,11 @@ from dataclasses import asdict, dataclass, field
 
 from foosball.agents.ball_tracker import BallTrackerCore
 from foosball.agents.game_panel import GoalDetector
-from foosball.agents.runtime import Inputs
 from foosball.geometry import default_table
+from foosball.runtime import Inputs
 from foosball.sim.live import LiveTable
+from foosball.sim.vision_source import sim_calibration
 from foosball.vision.config import VisionSettings
-from foosball.vision.sim_source import sim_calibration
 from foosball.vision.sources import CapturedFrame
 from foosball.vision.tracker import BallTracker
 from foosball.wire.catalogue import BallState

@@ -35,7 +35,7 @@ sys.path.insert(0, str(HERE))
 
 import runtime_load  # noqa: E402
 
-from foosball.agents.runtime import AgentRuntime  # noqa: E402
+from foosball.runtime import AgentRuntime  # noqa: E402
 from foosball.wire.catalogue import Agent  # noqa: E402
 from foosball.wire.codec import WireCodec  # noqa: E402
 from foosball.wire.endpoint import Endpoint  # noqa: E402

@@ -38,9 +38,9 @@ from foosball.agents.match_recorder import (  # noqa: E402
     MatchRecorderCore,
     RecordingHardware,
 )
-from foosball.agents.runtime import AgentRuntime, Inputs, Outputs  # noqa: E402
 from foosball.geometry import default_table  # noqa: E402
 from foosball.recording.writer import RecordingWriter  # noqa: E402
+from foosball.runtime import AgentRuntime, Inputs, Outputs  # noqa: E402
 from foosball.wire.catalogue import Agent, GameState, SafetyState  # noqa: E402
 from foosball.wire.codec import WireCodec  # noqa: E402
 from foosball.wire.endpoint import Endpoint  # noqa: E402

@@ -43,8 +43,8 @@ import numpy as np
 
 from foosball.geometry import default_table
 from foosball.sim import render
-from foosball.vision.evaluate import run_evaluation
-from foosball.vision.sim_source import match_states, shot_states
+from foosball.sim.vision_bench import run_evaluation
+from foosball.sim.vision_source import match_states, shot_states
 
 ROOT = Path(__file__).resolve().parents[1]
 BLOCK = 50
@@ -112,7 +112,7 @@ def difference(states: list[Any], base: ModuleType, seed: int) -> dict[str, Any]
 
 @contextlib.contextmanager
 def renderer_swapped(module: ModuleType, tables: ModuleType) -> Iterator[None]:
-    """The simulator's scenes (`sim_source`) and the tables drawn by `module`'s renderer."""
+    """The simulator's scenes (`sim.vision_source`) and the tables drawn by `module`'s renderer."""
     saved = render.Renderer, tables.Renderer
     render.Renderer = tables.Renderer = module.Renderer
     try:
@@ -162,7 +162,7 @@ def tracker_figures(report: dict[str, Any]) -> dict[str, Any]:
 
 
 def accuracy(base: ModuleType, frames: int, seed: int, only: str) -> dict[str, Any]:
-    """The tracker (`evaluate.run_evaluation`, issue 4's figures) on both scenes, and
+    """The tracker (`vision_bench.run_evaluation`, issue 4's figures) on both scenes, and
     `vision_tables.py`'s tables, with each renderer."""
     spec = importlib.util.spec_from_file_location("vision_tables",
                                                   ROOT / "benchmarks" / "vision_tables.py")

@@ -34,8 +34,8 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "python"))
 
-from foosball.agents.runtime import IO_WAIT_S, AgentRuntime, Inputs, Outputs
 from foosball.rig.rig import AGENT_BOARD
+from foosball.runtime import IO_WAIT_S, AgentRuntime, Inputs, Outputs
 from foosball.safety.settings import SafetySettings
 from foosball.wire.catalogue import (
     Agent,

@@ -26,9 +26,10 @@ import cv2
 import numpy as np
 
 from foosball.geometry import default_table
+from foosball.recording.format import WorldState
 from foosball.sim.match import Match
 from foosball.sim.params import SimParams
-from foosball.sim.physics import World, WorldState
+from foosball.sim.physics import World
 from foosball.sim.render import CameraConfig, Renderer
 
 

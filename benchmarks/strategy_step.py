@@ -28,8 +28,8 @@ from typing import Any
 
 import numpy as np
 
-from foosball.agents.runtime import Inputs
 from foosball.agents.strategy import StrategyAgentCore, make_core
+from foosball.runtime import Inputs
 from foosball.sim.match import Match
 from foosball.wire.catalogue import BallState, GameState, RodCommand, RodStatus, SafetyState
 

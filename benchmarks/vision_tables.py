@@ -26,13 +26,13 @@ import numpy as np
 
 from foosball.geometry import default_table
 from foosball.sim.render import CameraConfig, Palette, Renderer
+from foosball.sim.vision_source import shot_states, sim_calibration, sim_eval_frames
 from foosball.vision.calibration import BallProjector
 from foosball.vision.config import DetectorConfig, RodsConfig
 from foosball.vision.evaluate import evaluate
 from foosball.vision.field import FieldRegion
 from foosball.vision.learn import LearnError, learn_colour
 from foosball.vision.rods import HumanRodMeter
-from foosball.vision.sim_source import shot_states, sim_calibration, sim_eval_frames
 
 OBLIQUE = CameraConfig(position=(0.0, -0.15, 1.12), pitch=-0.12, roll=0.02)
 WIDE_WHITE = DetectorConfig(hue_low=0, hue_high=179, sat_low=0, sat_high=70, val_low=150)

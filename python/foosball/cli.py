@@ -20,14 +20,14 @@ COMMAND_GROUPS: dict[str, str] = {
     "wire": "foosball.wire.cli",
     "geometry": "foosball.geometry_cli",
     "sim": "foosball.sim.cli",
-    "vision": "foosball.vision.cli",
+    "vision": "foosball.vision_cli",
     "ethercat": "foosball.ethercat.cli",
-    "strategy": "foosball.strategy.cli",
-    "agent": "foosball.agents.cli",
+    "strategy": "foosball.strategy_cli",
+    "agent": "foosball.agent_cli",
     "rig": "foosball.rig.cli",
     "ota": "foosball.ota.cli",
     "bench": "foosball.bench_cli",
-    "replay": "foosball.recording.cli",
+    "replay": "foosball.analysis.replay_cli",
     "report": "foosball.analysis.cli",
 }
 

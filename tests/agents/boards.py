@@ -5,8 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from foosball.geometry import default_table_path
+from foosball.sim.vision_source import sim_calibration
 from foosball.vision.calibration import write_calibration
-from foosball.vision.sim_source import sim_calibration
 from foosball.wire.codec import new_key
 
 REPO = Path(__file__).resolve().parents[2]

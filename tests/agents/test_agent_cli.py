@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from foosball.agents.cli import check_board
+from foosball.agent_cli import check_board
 from foosball.agents.pole_driver import PoleDriverConfig
 from foosball.config import BoardConfigError, load_board_config
 from foosball.geometry import default_table_path

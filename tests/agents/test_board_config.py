@@ -11,13 +11,13 @@ from pathlib import Path
 
 import pytest
 
-from foosball.agents.cli import AGENTS
+from foosball.agent_cli import AGENTS
 from foosball.cli import main
 from foosball.config import AGENT_SECTIONS, load_board_config
 from foosball.ethercat import layout as L
 from foosball.geometry import default_table_path
+from foosball.sim.vision_source import sim_calibration
 from foosball.vision.calibration import write_calibration
-from foosball.vision.sim_source import sim_calibration
 from foosball.wire.codec import new_key
 
 GOOD = """\
@@ -298,7 +298,7 @@ def test_the_shipped_board_names_itself_and_the_key_of_a_missing_file(
 def test_the_tracker_gives_the_camera_s_first_frame_the_board_s_startup_grace(
         tmp_path: Path) -> None:
     """Issue 29: a fixed 2 s, missed under load: the rig often started in FAULT."""
-    from foosball.agents.cli import build_ball_tracker
+    from foosball.agent_cli import build_ball_tracker
 
     board = make_board(tmp_path)
     board.replace("startup_grace_s = 30.0", "startup_grace_s = 45.0")

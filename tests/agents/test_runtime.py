@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from foosball.agents.runtime import AgentRuntime, Inputs, Outputs, SenderBudget
+from foosball.runtime import AgentRuntime, Inputs, Outputs, SenderBudget
 from foosball.safety.latch import Cause
 from foosball.safety.settings import SafetySettings
 from foosball.safety.systemd import SystemdNotifier
@@ -445,10 +445,10 @@ def test_every_catalogue_message_is_read_by_an_agent_of_the_rig() -> None:
     from foosball.agents.game_panel import GamePanelCore
     from foosball.agents.motor_driver import MotorDriverCore
     from foosball.agents.pole_driver import PoleDriverCore
-    from foosball.agents.runtime import RUNTIME_READS
     from foosball.agents.strategy import StrategyAgentCore
     from foosball.agents.supervisory_panel import SupervisoryCore
     from foosball.ota.core import UpdateCore
+    from foosball.runtime import RUNTIME_READS
     from foosball.wire.catalogue import MESSAGE_TYPES
 
     cores = (BallTrackerCore, GamePanelCore, MotorDriverCore, PoleDriverCore,

@@ -14,7 +14,7 @@ pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="SCHED_FIFO needs root
 
 CHILD = textwrap.dedent("""
     import os, threading
-    from foosball.agents.runtime import WORK_PRIORITY, AgentRuntime, Outputs
+    from foosball.runtime import WORK_PRIORITY, AgentRuntime, Outputs
     from foosball.wire.catalogue import Agent
     from foosball.wire.codec import WireCodec
     from foosball.wire.endpoint import Endpoint

@@ -10,10 +10,10 @@ from foosball.agents.match_recorder import (
     RecordingHardware,
     match_id,
 )
-from foosball.agents.runtime import Inputs
 from foosball.geometry import default_table
 from foosball.recording.format import read_recording
 from foosball.recording.writer import RecordingWriter
+from foosball.runtime import Inputs
 from foosball.wire.catalogue import (
     BallState,
     BallStatus,
@@ -114,7 +114,7 @@ def test_the_file_holds_the_match_as_the_core_saw_it(tmp_path: Path) -> None:
 
 def test_the_agent_records_what_the_lan_carries(tmp_path: Path) -> None:
     """The core in the shared runtime, frames from peers' codecs on an in-process LAN."""
-    from foosball.agents.runtime import AgentRuntime
+    from foosball.runtime import AgentRuntime
     from foosball.safety.settings import SafetySettings
     from foosball.wire.catalogue import Agent
     from foosball.wire.codec import WireCodec

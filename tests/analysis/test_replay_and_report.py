@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from foosball.analysis.match import analyse
+from foosball.analysis.replay import Replay, ReplayClock
 from foosball.recording.format import read_recording
-from foosball.recording.replay import Replay, ReplayClock
 from foosball.sim.match import Match
 from foosball.sim.record import record_match
 

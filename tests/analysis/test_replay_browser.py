@@ -11,8 +11,8 @@ from typing import Any
 
 import pytest
 
+from foosball.analysis.replay import Replay, ReplayPage
 from foosball.recording.format import read_recording
-from foosball.recording.replay import Replay, ReplayPage
 from foosball.sim.match import Match
 from foosball.sim.record import record_match
 from tests.conftest import screenshots_dir

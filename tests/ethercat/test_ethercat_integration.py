@@ -35,10 +35,10 @@ from foosball.agents.motor_driver import (
     open_motor_driver,
 )
 from foosball.agents.pole_driver import PoleDriverCore
-from foosball.agents.runtime import AgentRuntime
 from foosball.ethercat import layout as L
 from foosball.ethercat.bus import BusConfig, BusConfigurationError, Exchange, open_bus
 from foosball.geometry import default_table
+from foosball.runtime import AgentRuntime
 from foosball.safety.settings import SafetySettings
 from foosball.wire.catalogue import (
     Agent,

@@ -29,7 +29,6 @@ from foosball.agents.motor_driver import (
     default_axes,
     open_motor_driver,
 )
-from foosball.agents.runtime import AgentRuntime, FloodWatch, Inputs, Outputs, SenderBudget
 from foosball.ethercat import layout as L
 from foosball.ethercat.bus import (
     BusConfig,
@@ -46,6 +45,7 @@ from foosball.ethercat.drive import FaultKind
 from foosball.ethercat.emulator import EmulatorConfig
 from foosball.ethercat.fake import FakeBus
 from foosball.realtime import set_fifo
+from foosball.runtime import AgentRuntime, FloodWatch, Inputs, Outputs, SenderBudget
 from foosball.safety.health import Health
 from foosball.safety.ratelog import RateLimitedLog
 from foosball.safety.settings import SafetySettings

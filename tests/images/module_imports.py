@@ -6,7 +6,7 @@ inside functions, with two exceptions that the code states where they are:
 - an import inside `try: ... except ModuleNotFoundError` (or ImportError) is optional: the
   code says what it does when the module is absent (a laptop-only command that tells a
   board user so);
-- the per-agent dispatch tables (`AGENTS` in foosball.agents.cli, `AGENT_SECTIONS` in
+- the per-agent dispatch tables (`AGENTS` in foosball.agent_cli, `AGENT_SECTIONS` in
   foosball.config) map an agent to the functions that build it and parse its section: an
   import inside such a function, or inside a module function only it calls, counts only
   for the boards that run that agent.
@@ -19,7 +19,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
-DISPATCH_TABLES = {"foosball.agents.cli": "AGENTS", "foosball.config": "AGENT_SECTIONS"}
+DISPATCH_TABLES = {"foosball.agent_cli": "AGENTS", "foosball.config": "AGENT_SECTIONS"}
 OPTIONAL = {"ModuleNotFoundError", "ImportError"}
 
 

@@ -55,7 +55,7 @@ def test_every_agent_of_a_board_and_the_runtime_ship_to_it(board: str) -> None:
     modules = board_modules(board)
     for agent in agents_of(board) - {"update_agent"}:
         assert f"foosball.agents.{agent}" in modules
-    assert {"foosball.cli", "foosball.agents.cli", "foosball.agents.runtime",
+    assert {"foosball.cli", "foosball.agent_cli", "foosball.runtime",
             "foosball.ota.core", "foosball.ota.rauc", "foosball.realtime"} <= modules
 
 
@@ -75,21 +75,21 @@ def test_closure_check_names_the_import_of_a_module_the_board_lacks() -> None:
 
 
 def test_closure_check_counts_an_agents_dispatch_on_the_boards_that_run_it() -> None:
-    # agents/cli builds every agent; what it imports to build the motor driver counts on
+    # agent_cli builds every agent; what it imports to build the motor driver counts on
     # a board that runs the motor driver, and only there.
     modules = board_modules("strategy")
     assert not missing_imports(modules, agents_of("strategy"), PACKAGE_DIR)
     missing = missing_imports(modules, agents_of("strategy") | {"motor_driver"}, PACKAGE_DIR)
-    assert ("foosball.agents.cli", "foosball.agents.motor_driver") in {
+    assert ("foosball.agent_cli", "foosball.agents.motor_driver") in {
         (m.importer, m.imported) for m in missing}
 
 
 def test_laptop_tools_ship_to_no_board() -> None:
     shipped = set().union(*(board_modules(board) for board in BOARDS))
     laptop = ["foosball.rig", "foosball.sim", "foosball.analysis", "foosball.bench_cli",
-              "foosball.strategy.tournament", "foosball.strategy.shots", "foosball.strategy.fit",
-              "foosball.strategy.kick_eval", "foosball.vision.sim_source",
-              "foosball.vision.bench", "foosball.vision.evaluate", "foosball.recording.replay"]
+              "foosball.sim.tournament", "foosball.sim.shots", "foosball.sim.fit",
+              "foosball.sim.kick_eval", "foosball.sim.vision_source",
+              "foosball.vision.bench", "foosball.vision.evaluate", "foosball.analysis.replay"]
     leaked = [m for m in shipped if any(m == name or m.startswith(name + ".") for name in laptop)]
     assert not leaked
 

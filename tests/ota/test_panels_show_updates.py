@@ -7,10 +7,10 @@ from typing import Any
 import pytest
 
 from foosball.agents.game_panel import GamePanelCore
-from foosball.agents.runtime import Inputs
 from foosball.agents.supervisory_panel import SupervisoryCore
 from foosball.geometry import default_table
 from foosball.panels.supervisory import topics
+from foosball.runtime import Inputs
 from foosball.wire.catalogue import Agent, OtaStatus
 from foosball.wire.codec import WireCodec
 from foosball.wire.endpoint import Endpoint

@@ -7,7 +7,6 @@ from dataclasses import replace
 
 import pytest
 
-from foosball.agents.runtime import Inputs
 from foosball.ota.core import (
     Download,
     Pending,
@@ -17,6 +16,7 @@ from foosball.ota.core import (
     UpdateAgentConfig,
     UpdateCore,
 )
+from foosball.runtime import Inputs
 from foosball.wire.catalogue import (
     Agent,
     AxisStatus,

@@ -7,7 +7,7 @@ import time
 from typing import Any
 
 from foosball.agents.ball_tracker import BallTrackerCore
-from foosball.agents.runtime import AgentRuntime
+from foosball.runtime import AgentRuntime
 from foosball.vision.calibration import calibrate
 from foosball.vision.config import VisionSettings
 from foosball.vision.sources import CapturedFrame

@@ -16,9 +16,9 @@ from foosball.agents.game_panel import (
     GamePanelCore,
     GoalDetector,
 )
-from foosball.agents.runtime import Inputs
 from foosball.geometry import default_table
 from foosball.panels.server import PanelAction
+from foosball.runtime import Inputs
 from foosball.safety.latch import SafetyView
 from foosball.wire.catalogue import (
     Agent,

@@ -8,9 +8,9 @@ from dataclasses import replace
 from typing import Any
 
 from foosball.agents.game_panel import LEARN_FRAMES, GamePanelCore
-from foosball.agents.runtime import Inputs
 from foosball.geometry import default_table
 from foosball.panels.server import PanelAction
+from foosball.runtime import Inputs
 from foosball.wire.catalogue import (
     AxisStatus,
     DriveState,

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from foosball.agents.ball_tracker import BallTrackerCore, Camera
-from foosball.agents.runtime import AgentRuntime
+from foosball.runtime import AgentRuntime
 from foosball.vision.calibration import calibrate
 from foosball.vision.config import DetectorConfig, VisionSettings
 from foosball.vision.synthetic import LAYOUT, SynthCamera, render

@@ -7,9 +7,9 @@ from __future__ import annotations
 from typing import Any
 
 from foosball.agents.game_panel import GamePanelCore
-from foosball.agents.runtime import AgentRuntime
 from foosball.geometry import default_table
 from foosball.panels.server import PanelAction
+from foosball.runtime import AgentRuntime
 from foosball.safety.settings import SafetySettings
 from foosball.wire.catalogue import (
     Agent,

@@ -14,10 +14,10 @@ from typing import Any
 
 import pytest
 
-from foosball.agents.runtime import AgentRuntime
 from foosball.geometry import default_table
 from foosball.panels.server import panel_token
 from foosball.panels.supervisory import SupervisoryPanelConfig, open_supervisory_panel
+from foosball.runtime import AgentRuntime
 from foosball.safety.settings import SafetySettings
 from foosball.wire.catalogue import (
     Agent,

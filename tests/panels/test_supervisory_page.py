@@ -19,8 +19,7 @@ from typing import Any
 
 import pytest
 
-from foosball.agents.cli import check_board
-from foosball.agents.runtime import AgentRuntime, Inputs
+from foosball.agent_cli import check_board
 from foosball.agents.supervisory_panel import ACTIONS, OperatorAction, SupervisoryCore
 from foosball.config import BoardConfigError, load_board_config
 from foosball.geometry import default_table, default_table_path
@@ -32,6 +31,7 @@ from foosball.panels.supervisory import (
     operator_action,
     topics,
 )
+from foosball.runtime import AgentRuntime, Inputs
 from foosball.safety.settings import SafetySettings
 from foosball.wire.catalogue import Agent, AxisStatus, DriveState, MotorStatus
 from foosball.wire.codec import WireCodec, load_key, new_key

@@ -14,8 +14,8 @@ from foosball.agents.pole_driver import (
     motor_to_translation,
     translation_to_motor,
 )
-from foosball.agents.runtime import Inputs
 from foosball.geometry import default_table
+from foosball.runtime import Inputs
 from foosball.wire.catalogue import (
     AlarmCode,
     AxisStatus,

@@ -11,11 +11,11 @@ import pytest
 
 from foosball.cli import main as foosball_main
 from foosball.geometry import default_table
+from foosball.recording.format import WorldState
 from foosball.sim.controllers import CONTROLLERS, Hold
 from foosball.sim.match import DEAD_BALL_S, Match
 from foosball.sim.params import RANGES, SimParams
 from foosball.sim.perception import TrackerModel, visible_fraction
-from foosball.sim.physics import WorldState
 from foosball.sim.record import Recorder, read_recording, replay_frames
 from foosball.sim.render import CameraConfig, Renderer
 from foosball.wire.catalogue import (

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from foosball.geometry import default_table
-from foosball.sim.physics import WorldState
+from foosball.recording.format import WorldState
 from foosball.sim.render import (
     ROD_BGR,
     CameraConfig,

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import math
 
-from foosball.agents.runtime import Inputs
 from foosball.agents.strategy import StrategyAgentCore
 from foosball.geometry import default_table
+from foosball.runtime import Inputs
 from foosball.safety.latch import SafetyView
 from foosball.strategy.improved import ImprovedStrategy
 from foosball.strategy.params import load_params, replace

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from foosball.strategy.tournament import run_tournament, totals
+from foosball.sim.tournament import run_tournament, totals
 
 
 def fouls(possession, longest):

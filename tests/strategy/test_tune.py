@@ -8,9 +8,9 @@ import io
 
 import pytest
 
+from foosball.sim.tune import SPACE, search, shipped_values, write_params
 from foosball.strategy.engine import Engine
 from foosball.strategy.params import default_params_path, parse_params
-from foosball.strategy.tune import SPACE, search, shipped_values, write_params
 
 
 def tiny(seed: int) -> argparse.Namespace:

@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 
 from foosball.agents.ball_tracker import BallTrackerCore, Camera, calibration_status
-from foosball.agents.runtime import AgentRuntime, Inputs
 from foosball.geometry import default_table
+from foosball.runtime import AgentRuntime, Inputs
 from foosball.safety.settings import SafetySettings
 from foosball.vision.calibration import Calibration, calibrate
 from foosball.vision.config import VisionConfigError, VisionSettings

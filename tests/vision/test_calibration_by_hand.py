@@ -57,7 +57,7 @@ def test_the_help_documents_the_layout_and_the_example_calibrates_the_simulated_
     example = tmp_path / "markers.json"
     assert main(["vision", "layout-example", "--output", str(example)]) == 0
     # The example is where the simulator puts its markers: a person edits it to measure.
-    from foosball.vision.sim_source import sim_calibration_frame
+    from foosball.sim.vision_source import sim_calibration_frame
 
     image, _, focal = sim_calibration_frame()
     cv2.imwrite(str(tmp_path / "table.png"), image)

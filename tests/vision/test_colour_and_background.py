@@ -18,7 +18,7 @@ WHITE_BAND = DetectorConfig(hue_low=0, hue_high=179, sat_low=0, sat_high=70, val
 
 def _scene(frames: int, seed: int, light: bool):
     from foosball.sim.render import CameraConfig, Palette
-    from foosball.vision.sim_source import sim_eval_frames
+    from foosball.sim.vision_source import sim_eval_frames
 
     if not light:
         return sim_eval_frames(frames, seed, "shots")

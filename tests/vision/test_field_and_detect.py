@@ -43,7 +43,7 @@ def speckled_frame(ball: tuple[float, float] | None, seed: int = 0) -> np.ndarra
 
 
 def test_the_wooden_frame_in_a_wide_band_never_makes_a_false_ball():
-    from foosball.vision.sim_source import sim_eval_frames
+    from foosball.sim.vision_source import sim_eval_frames
 
     frames, calibration = sim_eval_frames(160, 2, "shots")
     tracker = BallTracker(WIDE, FilterConfig(), calibration, TABLE)

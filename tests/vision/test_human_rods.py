@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 
 from foosball.agents.ball_tracker import BallTrackerCore
-from foosball.agents.runtime import Inputs
 from foosball.geometry import default_table
+from foosball.runtime import Inputs
 from foosball.vision.config import RodsConfig, VisionSettings
 from foosball.vision.rods import HumanRodMeter
 from foosball.vision.sources import CapturedFrame
@@ -23,7 +23,7 @@ HUMAN = [i for i, rod in enumerate(TABLE.rods) if rod.team == "human"]
 @pytest.fixture(scope="module")
 def scene():
     from foosball.sim.render import Renderer
-    from foosball.vision.sim_source import shot_states, sim_calibration
+    from foosball.sim.vision_source import shot_states, sim_calibration
 
     calibration = sim_calibration(1)
     renderer = Renderer(TABLE, seed=1)

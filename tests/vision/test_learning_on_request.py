@@ -17,8 +17,8 @@ from foosball.agents.ball_tracker import (
     LearnOutcome,
     run_learn_job,
 )
-from foosball.agents.runtime import Inputs, Outputs
 from foosball.geometry import default_table
+from foosball.runtime import Inputs, Outputs
 from foosball.vision.config import DetectorConfig, VisionSettings
 from foosball.vision.learn import LearnError
 from foosball.vision.sources import CapturedFrame, MemorySource
@@ -40,7 +40,7 @@ BLUE = DetectorConfig(hue_low=100, hue_high=120)  # finds no orange ball
 
 def _scene(light: bool):
     from foosball.sim.render import CameraConfig, Palette
-    from foosball.vision.sim_source import sim_eval_frames
+    from foosball.sim.vision_source import sim_eval_frames
 
     if not light:
         return sim_eval_frames(WANTED * LEARN_EVERY + 40, 1, "match")

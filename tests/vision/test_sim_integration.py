@@ -9,13 +9,13 @@ import math
 import pytest
 
 from foosball.agents.ball_tracker import BallTrackerCore, Camera
-from foosball.agents.runtime import AgentRuntime
 from foosball.geometry import default_table
+from foosball.runtime import AgentRuntime
 from foosball.safety.settings import SafetySettings
 from foosball.vision.config import VisionSettings
 from foosball.vision.evaluate import evaluate
 
-sim_source = pytest.importorskip("foosball.vision.sim_source")
+sim_source = pytest.importorskip("foosball.sim.vision_source")
 pytest.importorskip("foosball.sim.render", reason="the simulator's camera renderer")
 
 from foosball.vision.tracker import BallTracker  # noqa: E402

@@ -1,6 +1,6 @@
 """Ball tracker agent (BTA), the vision board's agent.
 
-Pure core: `BallTrackerCore.step(Inputs) -> Outputs` (foosball.agents.runtime) on catalogue
+Pure core: `BallTrackerCore.step(Inputs) -> Outputs` (foosball.runtime) on catalogue
 messages and the captured frame of the turn; it never reads a clock, a socket or a camera.
 Per frame it publishes one BallState stamped with the frame's capture time. It takes
 VisionConfig from the game panel (thresholds apply from the next frame; `preview` turns the
@@ -38,7 +38,7 @@ from typing import Any
 import cv2
 import numpy as np
 
-from foosball.agents.runtime import Inputs, Outputs
+from foosball.runtime import Inputs, Outputs
 from foosball.safety.latch import Cause
 from foosball.vision.calibration import Calibration
 from foosball.vision.config import (

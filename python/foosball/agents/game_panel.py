@@ -1,6 +1,6 @@
 """Game panel agent (GPA): the game's owner and the strategy board's page.
 
-Pure core: `GamePanelCore.step(Inputs) -> Outputs` (foosball.agents.runtime). Its hardware is
+Pure core: `GamePanelCore.step(Inputs) -> Outputs` (foosball.runtime). Its hardware is
 the web page (foosball.panels.server.PanelHardware): `inputs.sensed` is the operator's
 actions from the page (token already checked), `Outputs.actuation` the page's topics.
 
@@ -67,9 +67,9 @@ from dataclasses import dataclass, fields
 from datetime import UTC, datetime
 from typing import Any
 
-from foosball.agents.runtime import NO_FAULT, Inputs, Outputs
 from foosball.geometry import Table
 from foosball.ota.progress import UpdatesSeen
+from foosball.runtime import NO_FAULT, Inputs, Outputs
 from foosball.schema import seconds, setting
 from foosball.strategy.params import PredictionParams
 from foosball.strategy.prediction import BallPredictor

@@ -1,6 +1,6 @@
 """Match recorder: every match's messages appended to the strategy board's data partition.
 
-Pure core: `MatchRecorderCore.step(Inputs) -> Outputs` (foosball.agents.runtime). It listens
+Pure core: `MatchRecorderCore.step(Inputs) -> Outputs` (foosball.runtime). It listens
 to what the LAN carries about a match: BallState, RodCommand, RodStatus, HumanRods,
 MotorStatus, EtherCatStatus (the motor driver's frame -> setpoint), GameState, Alarm and
 GameControl, and turns each into a record of the
@@ -28,10 +28,10 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
-from foosball.agents.runtime import Inputs, Outputs
 from foosball.geometry import Table
 from foosball.recording.format import encode_record, header
 from foosball.recording.writer import RecordingWriter
+from foosball.runtime import Inputs, Outputs
 from foosball.schema import SettingError, seconds, setting
 from foosball.wire.catalogue import (
     Agent,

@@ -2,7 +2,7 @@
 
 `MotorDriverCore.step(Inputs) -> Outputs` is pure: the drives' process data and working
 counter (a `BusSample`) and the wire messages in; the drives' outputs and the wire messages
-out. It runs in the shared agent runtime (foosball.agents.runtime) with `EtherCatHardware`
+out. It runs in the shared agent runtime (foosball.runtime) with `EtherCatHardware`
 as its hardware: the cycle thread runs SCHED_FIFO at the top priority, the runtime's I/O
 thread (decoding, heartbeats, deadlines) below it.
 
@@ -35,7 +35,6 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from foosball.agents.runtime import AgentRuntime, Inputs, Outputs
 from foosball.ethercat import layout as L
 from foosball.ethercat.bus import (
     BusConfigurationError,
@@ -44,6 +43,7 @@ from foosball.ethercat.bus import (
     receive_timeout_for,
 )
 from foosball.realtime import CycleStats, prepare_realtime
+from foosball.runtime import AgentRuntime, Inputs, Outputs
 from foosball.safety.latch import Cause
 from foosball.safety.ratelog import RateLimitedLog
 from foosball.safety.settings import SafetySettings

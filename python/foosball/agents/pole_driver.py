@@ -1,6 +1,6 @@
 """Pole driver agent (PDA): table units in, motor units out, nothing out of travel.
 
-`PoleDriverCore.step(Inputs) -> Outputs` is pure (it runs in foosball.agents.runtime).
+`PoleDriverCore.step(Inputs) -> Outputs` is pure (it runs in foosball.runtime).
 It knows the geometry (the table JSON):
 - converts each rod's translation in metres (table frame, origin at the centre) to motor
   radians through the gearbox ratio and pulley radius, measured from the homing switch
@@ -23,8 +23,8 @@ from collections import deque
 from dataclasses import dataclass
 from typing import Any
 
-from foosball.agents.runtime import Inputs, Outputs
 from foosball.geometry import Rod, Table
+from foosball.runtime import Inputs, Outputs
 from foosball.safety.latch import Cause
 from foosball.schema import seconds, setting, validate
 from foosball.wire.catalogue import (

@@ -1,6 +1,6 @@
 """Strategy Agent (SA): ball state in, rod commands out, once per ball state.
 
-Core: `StrategyAgentCore.step(Inputs) -> Outputs` (foosball.agents.runtime), pure apart from
+Core: `StrategyAgentCore.step(Inputs) -> Outputs` (foosball.runtime), pure apart from
 the controller's own memory. It emits one RodCommand per new BallState (the ball state
 rate; after a backlog, for the newest only) while the game is PLAYING, holds every rod
 still where it is in PAUSED and READY, and
@@ -17,8 +17,8 @@ import dataclasses
 import math
 from typing import Protocol
 
-from foosball.agents.runtime import Inputs, Outputs
 from foosball.geometry import Table
+from foosball.runtime import Inputs, Outputs
 from foosball.wire.catalogue import (
     Agent,
     BallState,

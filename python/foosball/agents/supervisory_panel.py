@@ -1,6 +1,6 @@
 """Supervisory panel agent (SPA): what the pole board's display shows about the motors.
 
-`SupervisoryCore.step(Inputs) -> Outputs` is pure (it runs in foosball.agents.runtime):
+`SupervisoryCore.step(Inputs) -> Outputs` is pure (it runs in foosball.runtime):
 
 - in: the MDA's MotorStatus and EtherCatStatus, everybody's Alarms, this agent's SafetyView,
   and as `sensed` the operator's actions from the page (already token-checked by the panel
@@ -25,10 +25,10 @@ from dataclasses import asdict, dataclass
 from enum import IntEnum
 from typing import Any
 
-from foosball.agents.runtime import Inputs, Outputs
 from foosball.ethercat.layout import ErrorCode
 from foosball.geometry import Rod, Table
 from foosball.ota.progress import UpdatesSeen
+from foosball.runtime import Inputs, Outputs
 from foosball.safety.latch import SafetyView
 from foosball.wire import catalogue
 from foosball.wire.catalogue import (

@@ -1,2 +1,3 @@
-"""Analysis of recorded matches: what happened (`match`, pure) and the HTML report with its
-plots (`report`, matplotlib: the `report` extra)."""
+"""Analysis of recorded matches, laptop-side: what happened (`match`, pure), the HTML report
+with its plots (`report`, matplotlib: the `report` extra), and `foosball replay` on the game
+panel's page (`replay`, `replay_cli`)."""

@@ -23,7 +23,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 def _report(args: argparse.Namespace) -> int:
     from foosball.analysis.match import analyse
-    from foosball.recording.cli import read_or_say
+    from foosball.analysis.replay_cli import read_or_say
 
     try:
         import matplotlib  # noqa: F401  (said here, before any work, when it is missing)

@@ -29,7 +29,7 @@ import math
 from dataclasses import dataclass, field
 from typing import Any
 
-from foosball.agents.runtime import Inputs, Outputs
+from foosball.runtime import Inputs, Outputs
 from foosball.schema import SettingError, setting
 from foosball.wire.catalogue import (
     Agent,

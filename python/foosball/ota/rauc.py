@@ -246,7 +246,7 @@ class BundleDownload:
 
 
 class RaucHardware:
-    """The update agent's hardware (foosball.agents.runtime.Hardware)."""
+    """The update agent's hardware (foosball.runtime.Hardware)."""
 
     def __init__(self, config: UpdateAgentConfig) -> None:
         self.config = config

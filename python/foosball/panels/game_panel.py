@@ -25,7 +25,6 @@ from pathlib import Path
 from typing import Any
 
 from foosball.agents.game_panel import ACTIONS, GamePanelConfig, GamePanelCore
-from foosball.agents.runtime import AgentRuntime
 from foosball.geometry import Table
 from foosball.panels.server import (
     TOKEN_FILE,
@@ -33,6 +32,7 @@ from foosball.panels.server import (
     PanelServer,
     installation_token,
 )
+from foosball.runtime import AgentRuntime
 from foosball.safety.settings import SafetySettings
 from foosball.schema import parse_split, setting
 

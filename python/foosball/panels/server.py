@@ -1,6 +1,6 @@
 """The web server every panel uses: static page, one WebSocket, token-checked actions.
 
-A panel agent's web page IS its hardware for the runtime (foosball.agents.runtime): what the
+A panel agent's web page IS its hardware for the runtime (foosball.runtime): what the
 operator does on the page comes in as samples, what the core wants shown goes out as the
 actuation. This module is that hardware, the same for the game panel and the supervisory
 panel; it knows nothing about either.

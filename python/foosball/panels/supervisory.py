@@ -20,9 +20,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from foosball.agents.runtime import AgentRuntime
 from foosball.agents.supervisory_panel import ACTIONS, OperatorAction, SupervisoryCore
 from foosball.geometry import Table
+from foosball.runtime import AgentRuntime
 from foosball.schema import seconds, setting, validate
 
 if TYPE_CHECKING:

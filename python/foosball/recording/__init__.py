@@ -1,2 +1,2 @@
-"""Match recordings: the format (one for the board and the simulator), the writer that
-appends them to the data partition, and `foosball replay` on the game panel's page."""
+"""Match recordings: the format (one for the board and the simulator) and the writer that
+appends them to the data partition. `foosball replay` (laptop-side) is in foosball.analysis."""

@@ -10,7 +10,7 @@ A file is a run of concatenated CBOR data items, nothing between them:
 
 `type` is a catalogue message's TYPE_ID and `body` its CBOR map as on the wire (to_body), so
 a record is checked by the same specs as a frame from the LAN; type 0 (WORLD) is the
-simulator's true world state (`sim.physics.WorldState` as a list), which no board has; type
+simulator's true world state (`WorldState` as a list), which no board has; type
 -1 (RESULT), the simulator's own accounting of the match's shots and saves, written once at
 its end (`encode_result`; a reader that does not know it skips it with a warning). `t_ns`
 is when the record was taken: on the board the wall clock (PTP) when the recorder stepped
@@ -43,6 +43,22 @@ RESULT = -1  # record type of the simulator's accounting of the match (shots, sa
 SUFFIX = ".cbors"
 
 
+@dataclass(frozen=True, slots=True)
+class WorldState:
+    """One snapshot of the table: what the renderer draws and a recording stores."""
+
+    time_ns: int
+    ball_x: float
+    ball_y: float
+    ball_vx: float
+    ball_vy: float
+    ball_in_play: bool
+    translations: tuple[float, ...]  # per rod, geometry-file order
+    rotations: tuple[float, ...]
+    score_robot: int = 0
+    score_human: int = 0
+
+
 def header(table: Table, *, source: str, match: str, started_ns: int, part: int = 1,
            meta: dict[str, Any] | None = None, **extra: Any) -> dict[str, Any]:
     return {"format": FORMAT, "version": VERSION, "source": source, "match": match,
@@ -59,7 +75,7 @@ def encode_record(t_ns: int, message: Any) -> bytes:
     return cbor2.dumps([t_ns, type_id(message), to_body(message)])
 
 
-def encode_world(state: Any) -> bytes:
+def encode_world(state: WorldState) -> bytes:
     """A simulator WorldState as a record."""
     return cbor2.dumps([state.time_ns, WORLD, [
         state.ball_x, state.ball_y, state.ball_vx, state.ball_vy, state.ball_in_play,
@@ -82,7 +98,7 @@ class Recording:
     header: dict[str, Any] = field(default_factory=dict)
     table: Table | None = None
     messages: list[tuple[int, Any]] = field(default_factory=list)
-    states: list[Any] = field(default_factory=list)  # sim.physics.WorldState, simulator only
+    states: list[WorldState] = field(default_factory=list)  # simulator only
     warnings: list[str] = field(default_factory=list)
     result: dict[str, Any] | None = None  # the simulator's accounting (RESULT), when written
 
@@ -193,12 +209,7 @@ def _take(item: Any, out: Recording) -> str:
     return ""
 
 
-def _world(t_ns: int, body: Any) -> Any:
-    try:
-        from foosball.sim.physics import WorldState  # only simulator recordings have these
-    except ModuleNotFoundError as exc:  # a board's image: the simulator is laptop-side
-        raise ValueError(f"a simulator record, read where {exc.name} is installed") from exc
-
+def _world(t_ns: int, body: Any) -> WorldState:
     x, y, vx, vy, in_play, translations, rotations, robot, human = body
     return WorldState(time_ns=t_ns, ball_x=float(x), ball_y=float(y), ball_vx=float(vx),
                       ball_vy=float(vy), ball_in_play=bool(in_play),

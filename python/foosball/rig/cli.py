@@ -58,7 +58,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
 
 
 def _agents() -> tuple[str, ...]:
-    from foosball.agents.cli import AGENTS
+    from foosball.agent_cli import AGENTS
     from foosball.rig.rig import AGENT_BOARD
 
     return tuple(name for name in AGENT_BOARD if name in AGENTS)

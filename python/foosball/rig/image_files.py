@@ -161,14 +161,14 @@ def _check_package_inits(board: str, files: list[str], package_dir: Path, path: 
 
 def board_modules(board: str, table: ModuleTable | None = None,
                   package_dir: Path = PACKAGE_DIR) -> frozenset[str]:
-    """The dotted names (`foosball.agents.runtime`, `foosball.wire` for a package) of the
+    """The dotted names (`foosball.runtime`, `foosball.wire` for a package) of the
     Python modules `board` ships, compiled extensions included."""
     return frozenset(module_name(f) for f in board_files(board, table, package_dir)
                      if f.endswith(".py") or EXTENSION_SUFFIX.search(f))
 
 
 def module_name(relative: str) -> str:
-    """`agents/runtime.py` -> `foosball.agents.runtime`; `wire/__init__.py` -> `foosball.wire`;
+    """`agents/strategy.py` -> `foosball.agents.strategy`; `wire/__init__.py` -> `foosball.wire`;
     `vision/_band.cpython-311-x86_64-linux-gnu.so` -> `foosball.vision._band`."""
     stem = EXTENSION_SUFFIX.sub("", relative) if relative.endswith(".so") else relative
     parts = ["foosball", *PurePosixPath(stem).with_suffix("").parts]

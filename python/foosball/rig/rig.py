@@ -310,8 +310,8 @@ class Rig:
                     self.boards.prepare(board, self.board_file(board).read_text(),
                                         self.key_file)
         if "ball_tracker" in agents:
+            from foosball.sim.vision_source import sim_calibration
             from foosball.vision.calibration import write_calibration
-            from foosball.vision.sim_source import sim_calibration
 
             write_calibration(sim_calibration(), self.calibration)
         if "motor_driver" in agents and self.namespaced:

@@ -39,7 +39,8 @@ from typing import Any
 from aiohttp import WSMsgType, web
 
 from foosball.geometry import Rod, Table
-from foosball.sim.physics import WorldState, human_rod_limits
+from foosball.recording.format import WorldState
+from foosball.sim.physics import human_rod_limits
 from foosball.wire.catalogue import BallState, RodCommand, RodId, RodStatus, RodTarget
 
 log = logging.getLogger(__name__)

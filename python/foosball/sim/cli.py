@@ -69,8 +69,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     controllers.set_defaults(func=_controllers)
 
     try:  # many matches in parallel: the strategy area's tournament runner and search
-        from foosball.strategy.tournament import register_tournament
-        from foosball.strategy.tune import register_tune
+        from foosball.sim.tournament import register_tournament
+        from foosball.sim.tune import register_tune
     except ModuleNotFoundError:
         pass
     else:
@@ -162,9 +162,9 @@ def _camera(args: argparse.Namespace) -> int:
     import signal
 
     from foosball.sim.live import LiveTable
+    from foosball.sim.vision_source import sim_calibration
     from foosball.vision.calibration import write_calibration
     from foosball.vision.frame_link import CameraServer
-    from foosball.vision.sim_source import sim_calibration
 
     if args.write_calibration:
         write_calibration(sim_calibration(), args.write_calibration)

@@ -50,6 +50,7 @@ from typing import Any
 import numpy as np
 
 from foosball.geometry import Table, default_table
+from foosball.recording.format import WorldState
 from foosball.sim.controllers import Controller, make_controller
 from foosball.sim.params import SimParams, draw_params
 from foosball.sim.perception import (
@@ -61,7 +62,7 @@ from foosball.sim.perception import (
     unmirror_target,
     visible_fraction,
 )
-from foosball.sim.physics import Contact, World, WorldState
+from foosball.sim.physics import Contact, World
 from foosball.sim.rules import Referee, Restart
 from foosball.wire.catalogue import BallState, HumanRods, RodCommand, RodStatus, RodTarget
 

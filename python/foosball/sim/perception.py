@@ -19,8 +19,8 @@ import math
 import numpy as np
 
 from foosball.geometry import Rod, Table
+from foosball.recording.format import WorldState
 from foosball.sim.params import SimParams
-from foosball.sim.physics import WorldState
 from foosball.wire.catalogue import (
     BallState,
     BallStatus,

@@ -44,6 +44,7 @@ import math
 from dataclasses import dataclass, field
 
 from foosball.geometry import Rod, Table
+from foosball.recording.format import WorldState
 from foosball.sim.drives import AxisBank
 from foosball.sim.params import AxisLimits, SimParams
 
@@ -52,22 +53,6 @@ _EPS = 1e-9
 _MAX_CONTACTS_PER_STEP = 32
 _UNKNOWN = object()
 _INTERVALS_KEPT = 4096  # man_interval results kept (by angle) before the memo starts again
-
-
-@dataclass(frozen=True, slots=True)
-class WorldState:
-    """One snapshot of the table: what the renderer draws and a recording stores."""
-
-    time_ns: int
-    ball_x: float
-    ball_y: float
-    ball_vx: float
-    ball_vy: float
-    ball_in_play: bool
-    translations: tuple[float, ...]  # per rod, geometry-file order
-    rotations: tuple[float, ...]
-    score_robot: int = 0
-    score_human: int = 0
 
 
 @dataclass(frozen=True, slots=True)

@@ -26,6 +26,7 @@ import numpy as np
 from foosball.geometry import Table
 from foosball.recording.format import (
     Recording,
+    WorldState,
     encode_header,
     encode_record,
     encode_result,
@@ -33,7 +34,6 @@ from foosball.recording.format import (
     header,
     read_recording,
 )
-from foosball.sim.physics import WorldState
 from foosball.wire.catalogue import (
     BallState,
     GameState,

@@ -47,8 +47,8 @@ import cv2
 import numpy as np
 
 from foosball.geometry import Table
+from foosball.recording.format import WorldState
 from foosball.sim.params import SimParams
-from foosball.sim.physics import WorldState
 
 BALL_BGR = np.array([20.0, 110.0, 250.0])  # orange
 TEAM_BGR = {"robot": (200, 90, 30), "human": (40, 40, 200)}  # blue, red

@@ -28,7 +28,7 @@ from typing import Any, Protocol
 import cv2
 import numpy as np
 
-from foosball.geometry import Table, default_table
+from foosball.geometry import Table
 from foosball.vision.calibration import Calibration
 from foosball.vision.config import DetectorConfig, FilterConfig, RodsConfig
 from foosball.vision.detector import Detection
@@ -218,30 +218,3 @@ def to_yuyv(bgr: np.ndarray) -> np.ndarray:
     out[:, 0::2, 1] = yuv[:, 0::2, 1]
     out[:, 1::2, 1] = yuv[:, 0::2, 2]
     return out
-
-
-def run_bench(frames: int = 600, repeats: int = 3, seed: int = 1, threads: int = 1,
-              scene: str = "match", pixel_format: str = "bgr",
-              second_paths: bool = True, block: int = BLOCK_FRAMES) -> dict[str, Any]:
-    """The frame-by-frame comparison, then (`block` > 1) the same in blocks of frames."""
-    cv2.setNumThreads(threads)
-    if scene in ("match", "shots"):
-        from foosball.vision.sim_source import sim_bench_frames
-
-        bench_frames, calibration = sim_bench_frames(frames, seed, scene)
-    else:
-        from foosball.vision.synthetic import synthetic_sequence
-
-        bench_frames, calibration = synthetic_sequence(frames, seed)
-    report = time_pipelines(bench_frames, calibration, default_table(), repeats=repeats,
-                            pixel_format=pixel_format)
-    report["scene"] = scene
-    if block > 1:
-        blocks = time_pipelines(bench_frames, calibration, default_table(), repeats=repeats,
-                                pixel_format=pixel_format, block=block)
-        report["in_blocks"] = {key: blocks[key] for key in (
-            "frames_per_turn", "ours_tracking", "seed_style_full_frame",
-            "speedup_tracking_median", "speedup_tracking_per_frame_median")}
-    if second_paths:
-        report["second_paths"] = time_second_paths(bench_frames, calibration, default_table())
-    return report

@@ -156,18 +156,3 @@ def _velocity_from_positions(frames: list[EvalFrame], i: int) -> tuple[float, fl
         return None
     dt = (b.capture_time_ns - a.capture_time_ns) * 1e-9
     return ((b.ball_xy[0] - a.ball_xy[0]) / dt, (b.ball_xy[1] - a.ball_xy[1]) / dt)
-
-
-def run_evaluation(frames: int = 4000, seed: int = 1, scene: str = "match") -> dict[str, Any]:
-    """`scene`: "match" or "shots" (simulator renderer), "synthetic" (built-in renderer)."""
-    if scene in ("match", "shots"):
-        from foosball.vision.sim_source import sim_eval_frames
-
-        eval_frames, calibration = sim_eval_frames(frames, seed, scene)
-    else:
-        from foosball.vision.synthetic import synthetic_sequence
-
-        eval_frames, calibration = synthetic_sequence(frames, seed)
-    report = evaluate(eval_frames, calibration)
-    report["scene"] = scene
-    return report

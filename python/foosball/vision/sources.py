@@ -77,7 +77,7 @@ BACKENDS: dict[str, tuple[str, str]] = {
     "video": ("foosball.vision.sources", "VideoFileSource"),
     "images": ("foosball.vision.sources", "ImageFolderSource"),
     "memory": ("foosball.vision.sources", "MemorySource"),
-    "sim": ("foosball.vision.sim_source", "SimSource"),
+    "sim": ("foosball.sim.vision_source", "SimSource"),
     "socket": ("foosball.vision.frame_link", "SocketSource"),
 }
 

@@ -18,7 +18,7 @@ from pathlib import Path
 from robot.api import SkipExecution
 from robot.libraries.BuiltIn import BuiltIn, RobotNotRunningError
 
-from foosball.agents.cli import AGENTS
+from foosball.agent_cli import AGENTS
 from foosball.rig.faults import FaultMatrix
 from foosball.rig.forward import PortForward
 from foosball.rig.network import netns_unavailable

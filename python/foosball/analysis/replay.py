@@ -24,9 +24,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from foosball.agents.game_panel import GamePanelCore
-from foosball.agents.runtime import Inputs
 from foosball.geometry import default_table
 from foosball.recording.format import Recording
+from foosball.runtime import Inputs
 from foosball.wire.catalogue import GameState
 
 log = logging.getLogger(__name__)

@@ -31,8 +31,8 @@ import time
 from dataclasses import replace
 from typing import Any
 
+from foosball.sim.tournament import add_engine_arguments, progress, stop_on_signals
 from foosball.strategy.engine import EngineError, run_jobs
-from foosball.strategy.tournament import add_engine_arguments, progress, stop_on_signals
 
 EPISODE_S = 3.0
 # m in front of the rod: the ball at the toe of the upright foot (half the foot's 8.4 mm
@@ -48,7 +48,7 @@ def episode(job: tuple[str, float, int, str]) -> dict[str, Any]:
     from foosball.geometry import default_table
     from foosball.sim.match import Match, goal_kinds
     from foosball.sim.opponents import PRO, ScriptedOpponent
-    from foosball.strategy.tournament import make_side
+    from foosball.sim.tournament import make_side
 
     robot, speed, seed, kind = job
     table = default_table()

@@ -21,8 +21,8 @@ MATCH_SIDES = ("club", "pro")  # robot side, human side: two scripted players
 
 
 def _sim() -> tuple[Any, Any, Any]:
+    from foosball.recording.format import WorldState
     from foosball.sim.match import Match
-    from foosball.sim.physics import WorldState
     from foosball.sim.render import CameraConfig, Renderer, marker_table_positions
 
     return Match, WorldState, (CameraConfig, Renderer, marker_table_positions)

@@ -29,13 +29,13 @@ import time
 from pathlib import Path
 from typing import Any
 
-from foosball.strategy.engine import Engine, EngineError
-from foosball.strategy.tournament import (
+from foosball.sim.tournament import (
     Overrides,
     add_engine_arguments,
     run_tournament,
     stop_on_signals,
 )
+from foosball.strategy.engine import Engine, EngineError
 
 # (section, key) -> (low, high): the improved strategy's own knobs
 SPACE: dict[tuple[str, str], tuple[float, float]] = {

@@ -5,6 +5,9 @@
 - `kick-eval`: measure the kick engine in the simulator (power, angle error, success rate);
 - `tournament`: the same as `foosball sim tournament` (kept here so it runs from this group too);
 - `shots`: the save rate against a battery of scripted shots at set speeds.
+
+A command module beside the packages, not inside strategy/: all but `params` run the
+simulator (foosball.sim), which imports the strategy.
 """
 
 from __future__ import annotations
@@ -32,7 +35,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     kick.add_argument("--json", action="store_true")
     kick.set_defaults(func=_kick_eval)
 
-    from foosball.strategy import shots, tournament
+    from foosball.sim import shots, tournament
 
     tournament.add_arguments(sub.add_parser("tournament", help="= foosball sim tournament"))
     shots.add_arguments(sub.add_parser("shots", help="save rate against scripted shots"))
@@ -51,7 +54,7 @@ def _params(args: argparse.Namespace) -> int:
 
 
 def _fit(args: argparse.Namespace) -> int:
-    from foosball.strategy.fit import fit_simulator_ball
+    from foosball.sim.fit import fit_simulator_ball
 
     fit = fit_simulator_ball()
     if args.json:
@@ -64,7 +67,7 @@ def _fit(args: argparse.Namespace) -> int:
 
 
 def _kick_eval(args: argparse.Namespace) -> int:
-    from foosball.strategy.kick_eval import evaluate, print_table
+    from foosball.sim.kick_eval import evaluate, print_table
 
     report = evaluate(trials=args.trials, seed=args.seed)
     if args.json:

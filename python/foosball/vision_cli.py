@@ -1,4 +1,8 @@
-"""`foosball vision ...`: calibrate, detect, bench, evaluate, run (the ball tracker agent)."""
+"""`foosball vision ...`: calibrate, detect, bench, evaluate, run (the ball tracker agent).
+
+A command module beside foosball.config, not inside vision/: it reads the ball tracker's
+section of the board file (`--config`), and the board loader imports vision, so the
+command sits above both."""
 
 from __future__ import annotations
 
@@ -146,7 +150,7 @@ def _calibrate(args: argparse.Namespace) -> int:
         settings = _vision_settings(args)
         if args.sim:
             try:
-                from foosball.vision.sim_source import sim_calibration_frame
+                from foosball.sim.vision_source import sim_calibration_frame
             except ModuleNotFoundError as exc:
                 return _laptop_only("calibrate --sim", exc)
 
@@ -333,7 +337,7 @@ def _laptop_only(command: str, exc: ModuleNotFoundError) -> int:
 
 def _bench(args: argparse.Namespace) -> int:
     try:
-        from foosball.vision.bench import run_bench
+        from foosball.sim.vision_bench import run_bench
     except ModuleNotFoundError as exc:
         return _laptop_only("bench", exc)
 
@@ -347,7 +351,7 @@ def _bench(args: argparse.Namespace) -> int:
 
 def _evaluate(args: argparse.Namespace) -> int:
     try:
-        from foosball.vision.evaluate import run_evaluation
+        from foosball.sim.vision_bench import run_evaluation
     except ModuleNotFoundError as exc:
         return _laptop_only("evaluate", exc)
 

@@ -2,7 +2,7 @@
 
 This is what each board's `foosball-agent@NAME.service` runs. It reads the board's one
 configuration file, opens the real backends it names (raw Ethernet, pysoem, the camera),
-builds the agent's core and runs it in the shared runtime (foosball.agents.runtime), which
+builds the agent's core and runs it in the shared runtime (foosball.runtime), which
 speaks to systemd (READY, WATCHDOG from a healthy loop, STATUS) and stops cleanly on SIGINT
 and SIGTERM (the motor driver quick-stops its drives and closes the bus).
 """
@@ -18,8 +18,8 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from foosball.agents.runtime import AgentRuntime
 from foosball.config import BoardConfig, BoardConfigError, load_board_config
+from foosball.runtime import AgentRuntime
 from foosball.safety.stop import StopRequest
 from foosball.safety.systemd import SystemdNotifier
 from foosball.wire.catalogue import Agent

@@ -1,5 +1,5 @@
 """`foosball replay FILE...`: a recorded match (the board's or the simulator's) on the game
-panel's page, with pause, seek and speed (foosball.recording.replay)."""
+panel's page, with pause, seek and speed (foosball.analysis.replay)."""
 
 from __future__ import annotations
 
@@ -43,7 +43,7 @@ def read_or_say(command: str, files: list[str]) -> Recording | None:
 
 
 def _replay(args: argparse.Namespace) -> int:
-    from foosball.recording.replay import SPEEDS, Replay, serve
+    from foosball.analysis.replay import SPEEDS, Replay, serve
 
     if args.speed not in SPEEDS:
         print(f"foosball replay: --speed one of {', '.join(map(str, SPEEDS))}", file=sys.stderr)
