@@ -27,6 +27,7 @@ import dataclasses
 import enum
 import logging
 import math
+import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -125,6 +126,10 @@ class MotorDriverConfig:
     # a lost frame restarts the count but does not bring a gone cause back: only as many
     # bad frames in a row as raise the alarm do (bus_error_cycles).
     cause_clear_cycles: int = setting(20, low=1, high=10_000)
+    # A drive still in operation enabled this long after its quick stop ignores it: its
+    # voltage is disabled (the motor coasts) and an alarm names it. Our drives leave
+    # operation enabled in the first cycle after the command.
+    quick_stop_escalation_s: float = seconds(0.1, high=2.0)
     # the same fault log line at most this often (with a count)
     repeat_log_s: float = setting(10.0, low=0.0, high=3600.0, unit="s")
 
@@ -169,6 +174,9 @@ _FAULTY = (L.Cia402State.FAULT, L.Cia402State.FAULT_REACTION_ACTIVE)
 _ALIGNING_PHASES = tuple(p for p, s in PHASE_STATE.items()
                          if s in (DriveState.OFF, DriveState.ALIGNING))
 _HOMING_PHASES = tuple(p for p, s in PHASE_STATE.items() if s is DriveState.HOMING)
+# the start-up steps a timeout looks at: axes in the same step are named together
+_STEP_GROUP = {Phase.ENABLING: "enabling", Phase.ALIGNING: "aligning",
+               Phase.HOMING_APPROACH: "homing", Phase.HOMING_LEAVE: "homing"}
 _FOLLOWING = (Phase.READY, Phase.RUNNING)  # homed: the profile drives the setpoint
 _OPERATION_ENABLED = L.Cia402State.OPERATION_ENABLED
 _STATE_OF_BITS, _STATE_BITS = L.STATE_OF_BITS, L.STATE_BITS
@@ -221,6 +229,8 @@ class _Axis:
     goal: float = 0.0  # raw goal position
     goal_speed: float = 0.0
     reset_toggle: bool = False
+    # when the quick stop now sent to it began (NaN: none); escalation counts from here
+    quick_stop_since_s: float = math.nan
     last: L.TxPdo = field(default_factory=L.TxPdo)
     # the outputs while following the profile, and the setpoint they hold (rebuilt when
     # the setpoint moves; NaN: none yet)
@@ -521,6 +531,10 @@ class MotorDriverCore:
                      out: list[Any]) -> None:
         latched = self.latched
         assert latched is not None
+        if frame_ok:
+            for axis in self.axes:
+                if axis.phase is Phase.QUICK_STOP:
+                    self._escalate_quick_stop(axis, now, out)
         if self.quick_stop_done_cycle is None and frame_ok and all(
                 a.last.state is not L.Cia402State.OPERATION_ENABLED for a in self.axes):
             self.quick_stop_done_cycle = self.cycles
@@ -553,16 +567,31 @@ class MotorDriverCore:
     def _enter(self, axis: _Axis, phase: Phase, now: float) -> None:
         axis.phase = phase
         axis.since_s = now
+        axis.quick_stop_since_s = math.nan
         axis.setpoint = axis.last.position_rad
         axis.goal = axis.setpoint
         axis.speed = 0.0
 
     def _timeout(self, axis: _Axis, now: float, limit: float, what: str, out: list[Any]) -> None:
-        if now - axis.since_s > limit:
-            index = self.axes.index(axis)
-            self._latch(AlarmCode.DRIVE_FAULT, index, now, out,
-                        f"axis {index}: {what} not done after {limit:.1f} s "
-                        f"(drive {axis.last.state.value})")
+        """One alarm naming every axis still in the same step, each with why: the first to
+        time out quick-stops them all, so the others would never time out themselves."""
+        if now - axis.since_s <= limit:
+            return
+        group = _STEP_GROUP[axis.phase]
+        stuck = [(n, a) for n, a in enumerate(self.axes) if _STEP_GROUP.get(a.phase) == group]
+        reasons = ", ".join(f"axis {n} ({self._why_stuck(a)})" for n, a in stuck)
+        self._latch(AlarmCode.DRIVE_FAULT, self.axes.index(axis), now, out,
+                    f"{what} not done after {limit:.1f} s: {reasons}")
+
+    def _why_stuck(self, axis: _Axis) -> str:
+        tx = axis.last
+        if axis.phase is Phase.ENABLING:
+            return f"drive {tx.state.value}"
+        if axis.phase is Phase.ALIGNING:
+            return f"drive {tx.state.value}, not aligned by {self.config.alignment.value}"
+        if axis.phase is Phase.HOMING_APPROACH:
+            return f"home switch never seen, at raw {tx.position_rad:.1f} rad"
+        return f"still on the home switch, at raw {tx.position_rad:.1f} rad"
 
     def _advance_axis(self, axis: _Axis, now: float, out: list[Any]) -> None:
         tx = axis.last
@@ -601,6 +630,26 @@ class MotorDriverCore:
                 self._unexpected(axis, now, out)
             else:
                 self._profile(axis)
+        elif axis.phase is Phase.QUICK_STOP:  # halted from the panel
+            self._escalate_quick_stop(axis, now, out)
+
+    def _escalate_quick_stop(self, axis: _Axis, now: float, out: list[Any]) -> None:
+        """A drive that stays in operation enabled under quick stop for longer than the
+        bound gets disable voltage (phase FAULT) and an alarm naming it."""
+        if axis.last.state is not L.Cia402State.OPERATION_ENABLED:
+            return
+        if math.isnan(axis.quick_stop_since_s):
+            axis.quick_stop_since_s = now
+            return
+        waited = now - axis.quick_stop_since_s
+        if waited < self.config.quick_stop_escalation_s:
+            return
+        index = self.axes.index(axis)
+        axis.phase = Phase.FAULT
+        text = (f"axis {index}: drive ignored quick stop for {waited:.2f} s (still operation "
+                f"enabled): voltage disabled")
+        self._latch(AlarmCode.DRIVE_FAULT, index, now, out, text)  # once per axis and fault
+        log.error("%s", text)
 
     def _alignment_object(self, axis: _Axis) -> int:
         index = self.axes.index(axis)
@@ -733,6 +782,81 @@ class BusSample(NamedTuple):
     alignment_objects: tuple[int, ...] = ()
 
 
+class AlignmentReader:
+    """The alignment objects (alignment = "sdo") read by SDO out of the cycle thread: an SDO
+    read waits for the drive's mailbox, and pysoem waits up to 700 ms for one that does not
+    answer, far past the drives' 50 ms watchdog. The cycle hands over the axes aligning and
+    takes the values read so far; one axis at a time, in turn, at most one read a cycle.
+    Axes not aligning read as 0, so a value from before a fault never passes for a fresh one.
+    `threaded=False` reads one axis inline per request (tests that move a clock by hand)."""
+
+    def __init__(self, read: Callable[[int], int], drives: int, pause_s: float,
+                 clock: Callable[[], float], threaded: bool = True) -> None:
+        self.read = read
+        self.values = [0] * drives
+        self.pause_s = pause_s
+        self.clock = clock
+        self.threaded = threaded
+        self._wanted: tuple[int, ...] = ()
+        self._lock = threading.Lock()
+        self._wake = threading.Event()
+        self._stopping = False
+        self._thread: threading.Thread | None = None
+        self._turn = 0
+        self._log = RateLimitedLog(log, 10.0)
+        self._none_read = (0,) * drives
+
+    def request(self, axes: tuple[int, ...]) -> tuple[int, ...]:
+        if axes != self._wanted:
+            with self._lock:
+                self._wanted = axes
+                for axis in range(len(self.values)):
+                    if axis not in axes:
+                        self.values[axis] = 0
+            if axes and self.threaded:
+                if self._thread is None:
+                    self._thread = threading.Thread(target=self._run, name="mailbox",
+                                                    daemon=True)
+                    self._thread.start()
+                self._wake.set()
+        if not axes:
+            return self._none_read  # nothing aligns (most cycles): nothing to copy
+        if not self.threaded:
+            self._read_next()
+        return tuple(self.values)
+
+    def _read_next(self) -> bool:
+        wanted = self._wanted
+        if not wanted:
+            return False
+        axis = wanted[self._turn % len(wanted)]
+        self._turn += 1
+        try:
+            value = self.read(axis)
+        except BusConfigurationError as exc:  # retried next turn; the alignment times out
+            self._log.log(self.clock(), logging.WARNING, "alignment",
+                          "alignment object of axis %d unreadable: %s", axis, exc)
+            return True
+        with self._lock:
+            if axis in self._wanted:
+                self.values[axis] = value
+        return True
+
+    def _run(self) -> None:
+        while not self._stopping:
+            if not self._read_next():
+                self._wake.wait(1.0)
+                self._wake.clear()
+                continue
+            time.sleep(self.pause_s)
+
+    def close(self) -> None:
+        self._stopping = True
+        self._wake.set()
+        if self._thread is not None:
+            self._thread.join(timeout=2.0)
+
+
 class EtherCatHardware:
     """The MDA's hardware for the runtime: each `sense()` waits for the next cycle deadline
     and exchanges the outputs the core gave last; `act()` takes the next outputs and runs a
@@ -742,7 +866,8 @@ class EtherCatHardware:
                  clock: Callable[[], float] = time.monotonic,
                  sleep: Callable[[float], None] = time.sleep,
                  stats_capacity: int = 120_000,
-                 wall_ns: Callable[[], int] = time.time_ns) -> None:
+                 wall_ns: Callable[[], int] = time.time_ns,
+                 mailbox_thread: bool | None = None) -> None:
         self.bus = bus
         self.cycle_s = cycle_s
         self.clock = clock
@@ -755,9 +880,13 @@ class EtherCatHardware:
             L.RxPdo(controlword=0) for _ in range(bus.config.drives))
         self.al_state = int(L.AlState.OP)
         self.alignment_object = L.ALIGNMENT_OBJECT
-        self.alignment_objects = [0] * bus.config.drives  # alignment = "sdo": as last read
-        self._next_alignment_read = 0
         self._log = RateLimitedLog(log, 10.0)
+        # SDO reads in their own thread on real time; inline with a clock passed in (a
+        # thread cannot keep step with a clock a test moves by hand)
+        threaded = clock is time.monotonic if mailbox_thread is None else mailbox_thread
+        self.alignment_reader = AlignmentReader(self._alignment_value, bus.config.drives,
+                                                cycle_s, clock, threaded=threaded)
+        self.alignment_objects = self.alignment_reader.values  # alignment = "sdo": last read
         self.last: Exchange | None = None
         self._deadline: float | None = None
         self._last_recover_s = -math.inf
@@ -839,26 +968,11 @@ class EtherCatHardware:
             self.al_state = int(L.AlState.OP)
 
     def _read_alignment(self, axes: tuple[int, ...]) -> None:
-        """One axis's alignment object per cycle, in turn (an SDO read is a few mailbox
-        round trips: all eight in one cycle would hold it up). Axes not aligning read as
-        0, so a value from before a fault never passes for a fresh one."""
-        if not axes and not any(self.alignment_objects):  # nothing aligns: every cycle
-            return
-        for axis in range(len(self.alignment_objects)):
-            if axis not in axes:
-                self.alignment_objects[axis] = 0
-        self._alignment_read = tuple(self.alignment_objects)
-        if not axes:
-            return
-        axis = axes[self._next_alignment_read % len(axes)]
-        self._next_alignment_read += 1
-        try:
-            data = self.bus.read_object(axis + 1, self.alignment_object, 0)
-            self.alignment_objects[axis] = data[0] if data else 0
-            self._alignment_read = tuple(self.alignment_objects)
-        except BusConfigurationError as exc:  # retried next turn; the alignment times out
-            self._log.log(self.clock(), logging.WARNING, "alignment",
-                          "alignment object of axis %d unreadable: %s", axis, exc)
+        self._alignment_read = self.alignment_reader.request(axes)
+
+    def _alignment_value(self, axis: int) -> int:
+        data = self.bus.read_object(axis + 1, self.alignment_object, 0)
+        return data[0] if data else 0
 
     def quick_stop_outputs(self) -> tuple[L.RxPdo, ...]:
         inputs = self.last.inputs if self.last is not None else ()
@@ -868,16 +982,30 @@ class EtherCatHardware:
                      for i in range(len(self.outputs)))
 
     def close(self) -> None:
-        """Quick stop on every drive for a few cycles, then the bus closed (slaves to INIT,
+        """Quick stop on every drive for a few cycles, disable voltage on any that stayed
+        in operation enabled (it ignores quick stop), then the bus closed (slaves to INIT,
         where the drives' own watchdog keeps them stopped)."""
         try:
             self.outputs = self.quick_stop_outputs()
             for _ in range(3):
                 self.sense(self.cycle_s)
                 self._exchange()
+            assert self.last is not None
+            ignoring = [n for n, tx in enumerate(self.last.inputs)
+                        if tx.state is L.Cia402State.OPERATION_ENABLED]
+            if ignoring:
+                log.error("drive(s) %s ignored quick stop at shutdown: voltage disabled",
+                          ", ".join(map(str, ignoring)))
+                self.outputs = tuple(
+                    rx._replace(controlword=int(L.Control.DISABLE_VOLTAGE)) if n in ignoring
+                    else rx for n, rx in enumerate(self.outputs))
+                for _ in range(3):
+                    self.sense(self.cycle_s)
+                    self._exchange()
         except Exception:
             log.exception("quick stop at shutdown failed")
         finally:
+            self.alignment_reader.close()
             self.bus.close()
 
 

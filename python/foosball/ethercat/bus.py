@@ -54,6 +54,11 @@ class SlaveInfo:
     identity: L.Identity
     al_state: int = 0
     al_status_code: int = 0
+    al_status_text: str = ""
+    # ESC error counters, per port 0..3: RX errors (0x0300 + 2n: invalid frame, physical
+    # layer errors) and lost links (0x0310 + n); empty where not read
+    rx_errors: tuple[tuple[int, int], ...] = ()
+    lost_links: tuple[int, ...] = ()
 
 
 @dataclass(frozen=True)
