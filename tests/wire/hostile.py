@@ -95,7 +95,8 @@ def valid_value(rng: random.Random, spec: Spec) -> Any:
     if kind == "floats":
         return tuple(rng.uniform(spec.low, spec.high) for _ in range(spec.max_len))
     assert kind == "records" and spec.record is not None
-    return tuple(valid_message(rng, spec.record) for _ in range(rng.randint(1, spec.max_len)))
+    return tuple(valid_message(rng, spec.record)
+                 for _ in range(rng.randint(spec.min_len, spec.max_len)))
 
 
 def valid_message(rng: random.Random, cls: type) -> Any:
@@ -144,7 +145,9 @@ def invalid_values(rng: random.Random, spec: Spec) -> list[Any]:
     assert kind == "records" and spec.record is not None
     record = catalogue.to_body(valid_message(rng, spec.record))
     broken = invalid_body(rng, spec.record)
-    return [[], [record] * (spec.max_len + 1), [1], [{}], [broken], [[record]], record, None, "x"]
+    too_few = [[]] if spec.min_len > 0 else []
+    return [*too_few, [record] * (spec.max_len + 1), [1], [{}], [broken], [[record]], record,
+            None, "x"]
 
 
 def invalid_body(rng: random.Random, cls: type) -> dict[int, Any]:

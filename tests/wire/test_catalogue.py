@@ -38,9 +38,8 @@ def value_strategy(spec: catalogue.Spec) -> st.SearchStrategy:
     if spec.kind == "floats":
         return st.tuples(*[st.floats(spec.low, spec.high, **finite)] * spec.max_len)
     if spec.kind == "records":
-        return st.lists(message_strategy(spec.record), min_size=1, max_size=spec.max_len).map(
-            tuple
-        )
+        return st.lists(message_strategy(spec.record), min_size=spec.min_len,
+                        max_size=spec.max_len).map(tuple)
     raise AssertionError(spec.kind)
 
 

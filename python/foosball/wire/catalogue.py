@@ -127,6 +127,7 @@ class Spec:
     high: float = math.inf
     unit: str = ""
     max_len: int = 0  # str/bytes/sequence length limit; exact length for `floats`
+    min_len: int = 1  # `records`: fewest entries (0 where an empty list says "none")
     enum: type[IntEnum] | None = None
     record: type | None = None
 
@@ -224,8 +225,8 @@ def _check_floats(spec: Spec, name: str, value: Any) -> tuple[float, ...]:
 
 
 def _check_records(spec: Spec, name: str, value: Any) -> tuple[Any, ...]:
-    if not isinstance(value, list | tuple) or not 1 <= len(value) <= spec.max_len:
-        raise SchemaError(f"{name}: expected 1..{spec.max_len} entries")
+    if not isinstance(value, list | tuple) or not spec.min_len <= len(value) <= spec.max_len:
+        raise SchemaError(f"{name}: expected {spec.min_len}..{spec.max_len} entries")
     assert spec.record is not None
     return tuple([_record_check(spec.record, name, i, v) for i, v in enumerate(value)])
 
@@ -276,8 +277,9 @@ def floats(key: int, count: int, low: float, high: float, unit: str = "") -> Any
     return _spec(key, "floats", max_len=count, low=low, high=high, unit=unit)
 
 
-def records(key: int, record: type, max_len: int) -> Any:
-    return _spec(key, "records", record=record, max_len=max_len)
+def records(key: int, record: type, max_len: int, min_len: int = 1,
+            default: Any = MISSING) -> Any:
+    return _spec(key, "records", default, record=record, max_len=max_len, min_len=min_len)
 
 
 def specs(cls: type) -> tuple[tuple[str, Spec], ...]:
@@ -350,8 +352,8 @@ def _value_check(spec: Spec, v: str, ns: dict[str, Any], tag: str, outgoing: boo
     ns[f"FAST_{tag}"] = _compiled(spec.record, outgoing)
     each = (f"FAST_{tag}(r) if type(r) is REC_{tag} else None" if outgoing
             else f"FAST_{tag}(r) if type(r) is dict else None")
-    lines = [f"if not isinstance({v}, (list, tuple)) or not 1 <= len({v}) <= {spec.max_len}: "
-             "return None",
+    lines = [f"if not isinstance({v}, (list, tuple)) or "
+             f"not {spec.min_len} <= len({v}) <= {spec.max_len}: return None",
              f"{v} = [{each} for r in {v}]",
              f"if None in {v}: return None"]
     return lines if outgoing else [*lines, f"{v} = tuple({v})"]  # the wire's list, ours tuple
@@ -573,6 +575,20 @@ class MotorStatus:
 
 
 @dataclass(frozen=True, slots=True)
+class SlaveState:
+    """One EtherCAT slave as the master read it from the slave's own registers."""
+
+    position: int = integer(1, 1, 65535)  # in wiring order, from 1 (axis = position - 1)
+    al_state: int = integer(2, 0, 0xFF)  # with the error flag 0x10; 0: it did not answer
+    al_status_code: int = integer(3, 0, 0xFFFF)  # why it left OP (0x001B: SM watchdog)
+    al_status_text: str = text(4, 40)  # SOEM's text for the code (its longest: 35)
+    # the ESC's error counters summed over its ports (-1: not read): RX errors (invalid
+    # frames and physical-layer errors, 0x0300-0x0307) and lost links (0x0310-0x0313)
+    rx_errors: int = integer(5, -1, 8 * 255)
+    lost_links: int = integer(6, -1, 4 * 255)
+
+
+@dataclass(frozen=True, slots=True)
 class EtherCatStatus:
     """Motor driver -> supervisory panel: the EtherCAT segment's health."""
 
@@ -590,6 +606,9 @@ class EtherCatStatus:
     # commands of the last status period (0: none measured).
     capture_to_setpoint_p50_s: float = num(10, 0.0, 10.0, "s", default=0.0)
     capture_to_setpoint_p99_s: float = num(11, 0.0, 10.0, "s", default=0.0)
+    # The slaves out of OP or not answering, as the master last read them while the
+    # working counter was short (its bus recovery); empty while it is full (issue 31).
+    slaves_not_op: tuple[SlaveState, ...] = records(12, SlaveState, 8, min_len=0, default=())
 
 
 @dataclass(frozen=True, slots=True)
