@@ -29,7 +29,7 @@ import logging
 import math
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from math import copysign, isfinite, sqrt
 from typing import Any, NamedTuple
@@ -42,6 +42,7 @@ from foosball.ethercat.bus import (
     BusConfigurationError,
     EtherCatBus,
     Exchange,
+    SlaveInfo,
     receive_timeout_for,
 )
 from foosball.realtime import CycleStats, prepare_realtime
@@ -63,6 +64,7 @@ from foosball.wire.catalogue import (
     MotorCommand,
     MotorStatus,
     SafetyState,
+    SlaveState,
 )
 
 log = logging.getLogger(__name__)
@@ -204,6 +206,7 @@ class MdaInputs(NamedTuple):
     timing: CycleTiming = CycleTiming()
     al_state: int = int(L.AlState.OP)  # lowest AL state read when the bus was last checked
     alignment_objects: tuple[int, ...] = ()  # alignment = "sdo": per axis, as last read
+    slaves_not_op: tuple[SlaveState, ...] = ()  # see EtherCatHardware.slaves_not_op
 
 
 class MdaOutputs(NamedTuple):
@@ -321,7 +324,8 @@ class MotorDriverCore:
             self._latch(AlarmCode.PEER_FAULT, -1, inputs.now_s, [],
                         f"system fault: {inputs.safety.fault_text}", own=False)
         out = self.cycle(MdaInputs(inputs.now_s, sample.exchange, inputs.messages, sample.timing,
-                                   sample.al_state, sample.alignment_objects))
+                                   sample.al_state, sample.alignment_objects,
+                                   sample.slaves_not_op))
         return Outputs(out.messages, self.causes(), self.safety_state(), out)
 
     def causes(self) -> tuple[Cause, ...]:
@@ -755,7 +759,8 @@ class MotorDriverCore:
             capture_to_setpoint_p50_s=_bounded(inputs.timing.capture_to_setpoint_p50_s, 10.0,
                                                low=0.0),
             capture_to_setpoint_p99_s=_bounded(inputs.timing.capture_to_setpoint_p99_s, 10.0,
-                                               low=0.0))
+                                               low=0.0),
+            slaves_not_op=inputs.slaves_not_op)
 
 
 def _bounded(value: float, limit: float, low: float | None = None) -> float:
@@ -780,6 +785,24 @@ class BusSample(NamedTuple):
     timing: CycleTiming = CycleTiming()
     al_state: int = int(L.AlState.OP)
     alignment_objects: tuple[int, ...] = ()
+    slaves_not_op: tuple[SlaveState, ...] = ()
+
+
+def lowest_al_state(states: Sequence[SlaveInfo]) -> int:
+    """The lowest AL state of the slaves, with its error flag (SAFE-OP + ERROR, 0x14, is
+    below OP, 0x08); 0 for none."""
+    return min((s.al_state for s in states), key=lambda v: (v & 0x0F, not v & L.AL_ERROR_FLAG),
+               default=0)
+
+
+def slaves_not_op(states: Sequence[SlaveInfo]) -> tuple[SlaveState, ...]:
+    """The slaves read out of OP (or not answering), as EtherCatStatus carries them."""
+    return tuple(SlaveState(
+        position=s.position, al_state=s.al_state & 0xFF, al_status_code=s.al_status_code & 0xFFFF,
+        al_status_text=s.al_status_text[:40],
+        rx_errors=sum(map(sum, s.rx_errors)) if s.rx_errors else -1,
+        lost_links=sum(s.lost_links) if s.lost_links else -1)
+        for s in states if s.al_state != L.AlState.OP)[:8]
 
 
 class AlignmentReader:
@@ -879,6 +902,10 @@ class EtherCatHardware:
         self.outputs: tuple[L.RxPdo, ...] = tuple(
             L.RxPdo(controlword=0) for _ in range(bus.config.drives))
         self.al_state = int(L.AlState.OP)
+        # The slaves the last recovery read found out of OP or not answering: kept while the
+        # working counter stays short (a deaf slave acknowledged back to OP drops out again
+        # on its watchdog; a read between catches it in OP), emptied by a full one.
+        self.slaves_not_op: tuple[SlaveState, ...] = ()
         self.alignment_object = L.ALIGNMENT_OBJECT
         self._log = RateLimitedLog(log, 10.0)
         # SDO reads in their own thread on real time; inline with a clock passed in (a
@@ -925,7 +952,8 @@ class EtherCatHardware:
                 self.capture_to_setpoint.clear()
             self._timing = CycleTiming(period, self.recent_p99(), *latency)
         assert self.last is not None
-        return BusSample(self.last, self._timing, self.al_state, self._alignment_read)
+        return BusSample(self.last, self._timing, self.al_state, self._alignment_read,
+                         self.slaves_not_op)
 
     def _exchange(self) -> None:
         if self._answering:  # these setpoints answer a ball state: they leave now
@@ -956,8 +984,9 @@ class EtherCatHardware:
         if actuation.recover_bus and now - self._last_recover_s > 0.1:
             self._last_recover_s = now
             try:
-                states = self.bus.al_states()
-                self.al_state = min(s for s, _ in states) if states else 0
+                states = self.bus.read_states()
+                self.al_state = lowest_al_state(states)
+                self.slaves_not_op = slaves_not_op(states) or self.slaves_not_op
                 if self.bus.recover():
                     self.al_state = int(L.AlState.OP)
             except Exception:  # a failed recovery is retried; the fault stays
@@ -966,6 +995,7 @@ class EtherCatHardware:
         elif not actuation.recover_bus and self.last is not None and \
                 self.last.working_counter == self.bus.expected_working_counter:
             self.al_state = int(L.AlState.OP)
+            self.slaves_not_op = ()
 
     def _read_alignment(self, axes: tuple[int, ...]) -> None:
         self._alignment_read = self.alignment_reader.request(axes)

@@ -89,8 +89,9 @@ class EtherCatBus(ABC):
         """Send one frame of outputs, return what came back."""
 
     @abstractmethod
-    def al_states(self) -> list[tuple[int, int]]:
-        """(AL state incl. error flag, AL status code) per slave, read from the bus now."""
+    def read_states(self) -> list[SlaveInfo]:
+        """Every slave's AL state (with the error flag) and AL status code, read from the
+        bus now; the ESC error counters where the backend reads them cheaply."""
 
     @abstractmethod
     def recover(self) -> bool:

@@ -74,20 +74,22 @@ class PysoemBus(EtherCatBus):
         self.slaves = self._slave_infos()
         return self.slaves
 
-    def _slave_infos(self, counters: bool = False) -> list[SlaveInfo]:
+    def _slave_infos(self, counters: Callable[[Any], bool] = lambda _: False,
+                     attempts: int = 5) -> list[SlaveInfo]:
         """The slaves with their AL states read from the bus now (pysoem's are a cache of
-        its last read, which start() made in PRE-OP); `counters`: with the ESC error
-        counters too (register reads: out of the cycle only)."""
+        its last read, which start() made in PRE-OP); the ESC error counters too of each
+        slave `counters` picks (one register read each, `attempts` tries)."""
         self.master.read_state()
         infos = []
         for n, s in enumerate(self.master.slaves):
             rx_errors: tuple[tuple[int, int], ...] = ()
             lost: tuple[int, ...] = ()
-            if counters:
-                try:
-                    raw = _read_register(s, REG_RX_ERRORS, 8)
+            if counters(s):
+                try:  # 0x0300-0x0313 in one read: RX errors per port ... lost links per port
+                    raw = _read_register(s, REG_RX_ERRORS, REG_LOST_LINKS + 4 - REG_RX_ERRORS,
+                                         attempts)
                     rx_errors = tuple((raw[2 * p], raw[2 * p + 1]) for p in range(4))
-                    lost = tuple(_read_register(s, REG_LOST_LINKS, 4))
+                    lost = tuple(raw[REG_LOST_LINKS - REG_RX_ERRORS:])
                 except BusConfigurationError as exc:
                     log.warning("slave %d: error counters not read: %s", n + 1, exc)
             infos.append(SlaveInfo(
@@ -100,7 +102,13 @@ class PysoemBus(EtherCatBus):
     def diagnose(self) -> list[SlaveInfo]:
         """Every slave's AL state, AL status code with its text and ESC error counters,
         read now (`foosball ethercat scan`; never from the cycle thread)."""
-        return self._slave_infos(counters=True)
+        return self._slave_infos(counters=lambda _: True)
+
+    def read_states(self) -> list[SlaveInfo]:
+        """The bus recovery's read (in the cycle thread, while a fault holds the motors):
+        the counters only of a slave that answered but is not in OP, one try each."""
+        return self._slave_infos(
+            counters=lambda s: s.state not in (pysoem.NONE_STATE, pysoem.OP_STATE), attempts=1)
 
     def start(self) -> list[SlaveInfo]:
         """Find and check the slaves, write their configuration in PRE-OP (watchdog,
@@ -231,10 +239,6 @@ class PysoemBus(EtherCatBus):
         except MAILBOX_ERRORS as exc:
             raise BusConfigurationError(f"slave {position}: object 0x{index:04x}:"
                                         f"{subindex:02x}: {_describe(exc)}") from exc
-
-    def al_states(self) -> list[tuple[int, int]]:
-        self.master.read_state()
-        return [(s.state, s.al_status) for s in self.master.slaves]
 
     def recover(self) -> bool:
         all_op = True
@@ -423,9 +427,11 @@ def _retry(call: Callable[[], object], attempts: int = 5) -> object:
     raise AssertionError("unreachable")
 
 
-def _read_register(slave: pysoem.CdefSlave, address: int, size: int) -> bytes:
+def _read_register(slave: pysoem.CdefSlave, address: int, size: int,
+                   attempts: int = 5) -> bytes:
     try:
-        return bytes(_retry(lambda: slave._fprd(address, size, 20_000)))  # type: ignore[arg-type]
+        return bytes(_retry(lambda: slave._fprd(address, size, 20_000),  # type: ignore[arg-type]
+                            attempts))
     except pysoem.WkcError:
         raise BusConfigurationError(
             f"slave {slave.name!r}: register 0x{address:04x} unreadable") from None
