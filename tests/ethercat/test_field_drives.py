@@ -1,6 +1,7 @@
 """Drives that are not ours, against the emulator over veth (issue 31): a drive with a fixed
 PDO mapping and a drive that ignores quick stop each come up, play and stop under the motor
-driver service; a fixed mapping that differs from the layout is refused by name."""
+driver service; a fixed mapping that differs from the layout is refused by name; a slave
+that stops exchanging process data is named in EtherCatStatus from what its registers say."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -25,6 +27,7 @@ from foosball.wire.catalogue import (
     DriveCommand,
     DriveControl,
     DriveState,
+    EtherCatStatus,
     MotorCommand,
     MotorStatus,
     SafetyState,
@@ -58,13 +61,14 @@ def _play(pole: Endpoint, agent: object, states: list[SafetyState]) -> bool:
     return _listen(pole, agent, 10.0, arrived, states)  # type: ignore[arg-type]
 
 
-def _alarms_until(endpoint: Endpoint, timeout_s: float,
-                  done: Callable[[Alarm], bool]) -> list[Alarm]:
-    heard: list[Alarm] = []
+def _heard_until(endpoint: Endpoint, kind: type, timeout_s: float,
+                 done: Callable[[Any], bool]) -> list[Any]:
+    """The messages of one kind heard until one satisfies `done` (it last) or the timeout."""
+    heard: list[Any] = []
     deadline = time.monotonic() + timeout_s
     while time.monotonic() < deadline:
         for received in endpoint.receive(0.05):
-            if isinstance(received.message, Alarm):
+            if isinstance(received.message, kind):
                 heard.append(received.message)
                 if done(received.message):
                     return heard
@@ -97,7 +101,7 @@ def test_a_field_drive_comes_up_plays_and_stops(namespace: Namespace,
             # halted from the panel, the drive stays in operation enabled: after the bound
             # its voltage is disabled and the alarm names it
             panel.send(DriveControl(axis=4, command=DriveCommand.HALT))
-            heard = _alarms_until(panel, 3.0, lambda a: a.code == AlarmCode.DRIVE_FAULT)
+            heard = _heard_until(panel, Alarm, 3.0, lambda a: a.code == AlarmCode.DRIVE_FAULT)
             assert heard and heard[-1].axis == 4 and \
                 "drive ignored quick stop" in heard[-1].text, heard
             assert emulator.slaves()[4]["cia402_state"] != "operation enabled"
@@ -145,3 +149,48 @@ def test_scan_shows_al_status_with_its_text_and_the_esc_error_counters(
     assert [s["rx_errors"][0] for s in slaves] == [[0, 0]] * 2 + [[7, 3]] + [[0, 0]] * 5
     assert [s["lost_links"][0] for s in slaves] == [0, 0, 1, 0, 0, 0, 0, 0]
     assert all(s["al_status_code"] == "0x0000" and s["al_status_text"] for s in slaves)
+
+
+def test_a_deaf_slave_is_named_in_the_ethercat_status(
+        namespace: Namespace, emulator_factory: Callable, tmp_path: Path) -> None:
+    """Axis 5's slave (position 6) stops exchanging process data: the working counter falls
+    short, its SyncManager watchdog takes it to SAFE-OP + ERROR (0x001B), and the motor
+    driver's recovery read names it, from its registers, until it answers again."""
+    emulator = emulator_factory(8)
+    key = secrets.token_bytes(32)
+    config = _service_board(tmp_path, key)
+    with inside(namespace):
+        pole = Endpoint(open_transport("raw", iface="lan1"), WireCodec(key, Agent.POLE_DRIVER))
+        panel = Endpoint(open_transport("raw", iface="lan1"),
+                         WireCodec(key, Agent.SUPERVISORY_PANEL))
+    agent = _start_service(namespace, config)
+    states: list[SafetyState] = []
+    try:
+        assert _listen(pole, agent, 30.0, _all_in(DriveState.READY), states), \
+            (agent.poll(), states[-5:])
+        assert emulator.command("deaf 5 on")["ok"]
+        heard = _heard_until(panel, EtherCatStatus, 5.0, lambda s: s.slaves_not_op)
+        assert heard and heard[-1].slaves_not_op, heard[-3:]
+        status = heard[-1]
+        [slave] = status.slaves_not_op
+        assert (slave.position, slave.al_state, slave.al_status_code) == (
+            6, int(L.AlState.SAFEOP) | L.AL_ERROR_FLAG, L.AL_CODE_SM_WATCHDOG), status
+        assert slave.al_status_text == "Sync manager watchdog"
+        assert (slave.rx_errors, slave.lost_links) == (0, 0)  # read: a clean line
+        assert status.working_counter < status.expected_working_counter == 24
+        # named from then on while the counter stays short (re-acknowledged to OP, the
+        # slave drops out again on its watchdog; a read between finds it in OP)
+        later = _heard_until(panel, EtherCatStatus, 1.0, lambda s: False)
+        assert later and all([s.position for s in m.slaves_not_op] == [6] for m in later), \
+            later
+        assert emulator.command("deaf 5 off")["ok"]
+        back = _heard_until(panel, EtherCatStatus, 5.0,
+                            lambda s: s.working_counter == 24 and not s.slaves_not_op)
+        assert back and back[-1].al_state == int(L.AlState.OP), back[-3:]
+        _stop_service(agent, signal.SIGTERM)
+    finally:
+        if agent.poll() is None:
+            agent.kill()
+            agent.communicate()
+        pole.close()
+        panel.close()

@@ -38,13 +38,23 @@ def test_the_status_names_the_slave_that_dropped_out_until_the_counter_is_full()
     assert status.slaves_not_op == (SlaveState(6, SAFEOP_ERROR, 0x001B, "", -1, -1),)
     assert status.al_state == SAFEOP_ERROR  # not OP: the lowest state, error flag kept
     assert status.working_counter == 21
-    # acknowledged back to OP it is read there, but the counter is still short: still named
-    rig.bus.slave_faults = {}
+    # read where the recovery put it (acknowledged: SAFE-OP, code 0; then OP) while the
+    # counter is still short: still named with its cause
+    for where in ({6: (int(L.AlState.SAFEOP), 0)}, {}):
+        rig.bus.slave_faults = where
+        rig.run_for(0.3)
+        assert last_status(rig).slaves_not_op == (
+            SlaveState(6, SAFEOP_ERROR, 0x001B, "", -1, -1),)
+    # news replaces it: another slave in error
+    rig.bus.slave_faults = {3: (int(L.AlState.PREOP) | L.AL_ERROR_FLAG, 0x0011)}
     rig.run_for(0.3)
-    assert last_status(rig).slaves_not_op == (SlaveState(6, SAFEOP_ERROR, 0x001B, "", -1, -1),)
+    assert [(s.position, s.al_status_code) for s in last_status(rig).slaves_not_op] == [
+        (3, 0x0011)]
+    rig.bus.slave_faults = {}
     rig.bus.missing_working_counter = 0  # it answers again: a full counter empties the list
-    rig.run_for(0.1)
+    rig.run_for(2 * rig.config.status_period_s)
     assert last_status(rig).slaves_not_op == ()
+    rig.run_for(0.2)  # and the next recovery read finds every slave in OP
     assert last_status(rig).al_state == OP
 
 

@@ -902,9 +902,8 @@ class EtherCatHardware:
         self.outputs: tuple[L.RxPdo, ...] = tuple(
             L.RxPdo(controlword=0) for _ in range(bus.config.drives))
         self.al_state = int(L.AlState.OP)
-        # The slaves the last recovery read found out of OP or not answering: kept while the
-        # working counter stays short (a deaf slave acknowledged back to OP drops out again
-        # on its watchdog; a read between catches it in OP), emptied by a full one.
+        # The slaves a recovery read found out of OP or not answering, emptied by a full
+        # working counter (see _note_slaves_not_op)
         self.slaves_not_op: tuple[SlaveState, ...] = ()
         self.alignment_object = L.ALIGNMENT_OBJECT
         self._log = RateLimitedLog(log, 10.0)
@@ -980,22 +979,34 @@ class EtherCatHardware:
         self._answering = actuation.ball_capture_time or self._answering
         self._exchange()
         self._read_alignment(actuation.read_alignment)
+        full = self.last is not None and \
+            self.last.working_counter == self.bus.expected_working_counter
+        if full:  # every slave exchanged its process data: each one is in OP
+            self.slaves_not_op = ()
         now = self.clock()
         if actuation.recover_bus and now - self._last_recover_s > 0.1:
             self._last_recover_s = now
             try:
                 states = self.bus.read_states()
                 self.al_state = lowest_al_state(states)
-                self.slaves_not_op = slaves_not_op(states) or self.slaves_not_op
+                self._note_slaves_not_op(slaves_not_op(states))
                 if self.bus.recover():
                     self.al_state = int(L.AlState.OP)
             except Exception:  # a failed recovery is retried; the fault stays
                 log.exception("bus recovery attempt failed")
             self.longest_recovery_s = max(self.longest_recovery_s, self.clock() - now)
-        elif not actuation.recover_bus and self.last is not None and \
-                self.last.working_counter == self.bus.expected_working_counter:
+        elif not actuation.recover_bus and full:
             self.al_state = int(L.AlState.OP)
-            self.slaves_not_op = ()
+
+    def _note_slaves_not_op(self, found: tuple[SlaveState, ...]) -> None:
+        """A read replaces the slaves named when it is news: a slave in error (the flag) or
+        below SAFE-OP (restarted, not answering). One that finds them only where the
+        recovery put them (SAFE-OP acknowledged, OP again) keeps the cause on the screen: a
+        deaf slave acknowledged back to OP drops out again on its watchdog."""
+        if found and (not self.slaves_not_op or any(
+                s.al_state & L.AL_ERROR_FLAG or s.al_state & 0x0F < L.AlState.SAFEOP
+                for s in found)):
+            self.slaves_not_op = found
 
     def _read_alignment(self, axes: tuple[int, ...]) -> None:
         self._alignment_read = self.alignment_reader.request(axes)
