@@ -236,6 +236,26 @@ def test_syncmanager_watchdog_trips_only_after_its_time(silence_s: float) -> Non
         assert lrw(master, [L.RxPdo(0)] * 2)[1] == 2  # inputs only: outputs refused
 
 
+def test_a_deaf_slave_leaves_op_on_its_own_watchdog_and_its_registers_say_so() -> None:
+    """`deaf`: the slave takes no process data (the others do). Its ESC sees no outputs, so
+    its SyncManager watchdog expires as a real one would: SAFE-OP + ERROR, 0x001B. Register
+    reads still reach it, so a master reads which slave it is and why."""
+    master = Master(drives=3)
+    stations = map_and_go_op(master)
+    for station in stations:
+        master.fpwr(station, 0x0420, struct.pack("<H", 500))  # 50 ms
+    assert master.emu.command("deaf 1 on")["ok"]
+    wkcs = []
+    for _ in range(12):  # 60 ms of 5 ms cycles
+        master.now += 0.005
+        wkcs.append(lrw(master, [L.RxPdo(0)] * 3)[1])
+    assert set(wkcs) == {6}  # short by the deaf slave's 3 from the first frame
+    read = [struct.unpack("<HHH", master.fprd(s, 0x0130, 6)) for s in stations]
+    assert [(status, code) for status, _, code in read] == [
+        (int(L.AlState.OP), 0), (int(L.AlState.SAFEOP) | L.AL_ERROR_FLAG, L.AL_CODE_SM_WATCHDOG),
+        (int(L.AlState.OP), 0)]
+
+
 def test_control_channel_injects_and_clears_faults_and_mutes() -> None:
     master = Master(drives=2)
     emu = master.emu
