@@ -127,7 +127,11 @@ class Spec:
     high: float = math.inf
     unit: str = ""
     max_len: int = 0  # str/bytes/sequence length limit; exact length for `floats`
-    min_len: int = 1  # `records`: fewest entries (0 where an empty list says "none")
+    # `records` only, the last field of its class and at most one: an empty tuple is left
+    # out of the body and a body without the key reads as empty; so a field added later
+    # reads older bodies (recordings, a board not yet updated), and an older decoder takes
+    # the new ones while the field is empty
+    optional: bool = False
     enum: type[IntEnum] | None = None
     record: type | None = None
 
@@ -225,8 +229,8 @@ def _check_floats(spec: Spec, name: str, value: Any) -> tuple[float, ...]:
 
 
 def _check_records(spec: Spec, name: str, value: Any) -> tuple[Any, ...]:
-    if not isinstance(value, list | tuple) or not spec.min_len <= len(value) <= spec.max_len:
-        raise SchemaError(f"{name}: expected {spec.min_len}..{spec.max_len} entries")
+    if not isinstance(value, list | tuple) or not 1 <= len(value) <= spec.max_len:
+        raise SchemaError(f"{name}: expected 1..{spec.max_len} entries")
     assert spec.record is not None
     return tuple([_record_check(spec.record, name, i, v) for i, v in enumerate(value)])
 
@@ -277,9 +281,13 @@ def floats(key: int, count: int, low: float, high: float, unit: str = "") -> Any
     return _spec(key, "floats", max_len=count, low=low, high=high, unit=unit)
 
 
-def records(key: int, record: type, max_len: int, min_len: int = 1,
-            default: Any = MISSING) -> Any:
-    return _spec(key, "records", default, record=record, max_len=max_len, min_len=min_len)
+def records(key: int, record: type, max_len: int) -> Any:
+    return _spec(key, "records", record=record, max_len=max_len)
+
+
+def optional_records(key: int, record: type, max_len: int) -> Any:
+    """The last field of a message, added after it was first sent: absent when empty."""
+    return _spec(key, "records", (), record=record, max_len=max_len, optional=True)
 
 
 def specs(cls: type) -> tuple[tuple[str, Spec], ...]:
@@ -290,6 +298,9 @@ def specs(cls: type) -> tuple[tuple[str, Spec], ...]:
         keys = [s.key for _, s in cached]
         # Ascending keys: the order to_body writes them in is canonical CBOR's.
         assert keys == sorted(set(keys)), f"{cls.__name__}: CBOR keys must ascend, no repeats"
+        assert all(s.kind == "records" and n == len(cached) - 1
+                   for n, (_, s) in enumerate(cached) if s.optional), \
+            f"{cls.__name__}: only the last field may be optional (records)"
         cls._specs = cached  # type: ignore[attr-defined]
     return cached
 
@@ -352,8 +363,8 @@ def _value_check(spec: Spec, v: str, ns: dict[str, Any], tag: str, outgoing: boo
     ns[f"FAST_{tag}"] = _compiled(spec.record, outgoing)
     each = (f"FAST_{tag}(r) if type(r) is REC_{tag} else None" if outgoing
             else f"FAST_{tag}(r) if type(r) is dict else None")
-    lines = [f"if not isinstance({v}, (list, tuple)) or "
-             f"not {spec.min_len} <= len({v}) <= {spec.max_len}: return None",
+    lines = [f"if not isinstance({v}, (list, tuple)) or not 1 <= len({v}) <= {spec.max_len}: "
+             "return None",
              f"{v} = [{each} for r in {v}]",
              f"if None in {v}: return None"]
     return lines if outgoing else [*lines, f"{v} = tuple({v})"]  # the wire's list, ours tuple
@@ -365,16 +376,20 @@ def _compiled(cls: type, outgoing: bool) -> Any:
     cached = cls.__dict__.get(attribute)
     if cached is not None:
         return cached
-    ns: dict[str, Any] = {"CLS": cls}
+    ns: dict[str, Any] = {"CLS": cls, "ABSENT": _ABSENT}
     fields_ = specs(cls)
     values = [f"v{i}" for i in range(len(fields_))]
+    last_key, optional = fields_[-1][1].key, fields_[-1][1].optional
     if outgoing:
         lines = ["def compiled(m):",
                  *(f"    {v} = m.{name}" for v, (name, _) in zip(values, fields_, strict=True))]
     else:
         keys = [f"k{i}" for i in range(len(fields_))]
         lines = ["def compiled(body):",
-                 f"    if type(body) is not dict or len(body) != {len(fields_)}: return None",
+                 "    if type(body) is not dict: return None",
+                 *([f"    if len(body) == {len(fields_) - 1}: "
+                    f"body = {{**body, {last_key}: ABSENT}}"] if optional else []),
+                 f"    if len(body) != {len(fields_)}: return None",
                  f"    {', '.join(keys)}, = body",
                  # 1.0 and True equal 1 but are other encodings of a key
                  "    if not (" + " and ".join(f"type({k}) is int and {k} == {spec.key}"
@@ -383,10 +398,19 @@ def _compiled(cls: type, outgoing: bool) -> Any:
                  "        return None",
                  f"    {', '.join(values)}, = body.values()"]
     for i, (v, (_, spec)) in enumerate(zip(values, fields_, strict=True)):
-        lines += ["    " + line for line in _value_check(spec, v, ns, str(i), outgoing)]
+        checks = _value_check(spec, v, ns, str(i), outgoing)
+        if spec.optional:  # empty: left out of the body; absent: read as empty
+            absent = f"type({v}) is tuple and not {v}" if outgoing else f"{v} is ABSENT"
+            lines += [f"    if {absent}: {v} = {'ABSENT' if outgoing else '()'}",
+                      "    else:", *("        " + line for line in checks)]
+        else:
+            lines += ["    " + line for line in checks]
     if outgoing:
-        lines.append("    return {" + ", ".join(f"{spec.key}: {v}" for v, (_, spec)
+        lines.append("    body = {" + ", ".join(f"{spec.key}: {v}" for v, (_, spec)
                                                 in zip(values, fields_, strict=True)) + "}")
+        if optional:
+            lines.append(f"    if {values[-1]} is ABSENT: del body[{last_key}]")
+        lines.append("    return body")
     else:
         lines.append(f"    return CLS({', '.join(values)})")
     exec("\n".join(lines), ns)  # our own specs: no outside text reaches it
@@ -403,7 +427,10 @@ def to_body(message: Any) -> dict[int, Any]:
 def _to_body_general(message: Any) -> dict[int, Any]:
     body = {}
     for name, spec, check in _checked_specs(type(message)):
-        value = check(spec, name, getattr(message, name))
+        value = getattr(message, name)
+        if spec.optional and type(value) is tuple and not value:
+            continue  # empty: left out
+        value = check(spec, name, value)
         body[spec.key] = spec.to_wire(value) if spec.kind in _CONVERTED else value
     return body
 
@@ -421,6 +448,9 @@ def _record_check(cls: type, name: str, index: int, value: Any) -> Any:
         raise SchemaError(f"{name}[{index}]: {exc}") from None
 
 
+_ABSENT = object()  # an optional field's key not in a body (see Spec.optional)
+
+
 def from_body(cls: type, body: Any, where: str | None = None) -> Any:
     """Build a message or record from its CBOR map; SchemaError on anything unexpected,
     keys included: integers, in the order to_body writes them (one message, one encoding)."""
@@ -433,6 +463,8 @@ def _from_body_general(cls: type, body: Any, where: str | None = None) -> Any:
     if not isinstance(body, dict) and not isinstance(body, Mapping):
         raise SchemaError(f"{where}: expected a map")
     checked = _checked_specs(cls)
+    if len(body) == len(checked) - 1 and checked[-1][1].optional:
+        body = {**body, checked[-1][1].key: _ABSENT}
     if len(body) != len(checked):
         raise SchemaError(f"{where}: expected {len(checked)} fields, got {len(body)}")
     values = []  # in field order, so the constructor takes them positionally (faster)
@@ -440,7 +472,7 @@ def _from_body_general(cls: type, body: Any, where: str | None = None) -> Any:
         # 1.0 and True equal 1 (in dict lookups too) but are other encodings of the key.
         if type(key) is not int or key != spec.key:
             raise SchemaError(_key_complaint(where, cls, body))
-        values.append(check(spec, name, raw))
+        values.append(() if raw is _ABSENT else check(spec, name, raw))
     return cls(*values)
 
 
@@ -608,7 +640,7 @@ class EtherCatStatus:
     capture_to_setpoint_p99_s: float = num(11, 0.0, 10.0, "s", default=0.0)
     # The slaves out of OP or not answering, as the master last read them while the
     # working counter was short (its bus recovery); empty while it is full (issue 31).
-    slaves_not_op: tuple[SlaveState, ...] = records(12, SlaveState, 8, min_len=0, default=())
+    slaves_not_op: tuple[SlaveState, ...] = optional_records(12, SlaveState, 8)
 
 
 @dataclass(frozen=True, slots=True)
@@ -841,6 +873,9 @@ def from_json(cls: type, data: dict[str, Any]) -> Any:
     if unknown:
         raise SchemaError(f"{cls.__name__}: unknown fields {sorted(unknown)}")
     for name, spec in table.items():
+        if spec.optional and data.get(name) in (None, [], ()):  # absent or empty: none
+            values[name] = ()
+            continue
         if name not in data:
             raise SchemaError(f"{cls.__name__}.{name}: missing")
         value = data[name]
