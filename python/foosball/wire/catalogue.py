@@ -249,7 +249,8 @@ _CHECKS = {
 
 
 def _spec(key: int, kind: str, default: Any = MISSING, **kw: Any) -> Any:
-    """A field on the wire (always sent); `default` only spares a Python caller the value."""
+    """A field on the wire (always sent, but for an empty optional one); `default` only
+    spares a Python caller the value."""
     return field(default=default, metadata={"wire": Spec(key, kind, **kw)})
 
 
