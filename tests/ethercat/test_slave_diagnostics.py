@@ -4,7 +4,7 @@ until the working counter is full again. Fake bus, clock passed in: no sleeps.""
 
 from __future__ import annotations
 
-from foosball.agents.motor_driver import lowest_al_state, slaves_not_op
+from foosball.agents.motor_driver import lowest_al_state, out_of_op
 from foosball.ethercat import layout as L
 from foosball.ethercat.bus import SlaveInfo
 from foosball.wire.catalogue import AlarmCode, EtherCatStatus, SlaveState
@@ -63,10 +63,10 @@ def test_the_slaves_out_of_op_with_their_counters_summed_over_the_ports() -> Non
               info(3, SAFEOP_ERROR, L.AL_CODE_SM_WATCHDOG, rx_errors=((3, 1), (0, 2), (0, 0),
                                                                        (0, 0)),
                    lost_links=(1, 0, 0, 0))]
-    assert slaves_not_op(states) == (
+    assert out_of_op(states) == (
         SlaveState(2, 0, 0, "", -1, -1),  # no answer: no counters read
         SlaveState(3, SAFEOP_ERROR, 0x1B, "Sync manager watchdog", 6, 1))
-    assert slaves_not_op([info(n, SAFEOP_ERROR) for n in range(1, 12)])[-1].position == 8
+    assert out_of_op([info(n, SAFEOP_ERROR) for n in range(1, 12)])[-1].position == 8
 
 
 def test_the_lowest_al_state_keeps_the_error_flag() -> None:

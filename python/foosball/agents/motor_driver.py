@@ -795,7 +795,7 @@ def lowest_al_state(states: Sequence[SlaveInfo]) -> int:
                default=0)
 
 
-def slaves_not_op(states: Sequence[SlaveInfo]) -> tuple[SlaveState, ...]:
+def out_of_op(states: Sequence[SlaveInfo]) -> tuple[SlaveState, ...]:
     """The slaves read out of OP (or not answering), as EtherCatStatus carries them."""
     return tuple(SlaveState(
         position=s.position, al_state=s.al_state & 0xFF, al_status_code=s.al_status_code & 0xFFFF,
@@ -989,7 +989,7 @@ class EtherCatHardware:
             try:
                 states = self.bus.read_states()
                 self.al_state = lowest_al_state(states)
-                self._note_slaves_not_op(slaves_not_op(states))
+                self._note_slaves_not_op(out_of_op(states))
                 if self.bus.recover():
                     self.al_state = int(L.AlState.OP)
             except Exception:  # a failed recovery is retried; the fault stays

@@ -15,8 +15,8 @@ for a translation axis, through the table geometry as the pole driver converts),
 current and fault; for the EtherCAT segment the link, slaves, AL state, working counters
 and cycle jitter, with the counts over the last `stats_window_s`, and one line per slave the
 MDA found out of OP ("slave 6 (axis 5, midfield rotation): SAFE-OP + ERROR, 0x001B Sync
-manager watchdog"). Data older than
-`stale_after_s` stays visible but is marked stale: a silent MDA is itself news.
+manager watchdog"). Data older than `stale_after_s` stays visible but is marked stale: a
+silent MDA is itself news.
 """
 
 from __future__ import annotations

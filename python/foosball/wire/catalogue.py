@@ -612,7 +612,7 @@ class SlaveState:
     """One EtherCAT slave as the master read it from the slave's own registers."""
 
     position: int = integer(1, 1, 65535)  # in wiring order, from 1 (axis = position - 1)
-    al_state: int = integer(2, 0, 0xFF)  # with the error flag 0x10; 0: it did not answer
+    al_state: int = integer(2, 0, 0xFF)  # with the error flag 0x10; 0: none (no answer)
     al_status_code: int = integer(3, 0, 0xFFFF)  # why it left OP (0x001B: SM watchdog)
     al_status_text: str = text(4, 40)  # SOEM's text for the code (its longest: 35)
     # the ESC's error counters summed over its ports (-1: not read): RX errors (invalid
