@@ -184,9 +184,10 @@ def test_a_deaf_slave_is_named_in_the_ethercat_status(
         assert later and all([s.position for s in m.slaves_not_op] == [6] for m in later), \
             later
         assert emulator.command("deaf 5 off")["ok"]
-        back = _heard_until(panel, EtherCatStatus, 5.0,
-                            lambda s: s.working_counter == 24 and not s.slaves_not_op)
+        back = _heard_until(panel, EtherCatStatus, 5.0, lambda s: s.working_counter == 24
+                            and s.al_state == int(L.AlState.OP))
         assert back and back[-1].al_state == int(L.AlState.OP), back[-3:]
+        assert back[-1].slaves_not_op == ()  # a full counter: every slave in OP
         _stop_service(agent, signal.SIGTERM)
     finally:
         if agent.poll() is None:
