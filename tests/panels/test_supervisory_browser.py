@@ -73,13 +73,14 @@ class Scene:
     fault_axis: int = 6  # overcurrent on this axis (-1: none)
     link: EtherCatStatus = LINK
     alarm: Alarm = OVERCURRENT
+    bad_per_status: int = 0  # working counters gone bad between two EtherCatStatus
 
 
 # Axis 5's slave (position 6) stopped exchanging process data: the MDA latched the working
 # counter's alarm and quick-stopped every axis; its recovery read found the slave in SAFE-OP
 # with the SyncManager watchdog's code (the values tests/ethercat/test_field_drives.py sees).
 WKC_LOSS = Scene(
-    states=(DriveState.QUICK_STOP,) * 8, fault_axis=-1,
+    states=(DriveState.QUICK_STOP,) * 8, fault_axis=-1, bad_per_status=10,
     link=dataclasses.replace(LINK, al_state=0x14, working_counter=21, bad_working_counters=412,
                              slaves_not_op=(SlaveState(6, 0x14, 0x001B, "Sync manager watchdog",
                                                        0, 0),)),
@@ -117,7 +118,8 @@ class MotorDriverStandIn:
         cycle = 0
         while not self._stop.wait(0.05):
             self.endpoint.send(motor_status(time.monotonic() - t0, scene))
-            self.endpoint.send(scene.link)
+            self.endpoint.send(dataclasses.replace(scene.link, bad_working_counters=(
+                scene.link.bad_working_counters + cycle * scene.bad_per_status)))
             if cycle % 2 == 0:  # a present cause's Alarm repeats every 100 ms
                 self.endpoint.send(scene.alarm)
             cycle += 1
