@@ -272,17 +272,17 @@ class DriveEmulator:
                         "stalls": [[round(at, 6), round(s, 6)] for at, s in self.stalls]}
             if verb == "fault" and len(args) == 2:
                 kind = FaultKind(args[1])
-                for drive in self._axes(args[0]):
-                    drive.inject(kind)
+                for axis in self._axes(args[0]):
+                    self.drives[axis].inject(kind)
                 return {"ok": True, "at_s": time.monotonic()}  # when it took effect
             if verb == "clear" and len(args) in (1, 2):
                 kind = FaultKind(args[1]) if len(args) == 2 else None
-                for drive in self._axes(args[0]):
-                    drive.clear(kind)
+                for axis in self._axes(args[0]):
+                    self.drives[axis].clear(kind)
                 return {"ok": True}
             if verb == "esc-restart" and len(args) == 1:
-                for drive in self._axes(args[0]):
-                    self.restart_esc(self.drives.index(drive))
+                for axis in self._axes(args[0]):
+                    self.restart_esc(axis)
                 return {"ok": True}
             if verb == "esc-errors" and len(args) == 4:
                 # a line fault on port 0 of one slave: its ESC's counters (0x0300 invalid
@@ -297,12 +297,11 @@ class DriveEmulator:
                 self.muted = args[0] == "on"
                 return {"ok": True, "muted": self.muted}
             if verb == "deaf" and len(args) == 2 and args[1] in ("on", "off"):
-                for drive in self._axes(args[0]):
-                    position = self.drives.index(drive)
+                for axis in self._axes(args[0]):
                     if args[1] == "on":
-                        self.chain.deaf.add(position)
+                        self.chain.deaf.add(axis)
                     else:
-                        self.chain.deaf.discard(position)
+                        self.chain.deaf.discard(axis)
                 return {"ok": True, "deaf": sorted(self.chain.deaf), "at_s": time.monotonic()}
             if verb == "quit":
                 return {"ok": True, "quit": True}
@@ -310,13 +309,16 @@ class DriveEmulator:
             return {"ok": False, "error": str(exc)}
         return {"ok": False, "error": f"unknown command: {line.strip()}"}
 
-    def _axes(self, which: str) -> list[Cia402Drive]:
+    def _axes(self, which: str) -> list[int]:
+        """The axes (= chain positions from 0) a command names. Indices, not drives: the
+        drives are dataclasses, and drives.index() of one found the first *equal* drive
+        (`deaf 5` deafened axis 1, whose idle state equals axis 5's)."""
         if which == "all":
-            return list(self.drives)
+            return list(range(len(self.drives)))
         axis = int(which)
         if not 0 <= axis < len(self.drives):
             raise IndexError(f"axis {axis} out of range 0..{len(self.drives) - 1}")
-        return [self.drives[axis]]
+        return [axis]
 
 
 LINK_DOWN = (errno.ENETDOWN, errno.ENXIO, errno.ENODEV)
