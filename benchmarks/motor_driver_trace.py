@@ -35,7 +35,7 @@ CORE_FIELDS = ("accepting", "started", "consecutive_bad_wkc", "consecutive_no_fr
                "restarts", "cycles", "fault_cycle", "quick_stop_done_cycle", "_last_status_s",
                "_answering")
 HW_FIELDS = ("_timing", "capture_to_setpoint", "al_state", "alignment_objects",
-             "_alignment_read", "outputs", "_answering", "_deadline", "_next_alignment_read")
+             "_alignment_read", "outputs", "_answering", "_deadline")
 
 
 class Trace:

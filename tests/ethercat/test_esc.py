@@ -236,6 +236,27 @@ def test_syncmanager_watchdog_trips_only_after_its_time(silence_s: float) -> Non
         assert lrw(master, [L.RxPdo(0)] * 2)[1] == 2  # inputs only: outputs refused
 
 
+def test_a_deaf_slave_leaves_op_on_its_own_watchdog_and_its_registers_say_so() -> None:
+    """`deaf`: the slave takes no process data (the others do). Its ESC sees no outputs, so
+    its SyncManager watchdog expires as a real one would: SAFE-OP + ERROR, 0x001B. Register
+    reads still reach it, so a master reads which slave it is and why."""
+    master = Master(drives=6)
+    stations = map_and_go_op(master)
+    for station in stations:
+        master.fpwr(station, 0x0420, struct.pack("<H", 500))  # 50 ms
+    # axis 5, not axis 1 or 3, whose idle drives equal it (the command once took the first)
+    assert master.emu.command("deaf 5 on")["deaf"] == [5]
+    wkcs = []
+    for _ in range(12):  # 60 ms of 5 ms cycles
+        master.now += 0.005
+        wkcs.append(lrw(master, [L.RxPdo(0)] * 6)[1])
+    assert set(wkcs) == {15}  # short by the deaf slave's 3 from the first frame
+    read = [struct.unpack("<HHH", master.fprd(s, 0x0130, 6)) for s in stations]
+    in_op = (int(L.AlState.OP), 0)
+    assert [(status, code) for status, _, code in read] == [in_op] * 5 + [
+        (int(L.AlState.SAFEOP) | L.AL_ERROR_FLAG, L.AL_CODE_SM_WATCHDOG)]
+
+
 def test_control_channel_injects_and_clears_faults_and_mutes() -> None:
     master = Master(drives=2)
     emu = master.emu

@@ -4,14 +4,15 @@ slave, the step and the register or object (pysoem's own errors never leave it r
 from __future__ import annotations
 
 import struct
+from typing import Any
 
 import pytest
 
 from foosball.ethercat import layout as L
-from foosball.ethercat.bus import BusConfigurationError
+from foosball.ethercat.bus import BusConfig, BusConfigurationError
 
 pysoem = pytest.importorskip("pysoem", reason="needs pysoem (pip install 'foosball[ethercat]')")
-from foosball.ethercat.master import SlaveStep  # noqa: E402
+from foosball.ethercat.master import PysoemBus, SlaveStep  # noqa: E402
 
 
 class StubSlave:
@@ -72,3 +73,107 @@ def test_a_register_that_does_not_take_the_write_names_the_slave_and_register() 
     with pytest.raises(BusConfigurationError, match=r"^slave 5 \(OTHER-DRIVE\): watchdog "
                        r"divider: register 0x0400: wrote 2498, read back 0$"):
         step.write_register("watchdog divider", 0x0400, L.WATCHDOG_DIVIDER)
+
+
+def _holding(assign: int, pdo: int, entries: tuple[L.PdoEntry, ...],
+             slave: StubSlave) -> StubSlave:
+    """`slave` with `entries` as its present assignment and mapping."""
+    slave.objects[(assign, 0)] = b"\x01"
+    slave.objects[(assign, 1)] = struct.pack("<H", pdo)
+    slave.objects[(pdo, 0)] = bytes([len(entries)])
+    for n, entry in enumerate(entries, start=1):
+        slave.objects[(pdo, n)] = struct.pack("<I", entry.mapping_value)
+    return slave
+
+
+class FixedSlave(StubSlave):
+    """A drive with a fixed PDO mapping: reads answer, every write aborts read-only."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.writes = 0
+
+    def sdo_write(self, index: int, sub: int, data: bytes) -> None:
+        self.writes += 1
+        raise pysoem.SdoError(3, index, sub, 0x0601_0002, "Attempt to write a read only object")
+
+
+def test_a_mapping_equal_to_the_layout_is_not_written() -> None:
+    slave = _holding(L.RXPDO_ASSIGN, L.RXPDO_INDEX, L.RXPDO_ENTRIES, FixedSlave())
+    SlaveStep(slave, 2).configure_pdo(L.RXPDO_ASSIGN, L.RXPDO_INDEX, L.RXPDO_ENTRIES)
+    assert slave.writes == 0
+
+
+def test_a_writable_mapping_that_differs_is_written() -> None:
+    slave = _holding(L.RXPDO_ASSIGN, L.RXPDO_INDEX, L.RXPDO_ENTRIES[:2], StubSlave())
+    SlaveStep(slave, 2).configure_pdo(L.RXPDO_ASSIGN, L.RXPDO_INDEX, L.RXPDO_ENTRIES)
+    assert SlaveStep(slave, 2).read_pdo(L.RXPDO_ASSIGN) == (
+        [L.RXPDO_INDEX], [e.mapping_value for e in L.RXPDO_ENTRIES])
+
+
+def test_a_fixed_mapping_that_differs_is_refused_naming_expected_and_found() -> None:
+    slave = _holding(L.TXPDO_ASSIGN, 0x1A01, L.TXPDO_ENTRIES[:2], FixedSlave())
+    with pytest.raises(BusConfigurationError) as refused:
+        SlaveStep(slave, 4).configure_pdo(L.TXPDO_ASSIGN, L.TXPDO_INDEX, L.TXPDO_ENTRIES)
+    assert str(refused.value) == (
+        "slave 4 (OTHER-DRIVE): PDO 0x1a00: object 0x1c13: the drive's PDO mapping is fixed "
+        "(SDO abort 0x06010002 (Attempt to write a read only object)) and differs from the "
+        "layout: expected 0x1a00 mapping [0x6041:00/16, 0x6061:00/8, 0x6064:00/32, "
+        "0x606c:00/32, 0x6078:00/16, 0x603f:00/16, 0x60fd:00/32], found assignment "
+        "[0x1a01] mapping [0x6041:00/16, 0x6061:00/8]")
+
+
+def test_another_abort_while_writing_is_shown_with_its_code_not_as_fixed() -> None:
+    slave = _holding(L.RXPDO_ASSIGN, L.RXPDO_INDEX, L.RXPDO_ENTRIES[:1],
+                     StubSlave(refuse=(L.RXPDO_INDEX, 0)))
+    with pytest.raises(BusConfigurationError, match=r"object 0x1600:00: SDO abort 0x06040041 "
+                       r"\(Object cannot be mapped to the PDO\)$"):
+        SlaveStep(slave, 1).configure_pdo(L.RXPDO_ASSIGN, L.RXPDO_INDEX, L.RXPDO_ENTRIES)
+
+
+class ReconfiguredSlave(FixedSlave):
+    """pysoem's slave as recovery meets it: in PRE-OP, and `reconfig()` runs the setup
+    step and swallows what it raises (as pysoem does), answering the state reached."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.state = pysoem.PREOP_STATE
+        self.al_status = 0
+        self.setup_func: Any = None
+
+    def reconfig(self, timeout: int = 500) -> int:
+        try:
+            self.setup_func(self)
+        except Exception:  # what pysoem's callback does with it
+            return pysoem.PREOP_STATE
+        return pysoem.SAFEOP_STATE
+
+
+class StubMaster:
+    def __init__(self, slaves: list[ReconfiguredSlave]) -> None:
+        self.slaves = slaves
+
+    def open(self, iface: str) -> None:
+        pass
+
+    def read_state(self) -> None:
+        pass
+
+
+def test_a_reconfiguration_that_fails_in_the_setup_step_is_reported_per_slave() -> None:
+    good = _holding(L.TXPDO_ASSIGN, L.TXPDO_INDEX, L.TXPDO_ENTRIES, _holding(
+        L.RXPDO_ASSIGN, L.RXPDO_INDEX, L.RXPDO_ENTRIES, ReconfiguredSlave()))
+    bad = _holding(L.TXPDO_ASSIGN, L.TXPDO_INDEX, L.TXPDO_ENTRIES, _holding(
+        L.RXPDO_ASSIGN, L.RXPDO_INDEX, L.RXPDO_ENTRIES[:2], ReconfiguredSlave()))
+    for slave in (good, bad):
+        slave.registers[0x0420] = b"\x00\x00"
+    bus = PysoemBus(BusConfig(backend="pysoem", iface="stub", drives=2),
+                    master=StubMaster([good, bad]))
+    for position, slave in enumerate((good, bad), start=1):
+        step = SlaveStep(slave, position, 500)
+        bus._steps[position] = step
+        slave.setup_func = step.configure
+    assert bus.recover() is False
+    assert list(bus.recovery_errors) == [2]
+    assert bus.recovery_errors[2].startswith(
+        "slave 2 (OTHER-DRIVE): PDO 0x1600: object 0x1c12: the drive's PDO mapping is fixed")

@@ -6,10 +6,12 @@ sends. Waits have deadlines; nothing sleeps for a fixed time."""
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import math
 import threading
 import time
 from collections.abc import Iterator
+from dataclasses import dataclass
 from typing import Any
 
 import pytest
@@ -31,6 +33,7 @@ from foosball.wire.catalogue import (
     GameCommand,
     GameControl,
     MotorStatus,
+    SlaveState,
 )
 from foosball.wire.codec import WireCodec
 from foosball.wire.endpoint import Endpoint
@@ -58,23 +61,50 @@ STATES = (DriveState.RUNNING, DriveState.RUNNING, DriveState.READY, DriveState.R
 LINK = EtherCatStatus(link_up=True, slaves=8, expected_slaves=8, al_state=0x08,
                       working_counter=24, expected_working_counter=24, bad_working_counters=3,
                       cycle_period_s=0.005, wakeup_jitter_p99_s=62e-6)
+OVERCURRENT = Alarm(source=Agent.MOTOR_DRIVER, code=AlarmCode.OVERCURRENT,
+                    text="drive 6 fault 0x2310 (overcurrent)", latched=True, axis=6)
 
 
-def motor_status(t: float) -> MotorStatus:
-    """Eight axes that move with time, one of them in fault (overcurrent)."""
+@dataclass(frozen=True)
+class Scene:
+    """What the stand-in MDA reports: the drives, the segment, the cause it repeats."""
+
+    states: tuple[DriveState, ...] = STATES
+    fault_axis: int = 6  # overcurrent on this axis (-1: none)
+    link: EtherCatStatus = LINK
+    alarm: Alarm = OVERCURRENT
+    bad_per_status: int = 0  # working counters gone bad between two EtherCatStatus
+
+
+# Axis 5's slave (position 6) stopped exchanging process data: the MDA latched the working
+# counter's alarm and quick-stopped every axis; its recovery read found the slave in SAFE-OP
+# with the SyncManager watchdog's code (the values tests/ethercat/test_field_drives.py sees).
+WKC_LOSS = Scene(
+    states=(DriveState.QUICK_STOP,) * 8, fault_axis=-1, bad_per_status=10,
+    link=dataclasses.replace(LINK, al_state=0x14, working_counter=21, bad_working_counters=412,
+                             slaves_not_op=(SlaveState(6, 0x14, 0x001B, "Sync manager watchdog",
+                                                       0, 0),)),
+    alarm=Alarm(source=Agent.MOTOR_DRIVER, code=AlarmCode.WORKING_COUNTER,
+                text="working counter 21, expected 24, for 4 cycles", latched=True, axis=-1))
+
+
+def motor_status(t: float, scene: Scene) -> MotorStatus:
+    """Eight axes that move with time, one of them in fault (overcurrent) unless none."""
     return MotorStatus(axes=tuple(
-        AxisStatus(axis=a, state=STATES[a],
+        AxisStatus(axis=a, state=scene.states[a],
                    position=round(1.0 + a + 0.5 * math.sin(t + a), 4),
-                   velocity=round(3.0 * math.cos(t + a), 3) if STATES[a] == DriveState.RUNNING
-                   else 0.0,
-                   current=0.8 if a == 6 else 0.25, fault_code=0x2310 if a == 6 else 0)
+                   velocity=round(3.0 * math.cos(t + a), 3)
+                   if scene.states[a] == DriveState.RUNNING else 0.0,
+                   current=0.8 if a == scene.fault_axis else 0.25,
+                   fault_code=0x2310 if a == scene.fault_axis else 0)
         for a in range(8)))
 
 
 class MotorDriverStandIn:
     """Sends what the MDA sends at its 20 Hz, on its own thread; keeps what it hears."""
 
-    def __init__(self, hub: MemoryHub) -> None:
+    def __init__(self, hub: MemoryHub, scene: Scene = Scene()) -> None:
+        self.scene = scene
         self.endpoint = Endpoint(MemoryTransport(hub),
                                  WireCodec(KEY, Agent.MOTOR_DRIVER, max_age_s=MAX_AGE_S))
         self.heard: list[Any] = []
@@ -84,14 +114,14 @@ class MotorDriverStandIn:
 
     def _run(self) -> None:
         t0 = time.monotonic()
-        alarm = Alarm(source=Agent.MOTOR_DRIVER, code=AlarmCode.OVERCURRENT,
-                      text="drive 6 fault 0x2310 (overcurrent)", latched=True, axis=6)
+        scene = self.scene
         cycle = 0
         while not self._stop.wait(0.05):
-            self.endpoint.send(motor_status(time.monotonic() - t0))
-            self.endpoint.send(LINK)
+            self.endpoint.send(motor_status(time.monotonic() - t0, scene))
+            self.endpoint.send(dataclasses.replace(scene.link, bad_working_counters=(
+                scene.link.bad_working_counters + cycle * scene.bad_per_status)))
             if cycle % 2 == 0:  # a present cause's Alarm repeats every 100 ms
-                self.endpoint.send(alarm)
+                self.endpoint.send(scene.alarm)
             cycle += 1
             self.heard.extend(r.message for r in self.endpoint.receive())
 
@@ -108,7 +138,7 @@ class MotorDriverStandIn:
 
 
 @contextlib.contextmanager
-def serve_panel() -> Iterator[tuple[str, MotorDriverStandIn]]:
+def serve_panel(scene: Scene = Scene()) -> Iterator[tuple[str, MotorDriverStandIn]]:
     hub = MemoryHub()
     endpoint = Endpoint(MemoryTransport(hub),
                         WireCodec(KEY, Agent.SUPERVISORY_PANEL, max_age_s=MAX_AGE_S))
@@ -123,7 +153,7 @@ def serve_panel() -> Iterator[tuple[str, MotorDriverStandIn]]:
     thread = threading.Thread(target=runtime.run, kwargs={"should_stop": stop.is_set},
                               name="spa", daemon=True)
     thread.start()
-    mda = MotorDriverStandIn(hub)
+    mda = MotorDriverStandIn(hub, scene)
     try:
         yield f"http://127.0.0.1:{port}/", mda
     finally:
@@ -287,3 +317,25 @@ def test_per_drive_halt_and_release_send_drive_control(drive_panel, browser) -> 
              lambda d: "drive 6 release – sent DriveControl axis=6 RELEASE" in text(d, "#actions")
              and "drive 3 halt – sent DriveControl axis=3 HALT" in text(d, "#actions"))
     assert console_errors(browser) == []
+
+
+def test_a_working_counter_loss_names_the_slave_it_comes_from(browser) -> None:
+    with serve_panel(WKC_LOSS) as (url, _):
+        browser.get(url)
+        wait_for(browser, "the slave out of OP named under the link statistics",
+                 lambda d: text(d, "#link-slaves-out") == "slave 6 (axis 5, midfield "
+                 "rotation): SAFE-OP + ERROR, 0x001B Sync manager watchdog")
+        assert text(browser, "#link-wkc") == "21 / 24"
+        assert text(browser, "#link-al") == "SAFE-OP + ERROR"
+        assert text(browser, "#link-badge") == "degraded"
+        wait_for(browser, "the working counter's alarm latched FAULT",
+                 lambda d: text(d, "#safety") == "FAULT"
+                 and "WORKING_COUNTER" in text(d, "#alarms"))
+        wait_for(browser, "every axis quick-stopped",
+                 lambda d: text(d, "#axis-7 td.state") == "quick stop")
+        size = browser.execute_script(
+            "return [document.documentElement.scrollWidth, document.documentElement.scrollHeight]")
+        assert size[0] <= 800 and size[1] <= 480, size  # still one screen
+        DOCS.mkdir(parents=True, exist_ok=True)
+        browser.save_screenshot(str(DOCS / "supervisory-wkc-loss-800x480.png"))
+        assert console_errors(browser) == []

@@ -4,6 +4,7 @@ sleeps; the last test runs the core in the real runtime on an in-process segment
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from typing import Any
 
@@ -29,6 +30,7 @@ from foosball.wire.catalogue import (
     GameControl,
     MotorStatus,
     SafetyState,
+    SlaveState,
 )
 from foosball.wire.codec import WireCodec
 from foosball.wire.endpoint import Endpoint
@@ -95,6 +97,19 @@ def test_view_shows_the_link_and_its_statistics() -> None:
     assert link.jitter_p99_max_us == pytest.approx(41.0)
     unhealthy = core().step(Inputs(0.0, (LINK,))).actuation.link
     assert unhealthy.al_state == "SAFE-OP + ERROR" and not unhealthy.healthy
+
+
+def test_the_slaves_out_of_op_are_named_with_axis_state_and_why() -> None:
+    loss = dataclasses.replace(LINK, working_counter=21, slaves_not_op=(
+        SlaveState(3, 0, 0, "", -1, -1),
+        SlaveState(6, 0x14, 0x001B, "Sync manager watchdog", 0, 0),
+        SlaveState(8, 0x04, 0, "No error", 3, 1)))
+    link = core().step(Inputs(0.0, (loss,))).actuation.link
+    assert link.slaves_not_op == (
+        "slave 3 (axis 2, defence translation): no answer",
+        "slave 6 (axis 5, midfield rotation): SAFE-OP + ERROR, 0x001B Sync manager watchdog",
+        "slave 8 (axis 7, attack rotation): SAFE-OP · RX errors 3, lost links 1")
+    assert core().step(Inputs(0.0, (LINK,))).actuation.link.slaves_not_op == ()
 
 
 def test_alarms_and_the_latch_are_shown_newest_first_one_row_per_episode() -> None:

@@ -95,7 +95,8 @@ def valid_value(rng: random.Random, spec: Spec) -> Any:
     if kind == "floats":
         return tuple(rng.uniform(spec.low, spec.high) for _ in range(spec.max_len))
     assert kind == "records" and spec.record is not None
-    return tuple(valid_message(rng, spec.record) for _ in range(rng.randint(1, spec.max_len)))
+    return tuple(valid_message(rng, spec.record)
+                 for _ in range(rng.randint(0 if spec.optional else 1, spec.max_len)))
 
 
 def valid_message(rng: random.Random, cls: type) -> Any:

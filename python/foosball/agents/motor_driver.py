@@ -27,8 +27,9 @@ import dataclasses
 import enum
 import logging
 import math
+import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from math import copysign, isfinite, sqrt
 from typing import Any, NamedTuple
@@ -40,6 +41,7 @@ from foosball.ethercat.bus import (
     BusConfigurationError,
     EtherCatBus,
     Exchange,
+    SlaveInfo,
     receive_timeout_for,
 )
 from foosball.realtime import CycleStats, prepare_realtime
@@ -62,6 +64,7 @@ from foosball.wire.catalogue import (
     MotorCommand,
     MotorStatus,
     SafetyState,
+    SlaveState,
 )
 
 log = logging.getLogger(__name__)
@@ -130,6 +133,10 @@ class MotorDriverConfig:
     # a lost frame restarts the count but does not bring a gone cause back: only as many
     # bad frames in a row as raise the alarm do (bus_error_cycles).
     cause_clear_cycles: int = setting(20, low=1, high=10_000)
+    # A drive still in operation enabled this long after its quick stop ignores it: its
+    # voltage is disabled (the motor coasts) and an alarm names it. Our drives leave
+    # operation enabled in the first cycle after the command.
+    quick_stop_escalation_s: float = seconds(0.1, high=2.0)
     # the same fault log line at most this often (with a count)
     repeat_log_s: float = setting(10.0, low=0.0, high=3600.0, unit="s")
 
@@ -174,6 +181,9 @@ _FAULTY = (L.Cia402State.FAULT, L.Cia402State.FAULT_REACTION_ACTIVE)
 _ALIGNING_PHASES = tuple(p for p, s in PHASE_STATE.items()
                          if s in (DriveState.OFF, DriveState.ALIGNING))
 _HOMING_PHASES = tuple(p for p, s in PHASE_STATE.items() if s is DriveState.HOMING)
+# the start-up steps a timeout looks at: axes in the same step are named together
+_STEP_GROUP = {Phase.ENABLING: "enabling", Phase.ALIGNING: "aligning",
+               Phase.HOMING_APPROACH: "homing", Phase.HOMING_LEAVE: "homing"}
 _FOLLOWING = (Phase.READY, Phase.RUNNING)  # homed: the profile drives the setpoint
 _OPERATION_ENABLED = L.Cia402State.OPERATION_ENABLED
 _STATE_OF_BITS, _STATE_BITS = L.STATE_OF_BITS, L.STATE_BITS
@@ -201,6 +211,7 @@ class MdaInputs(NamedTuple):
     timing: CycleTiming = CycleTiming()
     al_state: int = int(L.AlState.OP)  # lowest AL state read when the bus was last checked
     alignment_objects: tuple[int, ...] = ()  # alignment = "sdo": per axis, as last read
+    slaves_not_op: tuple[SlaveState, ...] = ()  # see EtherCatHardware.slaves_not_op
 
 
 class MdaOutputs(NamedTuple):
@@ -226,6 +237,8 @@ class _Axis:
     goal: float = 0.0  # raw goal position
     goal_speed: float = 0.0
     reset_toggle: bool = False
+    # when the quick stop now sent to it began (NaN: none); escalation counts from here
+    quick_stop_since_s: float = math.nan
     last: L.TxPdo = field(default_factory=L.TxPdo)
     # the outputs while following the profile, and the setpoint they hold (rebuilt when
     # the setpoint moves; NaN: none yet)
@@ -317,7 +330,8 @@ class MotorDriverCore:
             self._latch(AlarmCode.PEER_FAULT, -1, inputs.now_s, [],
                         f"system fault: {inputs.safety.fault_text}", own=False)
         out = self.cycle(MdaInputs(inputs.now_s, sample.exchange, inputs.messages, sample.timing,
-                                   sample.al_state, sample.alignment_objects))
+                                   sample.al_state, sample.alignment_objects,
+                                   sample.slaves_not_op))
         return Outputs(out.messages, self.causes(), self.safety_state(), out)
 
     def causes(self) -> tuple[Cause, ...]:
@@ -541,6 +555,10 @@ class MotorDriverCore:
                      out: list[Any]) -> None:
         latched = self.latched
         assert latched is not None
+        if frame_ok:
+            for axis in self.axes:
+                if axis.phase is Phase.QUICK_STOP:
+                    self._escalate_quick_stop(axis, now, out)
         if self.quick_stop_done_cycle is None and frame_ok and all(
                 a.last.state is not L.Cia402State.OPERATION_ENABLED for a in self.axes):
             self.quick_stop_done_cycle = self.cycles
@@ -572,16 +590,31 @@ class MotorDriverCore:
     def _enter(self, axis: _Axis, phase: Phase, now: float) -> None:
         axis.phase = phase
         axis.since_s = now
+        axis.quick_stop_since_s = math.nan
         axis.setpoint = axis.last.position_rad
         axis.goal = axis.setpoint
         axis.speed = 0.0
 
     def _timeout(self, axis: _Axis, now: float, limit: float, what: str, out: list[Any]) -> None:
-        if now - axis.since_s > limit:
-            index = self.axes.index(axis)
-            self._latch(AlarmCode.DRIVE_FAULT, index, now, out,
-                        f"axis {index}: {what} not done after {limit:.1f} s "
-                        f"(drive {axis.last.state.value})")
+        """One alarm naming every axis still in the same step, each with why: the first to
+        time out quick-stops them all, so the others would never time out themselves."""
+        if now - axis.since_s <= limit:
+            return
+        group = _STEP_GROUP[axis.phase]
+        stuck = [(n, a) for n, a in enumerate(self.axes) if _STEP_GROUP.get(a.phase) == group]
+        reasons = ", ".join(f"axis {n} ({self._why_stuck(a)})" for n, a in stuck)
+        self._latch(AlarmCode.DRIVE_FAULT, self.axes.index(axis), now, out,
+                    f"{what} not done after {limit:.1f} s: {reasons}")
+
+    def _why_stuck(self, axis: _Axis) -> str:
+        tx = axis.last
+        if axis.phase is Phase.ENABLING:
+            return f"drive {tx.state.value}"
+        if axis.phase is Phase.ALIGNING:
+            return f"drive {tx.state.value}, not aligned by {self.config.alignment.value}"
+        if axis.phase is Phase.HOMING_APPROACH:
+            return f"home switch never seen, at raw {tx.position_rad:.1f} rad"
+        return f"still on the home switch, at raw {tx.position_rad:.1f} rad"
 
     def _advance_axis(self, axis: _Axis, now: float, out: list[Any]) -> None:
         tx = axis.last
@@ -620,6 +653,26 @@ class MotorDriverCore:
                 self._unexpected(axis, now, out)
             else:
                 self._profile(axis)
+        elif axis.phase is Phase.QUICK_STOP:  # halted from the panel
+            self._escalate_quick_stop(axis, now, out)
+
+    def _escalate_quick_stop(self, axis: _Axis, now: float, out: list[Any]) -> None:
+        """A drive that stays in operation enabled under quick stop for longer than the
+        bound gets disable voltage (phase FAULT) and an alarm naming it."""
+        if axis.last.state is not L.Cia402State.OPERATION_ENABLED:
+            return
+        if math.isnan(axis.quick_stop_since_s):
+            axis.quick_stop_since_s = now
+            return
+        waited = now - axis.quick_stop_since_s
+        if waited < self.config.quick_stop_escalation_s:
+            return
+        index = self.axes.index(axis)
+        axis.phase = Phase.FAULT
+        text = (f"axis {index}: drive ignored quick stop for {waited:.2f} s (still operation "
+                f"enabled): voltage disabled")
+        self._latch(AlarmCode.DRIVE_FAULT, index, now, out, text)  # once per axis and fault
+        log.error("%s", text)
 
     def _alignment_object(self, axis: _Axis) -> int:
         index = self.axes.index(axis)
@@ -725,7 +778,8 @@ class MotorDriverCore:
             capture_to_setpoint_p50_s=_bounded(inputs.timing.capture_to_setpoint_p50_s, 10.0,
                                                low=0.0),
             capture_to_setpoint_p99_s=_bounded(inputs.timing.capture_to_setpoint_p99_s, 10.0,
-                                               low=0.0))
+                                               low=0.0),
+            slaves_not_op=inputs.slaves_not_op)
 
 
 def _bounded(value: float, limit: float, low: float | None = None) -> float:
@@ -750,6 +804,99 @@ class BusSample(NamedTuple):
     timing: CycleTiming = CycleTiming()
     al_state: int = int(L.AlState.OP)
     alignment_objects: tuple[int, ...] = ()
+    slaves_not_op: tuple[SlaveState, ...] = ()
+
+
+def lowest_al_state(states: Sequence[SlaveInfo]) -> int:
+    """The lowest AL state of the slaves, with its error flag (SAFE-OP + ERROR, 0x14, is
+    below OP, 0x08); 0 for none."""
+    return min((s.al_state for s in states), key=lambda v: (v & 0x0F, not v & L.AL_ERROR_FLAG),
+               default=0)
+
+
+def out_of_op(states: Sequence[SlaveInfo]) -> tuple[SlaveState, ...]:
+    """The slaves read out of OP (or not answering), as EtherCatStatus carries them."""
+    return tuple(SlaveState(
+        position=s.position, al_state=s.al_state & 0xFF, al_status_code=s.al_status_code & 0xFFFF,
+        al_status_text=s.al_status_text[:40],
+        rx_errors=sum(map(sum, s.rx_errors)) if s.rx_errors else -1,
+        lost_links=sum(s.lost_links) if s.lost_links else -1)
+        for s in states if s.al_state != L.AlState.OP)[:8]
+
+
+class AlignmentReader:
+    """The alignment objects (alignment = "sdo") read by SDO out of the cycle thread: an SDO
+    read waits for the drive's mailbox, and pysoem waits up to 700 ms for one that does not
+    answer, far past the drives' 50 ms watchdog. The cycle hands over the axes aligning and
+    takes the values read so far; one axis at a time, in turn, at most one read a cycle.
+    Axes not aligning read as 0, so a value from before a fault never passes for a fresh one.
+    `threaded=False` reads one axis inline per request (tests that move a clock by hand)."""
+
+    def __init__(self, read: Callable[[int], int], drives: int, pause_s: float,
+                 clock: Callable[[], float], threaded: bool = True) -> None:
+        self.read = read
+        self.values = [0] * drives
+        self.pause_s = pause_s
+        self.clock = clock
+        self.threaded = threaded
+        self._wanted: tuple[int, ...] = ()
+        self._lock = threading.Lock()
+        self._wake = threading.Event()
+        self._stopping = False
+        self._thread: threading.Thread | None = None
+        self._turn = 0
+        self._log = RateLimitedLog(log, 10.0)
+        self._none_read = (0,) * drives
+
+    def request(self, axes: tuple[int, ...]) -> tuple[int, ...]:
+        if axes != self._wanted:
+            with self._lock:
+                self._wanted = axes
+                for axis in range(len(self.values)):
+                    if axis not in axes:
+                        self.values[axis] = 0
+            if axes and self.threaded:
+                if self._thread is None:
+                    self._thread = threading.Thread(target=self._run, name="mailbox",
+                                                    daemon=True)
+                    self._thread.start()
+                self._wake.set()
+        if not axes:
+            return self._none_read  # nothing aligns (most cycles): nothing to copy
+        if not self.threaded:
+            self._read_next()
+        return tuple(self.values)
+
+    def _read_next(self) -> bool:
+        wanted = self._wanted
+        if not wanted:
+            return False
+        axis = wanted[self._turn % len(wanted)]
+        self._turn += 1
+        try:
+            value = self.read(axis)
+        except BusConfigurationError as exc:  # retried next turn; the alignment times out
+            self._log.log(self.clock(), logging.WARNING, "alignment",
+                          "alignment object of axis %d unreadable: %s", axis, exc)
+            return True
+        with self._lock:
+            if axis in self._wanted:
+                self.values[axis] = value
+        return True
+
+    def _run(self) -> None:
+        while not self._stopping:
+            if not self._read_next():
+                self._wake.wait(1.0)
+                self._wake.clear()
+                continue
+            time.sleep(self.pause_s)
+
+    def close(self) -> None:
+        self._stopping = True
+        self._wake.set()
+        if self._thread is not None:
+            self._thread.join(timeout=2.0)
 
 
 class EtherCatHardware:
@@ -761,7 +908,8 @@ class EtherCatHardware:
                  clock: Callable[[], float] = time.monotonic,
                  sleep: Callable[[float], None] = time.sleep,
                  stats_capacity: int = 120_000,
-                 wall_ns: Callable[[], int] = time.time_ns) -> None:
+                 wall_ns: Callable[[], int] = time.time_ns,
+                 mailbox_thread: bool | None = None) -> None:
         self.bus = bus
         self.cycle_s = cycle_s
         self.clock = clock
@@ -773,10 +921,17 @@ class EtherCatHardware:
         self.outputs: tuple[L.RxPdo, ...] = tuple(
             L.RxPdo(controlword=0) for _ in range(bus.config.drives))
         self.al_state = int(L.AlState.OP)
+        # The slaves a recovery read found out of OP or not answering, emptied by a full
+        # working counter (see _note_slaves_not_op)
+        self.slaves_not_op: tuple[SlaveState, ...] = ()
         self.alignment_object = L.ALIGNMENT_OBJECT
-        self.alignment_objects = [0] * bus.config.drives  # alignment = "sdo": as last read
-        self._next_alignment_read = 0
         self._log = RateLimitedLog(log, 10.0)
+        # SDO reads in their own thread on real time; inline with a clock passed in (a
+        # thread cannot keep step with a clock a test moves by hand)
+        threaded = clock is time.monotonic if mailbox_thread is None else mailbox_thread
+        self.alignment_reader = AlignmentReader(self._alignment_value, bus.config.drives,
+                                                cycle_s, clock, threaded=threaded)
+        self.alignment_objects = self.alignment_reader.values  # alignment = "sdo": last read
         self.last: Exchange | None = None
         self._deadline: float | None = None
         self._last_recover_s = -math.inf
@@ -815,7 +970,8 @@ class EtherCatHardware:
                 self.capture_to_setpoint.clear()
             self._timing = CycleTiming(period, self.recent_p99(), *latency)
         assert self.last is not None
-        return BusSample(self.last, self._timing, self.al_state, self._alignment_read)
+        return BusSample(self.last, self._timing, self.al_state, self._alignment_read,
+                         self.slaves_not_op)
 
     def _exchange(self) -> None:
         if self._answering:  # these setpoints answer a ball state: they leave now
@@ -842,42 +998,41 @@ class EtherCatHardware:
         self._answering = actuation.ball_capture_time or self._answering
         self._exchange()
         self._read_alignment(actuation.read_alignment)
+        full = self.last is not None and \
+            self.last.working_counter == self.bus.expected_working_counter
+        if full:  # every slave exchanged its process data: each one is in OP
+            self.slaves_not_op = ()
         now = self.clock()
         if actuation.recover_bus and now - self._last_recover_s > 0.1:
             self._last_recover_s = now
             try:
-                states = self.bus.al_states()
-                self.al_state = min(s for s, _ in states) if states else 0
+                states = self.bus.read_states()
+                self.al_state = lowest_al_state(states)
+                self._note_slaves_not_op(out_of_op(states))
                 if self.bus.recover():
                     self.al_state = int(L.AlState.OP)
             except Exception:  # a failed recovery is retried; the fault stays
                 log.exception("bus recovery attempt failed")
             self.longest_recovery_s = max(self.longest_recovery_s, self.clock() - now)
-        elif not actuation.recover_bus and self.last is not None and \
-                self.last.working_counter == self.bus.expected_working_counter:
+        elif not actuation.recover_bus and full:
             self.al_state = int(L.AlState.OP)
 
+    def _note_slaves_not_op(self, found: tuple[SlaveState, ...]) -> None:
+        """A read replaces the slaves named when it is news: a slave in error (the flag) or
+        below SAFE-OP (restarted, not answering). One that finds them only where the
+        recovery put them (SAFE-OP acknowledged, OP again) keeps the cause on the screen: a
+        deaf slave acknowledged back to OP drops out again on its watchdog."""
+        if found and (not self.slaves_not_op or any(
+                s.al_state & L.AL_ERROR_FLAG or s.al_state & 0x0F < L.AlState.SAFEOP
+                for s in found)):
+            self.slaves_not_op = found
+
     def _read_alignment(self, axes: tuple[int, ...]) -> None:
-        """One axis's alignment object per cycle, in turn (an SDO read is a few mailbox
-        round trips: all eight in one cycle would hold it up). Axes not aligning read as
-        0, so a value from before a fault never passes for a fresh one."""
-        if not axes and not any(self.alignment_objects):  # nothing aligns: every cycle
-            return
-        for axis in range(len(self.alignment_objects)):
-            if axis not in axes:
-                self.alignment_objects[axis] = 0
-        self._alignment_read = tuple(self.alignment_objects)
-        if not axes:
-            return
-        axis = axes[self._next_alignment_read % len(axes)]
-        self._next_alignment_read += 1
-        try:
-            data = self.bus.read_object(axis + 1, self.alignment_object, 0)
-            self.alignment_objects[axis] = data[0] if data else 0
-            self._alignment_read = tuple(self.alignment_objects)
-        except BusConfigurationError as exc:  # retried next turn; the alignment times out
-            self._log.log(self.clock(), logging.WARNING, "alignment",
-                          "alignment object of axis %d unreadable: %s", axis, exc)
+        self._alignment_read = self.alignment_reader.request(axes)
+
+    def _alignment_value(self, axis: int) -> int:
+        data = self.bus.read_object(axis + 1, self.alignment_object, 0)
+        return data[0] if data else 0
 
     def quick_stop_outputs(self) -> tuple[L.RxPdo, ...]:
         inputs = self.last.inputs if self.last is not None else ()
@@ -887,16 +1042,30 @@ class EtherCatHardware:
                      for i in range(len(self.outputs)))
 
     def close(self) -> None:
-        """Quick stop on every drive for a few cycles, then the bus closed (slaves to INIT,
+        """Quick stop on every drive for a few cycles, disable voltage on any that stayed
+        in operation enabled (it ignores quick stop), then the bus closed (slaves to INIT,
         where the drives' own watchdog keeps them stopped)."""
         try:
             self.outputs = self.quick_stop_outputs()
             for _ in range(3):
                 self.sense(self.cycle_s)
                 self._exchange()
+            assert self.last is not None
+            ignoring = [n for n, tx in enumerate(self.last.inputs)
+                        if tx.state is L.Cia402State.OPERATION_ENABLED]
+            if ignoring:
+                log.error("drive(s) %s ignored quick stop at shutdown: voltage disabled",
+                          ", ".join(map(str, ignoring)))
+                self.outputs = tuple(
+                    rx._replace(controlword=int(L.Control.DISABLE_VOLTAGE)) if n in ignoring
+                    else rx for n, rx in enumerate(self.outputs))
+                for _ in range(3):
+                    self.sense(self.cycle_s)
+                    self._exchange()
         except Exception:
             log.exception("quick stop at shutdown failed")
         finally:
+            self.alignment_reader.close()
             self.bus.close()
 
 

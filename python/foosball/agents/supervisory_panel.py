@@ -13,8 +13,10 @@
 Per axis the view has the drive state, position (motor radians, and metres along the rod
 for a translation axis, through the table geometry as the pole driver converts), speed,
 current and fault; for the EtherCAT segment the link, slaves, AL state, working counters
-and cycle jitter, with the counts over the last `stats_window_s`. Data older than
-`stale_after_s` stays visible but is marked stale: a silent MDA is itself news.
+and cycle jitter, with the counts over the last `stats_window_s`, and one line per slave the
+MDA found out of OP ("slave 6 (axis 5, midfield rotation): SAFE-OP + ERROR, 0x001B Sync
+manager watchdog"). Data older than `stale_after_s` stays visible but is marked stale: a
+silent MDA is itself news.
 """
 
 from __future__ import annotations
@@ -40,6 +42,7 @@ from foosball.wire.catalogue import (
     MotorStatus,
     OtaStatus,
     SafetyState,
+    SlaveState,
 )
 
 AXIS_KIND = ("translation", "rotation")
@@ -92,6 +95,7 @@ class LinkRow:
     jitter_p99_us: float
     jitter_p99_max_us: float  # the worst reported p99 within the statistics window
     window_s: float
+    slaves_not_op: tuple[str, ...] = ()  # one line per slave out of OP, see slave_line()
 
     @property
     def healthy(self) -> bool:
@@ -149,6 +153,22 @@ class SupervisoryView:
 def al_name(state: int) -> str:
     name = AL_NAMES.get(state & 0x0F, f"0x{state & 0x0F:02x}")
     return f"{name} + ERROR" if state & 0x10 else name
+
+
+def slave_line(slave: SlaveState) -> str:
+    """One slave out of OP as the operator reads it: which drive, its AL state and why."""
+    axis = slave.position - 1
+    where = (f"axis {axis}, {ROD_NAMES[axis // 2]} {AXIS_KIND[axis % 2]}" if axis < DRIVES
+             else "not a drive")
+    line = f"slave {slave.position} ({where}): "
+    if slave.al_state == 0:
+        return line + "no answer"
+    line += al_name(slave.al_state)
+    if slave.al_status_code:
+        line += f", 0x{slave.al_status_code:04X} {slave.al_status_text}".rstrip()
+    if slave.rx_errors > 0 or slave.lost_links > 0:
+        line += f" · RX errors {slave.rx_errors}, lost links {slave.lost_links}"
+    return line
 
 
 def fault_text(code: int) -> str:
@@ -358,7 +378,8 @@ class SupervisoryCore:
                        bad_working_counters_window=bad_window,
                        cycle_ms=s.cycle_period_s * 1e3,
                        jitter_p99_us=s.wakeup_jitter_p99_s * 1e6,
-                       jitter_p99_max_us=worst * 1e6, window_s=self.stats_window_s)
+                       jitter_p99_max_us=worst * 1e6, window_s=self.stats_window_s,
+                       slaves_not_op=tuple(map(slave_line, s.slaves_not_op)))
 
 
 def catalogue_fields(message: Any) -> list[tuple[str, Any]]:

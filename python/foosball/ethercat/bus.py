@@ -54,6 +54,11 @@ class SlaveInfo:
     identity: L.Identity
     al_state: int = 0
     al_status_code: int = 0
+    al_status_text: str = ""
+    # ESC error counters, per port 0..3: RX errors (0x0300 + 2n: invalid frame, physical
+    # layer errors) and lost links (0x0310 + n); empty where not read
+    rx_errors: tuple[tuple[int, int], ...] = ()
+    lost_links: tuple[int, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -84,8 +89,9 @@ class EtherCatBus(ABC):
         """Send one frame of outputs, return what came back."""
 
     @abstractmethod
-    def al_states(self) -> list[tuple[int, int]]:
-        """(AL state incl. error flag, AL status code) per slave, read from the bus now."""
+    def read_states(self) -> list[SlaveInfo]:
+        """Every slave's AL state (with the error flag) and AL status code, read from the
+        bus now; the ESC error counters where the backend reads them cheaply."""
 
     @abstractmethod
     def recover(self) -> bool:

@@ -31,6 +31,14 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
                          help="reset value of the watchdog divider 0x0400 (another stack: 0)")
     emulate.add_argument("--default-mapping", choices=("layout", "other"), default="layout",
                          help="the drives' default PDO mapping: the layout's or another one")
+    emulate.add_argument("--fixed-mapping", action="store_true",
+                         help="the default PDO mapping is fixed (writes to 0x1C12/0x1C13/"
+                              "0x1600/0x1A00 abort read-only), like drives without PDO config")
+    emulate.add_argument("--ignore-quick-stop", action="store_true",
+                         help="the drives ignore quick stop (stay in operation enabled until "
+                              "voltage is disabled)")
+    emulate.add_argument("--no-home-switch", action="store_true",
+                         help="translation axes without a home switch (homing never ends)")
     emulate.add_argument("--plain-cia402", action="store_true",
                          help="standard CiA 402 drives: no alignment bits 14/15, aligned "
                               "when they follow the command value (bit 12)")
@@ -75,6 +83,9 @@ def _emulate(args: argparse.Namespace) -> int:
     config = dataclasses.replace(config, complete_access_quirk=args.complete_access_quirk,
                                  watchdog_divider=args.watchdog_divider,
                                  default_mapping=args.default_mapping,
+                                 fixed_mapping=args.fixed_mapping,
+                                 ignores_quick_stop=args.ignore_quick_stop,
+                                 home_switch=not args.no_home_switch,
                                  plain_cia402=args.plain_cia402)
     make_listeners = None
     if args.rod_poses:
@@ -100,6 +111,9 @@ def _scan(args: argparse.Namespace) -> int:
         return 1
     try:
         slaves = bus.scan()
+        diagnose = getattr(bus, "diagnose", None)
+        if slaves and diagnose is not None:
+            slaves = diagnose()
     finally:
         bus.close()
     rows = [{"position": s.position, "name": s.name,
@@ -107,7 +121,11 @@ def _scan(args: argparse.Namespace) -> int:
              "product_code": f"0x{s.identity.product_code:08x}",
              "revision": f"0x{s.identity.revision:08x}",
              "expected": s.identity == L.EXPECTED_IDENTITY,
-             "al_state": s.al_state} for s in slaves]
+             "al_state": s.al_state,
+             "al_status_code": f"0x{s.al_status_code:04x}",
+             "al_status_text": s.al_status_text,
+             "rx_errors": [list(p) for p in s.rx_errors],
+             "lost_links": list(s.lost_links)} for s in slaves]
     if args.json:
         print(json.dumps({"iface": args.iface, "slaves": rows}, indent=2))
     else:
@@ -115,5 +133,8 @@ def _scan(args: argparse.Namespace) -> int:
             mark = "" if r["expected"] else "  <- not an expected drive"
             print(f"{r['position']:2d}  {r['name']:<20} {r['vendor_id']} {r['product_code']} "
                   f"{r['revision']}{mark}")
+            print(f"    AL state 0x{r['al_state']:02x}, AL status {r['al_status_code']} "
+                  f"({r['al_status_text']}); RX errors (invalid frame, physical) per port "
+                  f"{r['rx_errors']}; lost links {r['lost_links']}")
         print(f"{len(rows)} slave(s) on {args.iface}")
     return 0 if rows else 1

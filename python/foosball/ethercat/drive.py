@@ -60,6 +60,9 @@ class MotorParameters:
     # STEVAL-ETH001 reports its alignment in statusword bits 14/15; a plain CiA 402 drive
     # aligns at enable and says only "follows the command value" (bit 12) once done.
     alignment_bits: bool = True
+    # a drive whose firmware takes no quick stop from the controlword (an emulator option:
+    # it stays in operation enabled, following the last target, until voltage is disabled)
+    ignores_quick_stop: bool = False
     position_gain: float = 300.0  # 1/s: how hard CSP pulls towards the target
     # translation axes only: mechanical travel in motor radians, relative to the switch edge
     has_end_switch: bool = False
@@ -168,6 +171,8 @@ class Cia402Drive:
             self.state = Cia402State.SWITCH_ON_DISABLED
             return
         if not control & 0x04:  # quick stop (active low)
+            if self.params.ignores_quick_stop:
+                return
             if s is Cia402State.OPERATION_ENABLED:
                 self.state = Cia402State.QUICK_STOP_ACTIVE
             elif s is not Cia402State.QUICK_STOP_ACTIVE:

@@ -90,6 +90,9 @@ class EmulatorConfig:
     # PDO mapping that is not the layout's ("other"), drives without the alignment bits
     watchdog_divider: int = L.WATCHDOG_DIVIDER
     default_mapping: str = "layout"
+    fixed_mapping: bool = False  # the default mapping is fixed: every write to it aborts
+    ignores_quick_stop: bool = False  # the drives take no quick stop from the controlword
+    home_switch: bool = True  # False: translation axes without a home (end) switch
     plain_cia402: bool = False
 
 
@@ -99,11 +102,14 @@ def make_drive(axis: int, config: EmulatorConfig) -> Cia402Drive:
         start = config.start_above_switch[rod % len(config.start_above_switch)]
         travel = config.travel_above_switch[rod % len(config.travel_above_switch)]
         params = dataclasses.replace(TRANSLATION_MOTOR, travel_above_switch=travel,
+                                     has_end_switch=config.home_switch,
                                      alignment_time_s=config.alignment_time_s,
-                                     alignment_bits=not config.plain_cia402)
+                                     alignment_bits=not config.plain_cia402,
+                                     ignores_quick_stop=config.ignores_quick_stop)
         return Cia402Drive(params, start_above_switch=start)
     params = dataclasses.replace(ROTATION_MOTOR, alignment_time_s=config.alignment_time_s,
-                                 alignment_bits=not config.plain_cia402)
+                                 alignment_bits=not config.plain_cia402,
+                                 ignores_quick_stop=config.ignores_quick_stop)
     return Cia402Drive(params)
 
 
@@ -169,7 +175,8 @@ class DriveEmulator:
                         last_in_line=axis == config.drives - 1,
                         complete_access_quirk=config.complete_access_quirk,
                         watchdog_divider=config.watchdog_divider,
-                        default_mapping=config.default_mapping)
+                        default_mapping=config.default_mapping,
+                        fixed_mapping=config.fixed_mapping)
 
     def restart_esc(self, axis: int) -> None:
         """The slave controller restarts (a brown-out): registers, watchdog divider and PDO
@@ -265,28 +272,36 @@ class DriveEmulator:
                         "stalls": [[round(at, 6), round(s, 6)] for at, s in self.stalls]}
             if verb == "fault" and len(args) == 2:
                 kind = FaultKind(args[1])
-                for drive in self._axes(args[0]):
-                    drive.inject(kind)
+                for axis in self._axes(args[0]):
+                    self.drives[axis].inject(kind)
                 return {"ok": True, "at_s": time.monotonic()}  # when it took effect
             if verb == "clear" and len(args) in (1, 2):
                 kind = FaultKind(args[1]) if len(args) == 2 else None
-                for drive in self._axes(args[0]):
-                    drive.clear(kind)
+                for axis in self._axes(args[0]):
+                    self.drives[axis].clear(kind)
                 return {"ok": True}
             if verb == "esc-restart" and len(args) == 1:
-                for drive in self._axes(args[0]):
-                    self.restart_esc(self.drives.index(drive))
+                for axis in self._axes(args[0]):
+                    self.restart_esc(axis)
+                return {"ok": True}
+            if verb == "esc-errors" and len(args) == 4:
+                # a line fault on port 0 of one slave: its ESC's counters (0x0300 invalid
+                # frames, 0x0301 RX errors, 0x0310 lost links), counting again after a reset
+                slave = self.chain.slaves[int(args[0])]
+                counts = (min(int(v), 255) for v in args[1:])
+                slave.line_errors = dict(zip((0x0300, 0x0301, 0x0310), counts, strict=True))
+                for register, count in slave.line_errors.items():
+                    slave.mem[register] = count
                 return {"ok": True}
             if verb == "mute" and len(args) == 1 and args[0] in ("on", "off"):
                 self.muted = args[0] == "on"
                 return {"ok": True, "muted": self.muted}
             if verb == "deaf" and len(args) == 2 and args[1] in ("on", "off"):
-                for drive in self._axes(args[0]):
-                    position = self.drives.index(drive)
+                for axis in self._axes(args[0]):
                     if args[1] == "on":
-                        self.chain.deaf.add(position)
+                        self.chain.deaf.add(axis)
                     else:
-                        self.chain.deaf.discard(position)
+                        self.chain.deaf.discard(axis)
                 return {"ok": True, "deaf": sorted(self.chain.deaf), "at_s": time.monotonic()}
             if verb == "quit":
                 return {"ok": True, "quit": True}
@@ -294,13 +309,16 @@ class DriveEmulator:
             return {"ok": False, "error": str(exc)}
         return {"ok": False, "error": f"unknown command: {line.strip()}"}
 
-    def _axes(self, which: str) -> list[Cia402Drive]:
+    def _axes(self, which: str) -> list[int]:
+        """The axes (= chain positions from 0) a command names. Indices, not drives: the
+        drives are dataclasses, and drives.index() of one found the first *equal* drive
+        (`deaf 5` deafened axis 1, whose idle state equals axis 5's)."""
         if which == "all":
-            return list(self.drives)
+            return list(range(len(self.drives)))
         axis = int(which)
         if not 0 <= axis < len(self.drives):
             raise IndexError(f"axis {axis} out of range 0..{len(self.drives) - 1}")
-        return [self.drives[axis]]
+        return [axis]
 
 
 LINK_DOWN = (errno.ENETDOWN, errno.ENXIO, errno.ENODEV)

@@ -148,13 +148,16 @@ class PdoChannel:
     """One direction's PDO configuration as the slave holds it: the assignment object
     (0x1C12/0x1C13, one PDO) and the mapping object (0x1600/0x1A00), writable in PRE-OP
     only, with CiA 301's rules (entries change only while subindex 0 is 0; a count is
-    accepted only when every entry names a mappable object of this direction)."""
+    accepted only when every entry names a mappable object of this direction). A `fixed`
+    channel is a drive with a fixed PDO mapping: readable, every write aborted read-only."""
 
     def __init__(self, assign_index: int, pdo_index: int,
                  mappable: dict[tuple[int, int], L.PdoEntry],
                  default: tuple[L.PdoEntry, ...], layout: tuple[L.PdoEntry, ...],
-                 in_preop: Callable[[], bool]) -> None:
+                 in_preop: Callable[[], bool], fixed: bool = False) -> None:
         self.assign_index, self.pdo_index = assign_index, pdo_index
+        self.fixed = fixed
+        self.writes_refused = 0
         self.mappable, self.layout, self.in_preop = mappable, layout, in_preop
         self.raw = [e.mapping_value for e in default] + [0] * (MAX_MAPPED_ENTRIES - len(default))
         self.count = len(default)
@@ -183,6 +186,9 @@ class PdoChannel:
         return od
 
     def _writable(self) -> None:
+        if self.fixed:
+            self.writes_refused += 1
+            raise SdoAbort(SDO_ABORT_READ_ONLY)
         if not self.in_preop():
             raise SdoAbort(SDO_ABORT_STATE)
 
@@ -274,7 +280,7 @@ class EscSlave:
                  serial: int = 0, last_in_line: bool = False,
                  complete_access_quirk: bool = False,
                  watchdog_divider: int = L.WATCHDOG_DIVIDER,
-                 default_mapping: str = "layout") -> None:
+                 default_mapping: str = "layout", fixed_mapping: bool = False) -> None:
         self.drive = drive
         self.identity = identity
         # The quirk reproduces the slave stack of the facts' Complete-Access pitfall: it
@@ -289,9 +295,9 @@ class EscSlave:
             return self.al_state == L.AlState.PREOP
 
         self.rx_pdo = PdoChannel(L.RXPDO_ASSIGN, L.RXPDO_INDEX, MAPPABLE_RX, default_rx,
-                                 L.RXPDO_ENTRIES, in_preop)
+                                 L.RXPDO_ENTRIES, in_preop, fixed_mapping)
         self.tx_pdo = PdoChannel(L.TXPDO_ASSIGN, L.TXPDO_INDEX, MAPPABLE_TX, default_tx,
-                                 L.TXPDO_ENTRIES, in_preop)
+                                 L.TXPDO_ENTRIES, in_preop, fixed_mapping)
         coe = L.COE_DETAILS | (0x20 if complete_access_quirk else 0)
         self.sii = build_sii(identity, serial=serial, coe_details=coe,
                              outputs_size=self.rx_pdo.size, inputs_size=self.tx_pdo.size)
@@ -299,6 +305,8 @@ class EscSlave:
         self.od.update(self.rx_pdo.objects())
         self.od.update(self.tx_pdo.objects())
         self.mem = bytearray(MEMORY_SIZE)
+        # an emulated line fault: error counter register -> the count it shows (see write)
+        self.line_errors: dict[int, int] = {}
         self.al_error = False
         self.al_code = 0
         self.fmmus: list[_Fmmu] = []
@@ -383,6 +391,11 @@ class EscSlave:
 
         def touches(lo: int, hi: int) -> bool:
             return address < hi and end > lo
+
+        if self.line_errors and touches(0x0300, 0x0314):
+            # a write clears the error counters; a line that keeps erroring counts again
+            for register, count in self.line_errors.items():
+                self.mem[register] = count
 
         if touches(REG_SM, REG_SM + 32):
             self._sm_config_changed()
@@ -642,6 +655,7 @@ class EscSlave:
             "watchdog_s": self.watchdog_time_s(),
             "outputs_mapped": [f"0x{e.index:04x}" for e in self.rx_pdo.entries],
             "inputs_mapped": [f"0x{e.index:04x}" for e in self.tx_pdo.entries],
+            "mapping_writes_refused": self.rx_pdo.writes_refused + self.tx_pdo.writes_refused,
             "cia402_state": d.state.value,
             "error_code": int(d.error_code),
             "causes": sorted(c.value for c in d.causes),

@@ -1,14 +1,17 @@
 """In-process bus for unit tests: the emulator's drive models without frames or sockets.
 
 Time comes from a clock passed in (no wall-clock sleeps in tests). Tests reach the drives
-(`bus.drives`) to inject faults and can cut the link (`bus.link_up = False`) or spoil the
-working counter (`bus.missing_working_counter`).
+(`bus.drives`) to inject faults and can cut the link (`bus.link_up = False`), spoil the
+working counter (`bus.missing_working_counter`) and say what a slave's registers read
+(`bus.slave_faults[position] = (AL state, AL status code)`: kept through recoveries, as a
+slave that keeps dropping out).
 """
 
 from __future__ import annotations
 
 import time
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 
 from foosball.ethercat import layout as L
 from foosball.ethercat.bus import (
@@ -32,6 +35,7 @@ class FakeBus(EtherCatBus):
         self.link_up = True
         self.missing_working_counter = 0
         self.in_op = False
+        self.slave_faults: dict[int, tuple[int, int]] = {}  # position -> (AL state, code)
         self._last_s: float | None = None
         self.frames = 0
 
@@ -78,13 +82,18 @@ class FakeBus(EtherCatBus):
             return super().read_object(position, index, subindex)
         return bytes([self.drives[position - 1].aligned])
 
-    def al_states(self) -> list[tuple[int, int]]:
-        return [(int(L.AlState.OP if self.in_op else L.AlState.SAFEOP), 0) for _ in self.drives]
+    def read_states(self) -> list[SlaveInfo]:
+        healthy = (int(L.AlState.OP if self.in_op else L.AlState.SAFEOP), 0)
+        states = []
+        for info in self._slaves():
+            state, code = self.slave_faults.get(info.position, healthy)
+            states.append(replace(info, al_state=state, al_status_code=code))  # no SOEM text
+        return states
 
     def recover(self) -> bool:
         if self.link_up:
             self.in_op = True
-        return self.in_op and self.link_up
+        return self.in_op and self.link_up and not self.slave_faults
 
     def close(self) -> None:
         self.in_op = False

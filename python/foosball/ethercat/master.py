@@ -26,9 +26,14 @@ log = logging.getLogger(__name__)
 
 REG_SM2 = 0x0810
 REG_SM3 = 0x0818
+REG_RX_ERRORS = 0x0300  # per port: invalid frame counter, RX error counter (1 byte each)
+REG_LOST_LINKS = 0x0310  # per port: lost link counter (1 byte)
 REG_WD_DIVIDER = 0x0400
 REG_WD_TIME_PD = 0x0420
 MAILBOX_ERRORS = (pysoem.SdoError, pysoem.MailboxError, pysoem.PacketError, pysoem.WkcError)
+# SDO aborts by which a drive says its PDO assignment or mapping cannot be written: read
+# only, or not in this state (CiA 301 abort codes)
+FIXED_PDO_ABORTS = frozenset({0x0601_0002, 0x0800_0020, 0x0800_0021, 0x0800_0022})
 
 
 class PysoemBus(EtherCatBus):
@@ -40,6 +45,9 @@ class PysoemBus(EtherCatBus):
         self._opened = False
         self._empty_inputs = tuple(L.TxPdo() for _ in range(config.drives))
         self._image = L.ProcessImage(config.drives)
+        self._steps: dict[int, SlaveStep] = {}
+        # what the last recovery could not do, per slave position (empty: nothing failed)
+        self.recovery_errors: dict[int, str] = {}
         self._open()  # the socket belongs to the network namespace we are created in
 
     def _open(self) -> None:
@@ -66,14 +74,41 @@ class PysoemBus(EtherCatBus):
         self.slaves = self._slave_infos()
         return self.slaves
 
-    def _slave_infos(self) -> list[SlaveInfo]:
+    def _slave_infos(self, counters: Callable[[Any], bool] = lambda _: False,
+                     attempts: int = 5) -> list[SlaveInfo]:
         """The slaves with their AL states read from the bus now (pysoem's are a cache of
-        its last read, which start() made in PRE-OP)."""
+        its last read, which start() made in PRE-OP); the ESC error counters too of each
+        slave `counters` picks (one register read each, `attempts` tries)."""
         self.master.read_state()
-        return [SlaveInfo(position=n + 1, name=s.name,
-                          identity=L.Identity(s.man, s.id, s.rev),
-                          al_state=s.state, al_status_code=s.al_status)
-                for n, s in enumerate(self.master.slaves)]
+        infos = []
+        for n, s in enumerate(self.master.slaves):
+            rx_errors: tuple[tuple[int, int], ...] = ()
+            lost: tuple[int, ...] = ()
+            if counters(s):
+                try:  # 0x0300-0x0313 in one read: RX errors per port ... lost links per port
+                    raw = _read_register(s, REG_RX_ERRORS, REG_LOST_LINKS + 4 - REG_RX_ERRORS,
+                                         attempts)
+                    rx_errors = tuple((raw[2 * p], raw[2 * p + 1]) for p in range(4))
+                    lost = tuple(raw[REG_LOST_LINKS - REG_RX_ERRORS:])
+                except BusConfigurationError as exc:
+                    log.warning("slave %d: error counters not read: %s", n + 1, exc)
+            infos.append(SlaveInfo(
+                position=n + 1, name=s.name, identity=L.Identity(s.man, s.id, s.rev),
+                al_state=s.state, al_status_code=s.al_status,
+                al_status_text=pysoem.al_status_code_to_string(s.al_status),
+                rx_errors=rx_errors, lost_links=lost))
+        return infos
+
+    def diagnose(self) -> list[SlaveInfo]:
+        """Every slave's AL state, AL status code with its text and ESC error counters,
+        read now (`foosball ethercat scan`; never from the cycle thread)."""
+        return self._slave_infos(counters=lambda _: True)
+
+    def read_states(self) -> list[SlaveInfo]:
+        """The bus recovery's read (in the cycle thread, while a fault holds the motors):
+        the counters only of a slave that answered but is not in OP, one try each."""
+        return self._slave_infos(
+            counters=lambda s: s.state not in (pysoem.NONE_STATE, pysoem.OP_STATE), attempts=1)
 
     def start(self) -> list[SlaveInfo]:
         """Find and check the slaves, write their configuration in PRE-OP (watchdog,
@@ -102,11 +137,15 @@ class PysoemBus(EtherCatBus):
         if self.master.state_check(pysoem.PREOP_STATE, 50_000) != pysoem.PREOP_STATE:
             raise BusConfigurationError(f"slaves did not reach PRE-OP: {self._state_report()}")
         ticks = self._watchdog_ticks()
+        self._steps = {}
         for position, slave in enumerate(self.master.slaves, start=1):
             # SOEM calls it in PRE-OP, in config_map and again whenever recovery reconfigures
             # the slave (a drive whose ESC restarted has its reset values back); an error
-            # raised in it leaves config_map as it is
-            slave.setup_func = SlaveStep(slave, position, ticks).configure
+            # raised in it leaves config_map as it is, and reconfig() says nothing of it:
+            # the step keeps its error for recover() to look at
+            step = SlaveStep(slave, position, ticks)
+            self._steps[position] = step
+            slave.setup_func = step.configure
             # Belt and braces against the Complete-Access pitfall (facts): our drives do
             # not advertise it, but a replaced board might.
             disable = getattr(slave, "_disable_complete_access", None)
@@ -194,21 +233,20 @@ class PysoemBus(EtherCatBus):
 
     def read_object(self, position: int, index: int, subindex: int) -> bytes:
         try:
-            return bytes(self.master.slaves[position - 1].sdo_read(index, subindex))
+            # the GIL released: the cycle thread runs while this one waits for the mailbox
+            return bytes(self.master.slaves[position - 1].sdo_read(index, subindex,
+                                                                   release_gil=True))
         except MAILBOX_ERRORS as exc:
             raise BusConfigurationError(f"slave {position}: object 0x{index:04x}:"
                                         f"{subindex:02x}: {_describe(exc)}") from exc
 
-    def al_states(self) -> list[tuple[int, int]]:
-        self.master.read_state()
-        return [(s.state, s.al_status) for s in self.master.slaves]
-
     def recover(self) -> bool:
         all_op = True
         self.master.read_state()
-        for slave in self.master.slaves:
+        for position, slave in enumerate(self.master.slaves, start=1):
             state = slave.state
             if state == pysoem.OP_STATE:
+                self.recovery_errors.pop(position, None)
                 continue
             all_op = False
             if state == pysoem.SAFEOP_STATE + pysoem.STATE_ERROR:
@@ -218,10 +256,31 @@ class PysoemBus(EtherCatBus):
                 slave.state = pysoem.OP_STATE
                 slave.write_state()
             elif state > pysoem.NONE_STATE:
-                slave.reconfig()
+                self._reconfigure(position, slave)
             else:
                 slave.recover()
         return all_op
+
+    def _reconfigure(self, position: int, slave: Any) -> None:
+        """pysoem's reconfig() runs our configuration step and swallows what it raises:
+        the step's own record and the state reached say whether it worked."""
+        step = self._steps.get(position)
+        if step is not None:
+            step.error = None
+        reached = slave.reconfig()
+        problem = None
+        if step is not None and step.error is not None:
+            problem = str(step.error)
+        elif reached != pysoem.SAFEOP_STATE:
+            problem = (f"slave {position}: reconfiguration reached state 0x{reached:02x}, not "
+                       f"SAFE-OP (AL code 0x{slave.al_status:04x} "
+                       f"{pysoem.al_status_code_to_string(slave.al_status)})")
+        if problem is None:
+            self.recovery_errors.pop(position, None)
+        else:
+            if self.recovery_errors.get(position) != problem:
+                log.error("recovery: %s", problem)
+            self.recovery_errors[position] = problem
 
     def close(self) -> None:
         if self._opened:
@@ -241,13 +300,60 @@ class SlaveStep:
         self.slave = slave
         self.position = position
         self.watchdog_ticks = watchdog_ticks
+        self.error: BusConfigurationError | None = None  # of the last configure()
 
     def configure(self, _slave: object = None) -> None:
-        """Watchdog divider and time, PDO assignment and mapping from the layout."""
+        """Watchdog divider and time; the PDO assignment and mapping of the layout, written
+        only where the drive's differ (a drive with a fixed mapping equal to the layout is
+        left as it is; one that differs is refused)."""
+        try:
+            self._configure()
+        except BusConfigurationError as exc:
+            self.error = exc  # pysoem's reconfig() would swallow it
+            raise
+
+    def _configure(self) -> None:
         self.write_register("watchdog divider", REG_WD_DIVIDER, L.WATCHDOG_DIVIDER)
         self.write_register("process-data watchdog", REG_WD_TIME_PD, self.watchdog_ticks)
-        self.write_pdo(L.RXPDO_ASSIGN, L.RXPDO_INDEX, L.RXPDO_ENTRIES)
-        self.write_pdo(L.TXPDO_ASSIGN, L.TXPDO_INDEX, L.TXPDO_ENTRIES)
+        self.configure_pdo(L.RXPDO_ASSIGN, L.RXPDO_INDEX, L.RXPDO_ENTRIES)
+        self.configure_pdo(L.TXPDO_ASSIGN, L.TXPDO_INDEX, L.TXPDO_ENTRIES)
+
+    def configure_pdo(self, assign: int, pdo: int, entries: tuple[L.PdoEntry, ...]) -> None:
+        wanted = [e.mapping_value for e in entries]
+        found = self.read_pdo(assign)
+        if found is not None and found[1] == wanted:
+            return  # already the layout (or fixed and equal to it): nothing to write
+        try:
+            self.write_pdo(assign, pdo, entries)
+        except BusConfigurationError as exc:
+            cause = exc.__cause__
+            if not (isinstance(cause, pysoem.SdoError) and cause.abort_code in FIXED_PDO_ABORTS):
+                raise
+            shown = "unreadable" if found is None else (
+                f"{_pdo_list(found[0])} mapping {_entries_text(found[1])}")
+            raise self.fail(
+                f"PDO 0x{pdo:04x}", f"object 0x{assign:04x}",
+                f"the drive's PDO mapping is fixed ({_describe(cause)}) and differs from the "
+                f"layout: expected 0x{pdo:04x} mapping {_entries_text(wanted)}, found "
+                f"{shown}") from cause
+
+    def read_pdo(self, assign: int) -> tuple[list[int], list[int]] | None:
+        """The PDOs the drive assigns to this SyncManager and their entries in a row (the
+        process image they give); None where the drive does not answer with them."""
+        def read(index: int, sub: int, fmt: str) -> int:
+            size = struct.calcsize("<" + fmt)
+            data = bytes(self.slave.sdo_read(index, sub)[:size]).ljust(size, b"\x00")
+            return int(struct.unpack("<" + fmt, data)[0])
+
+        try:
+            pdos = [read(assign, n, "H") for n in range(1, read(assign, 0, "B") + 1)]
+            mapped = [read(pdo, n, "I") for pdo in pdos
+                      for n in range(1, read(pdo, 0, "B") + 1)]
+        except MAILBOX_ERRORS as exc:
+            log.info("slave %d: PDO assignment 0x%04x not read (%s): writing the layout",
+                     self.position, assign, _describe(exc))
+            return None
+        return pdos, mapped
 
     def fail(self, step: str, what: str, problem: str) -> BusConfigurationError:
         return BusConfigurationError(
@@ -292,7 +398,22 @@ class SlaveStep:
 def _describe(exc: BaseException) -> str:
     if isinstance(exc, pysoem.SdoError):
         return f"SDO abort 0x{exc.abort_code:08x} ({exc.desc})"
+    if isinstance(exc, pysoem.PacketError):
+        # SOEM met a mailbox answer that is not the SDO reply it waited for: often an
+        # abort sent in a form SOEM does not read (CoE service 3 instead of 2, facts)
+        return (f"the drive's mailbox answer was not an SDO reply SOEM reads (SOEM packet "
+                f"error {exc.args}): look at the drive's SDO abort in a capture")
     return f"{type(exc).__name__}: {exc}"
+
+
+def _pdo_list(pdos: Sequence[int]) -> str:
+    return "assignment [" + ", ".join(f"0x{p:04x}" for p in pdos) + "]"
+
+
+def _entries_text(values: Sequence[int]) -> str:
+    """Mapping entries as index:subindex/bits, the way an ESI file lists them."""
+    return "[" + ", ".join(f"0x{v >> 16:04x}:{(v >> 8) & 0xFF:02x}/{v & 0xFF}"
+                           for v in values) + "]"
 
 
 def _retry(call: Callable[[], object], attempts: int = 5) -> object:
@@ -306,9 +427,11 @@ def _retry(call: Callable[[], object], attempts: int = 5) -> object:
     raise AssertionError("unreachable")
 
 
-def _read_register(slave: pysoem.CdefSlave, address: int, size: int) -> bytes:
+def _read_register(slave: pysoem.CdefSlave, address: int, size: int,
+                   attempts: int = 5) -> bytes:
     try:
-        return bytes(_retry(lambda: slave._fprd(address, size, 20_000)))  # type: ignore[arg-type]
+        return bytes(_retry(lambda: slave._fprd(address, size, 20_000),  # type: ignore[arg-type]
+                            attempts))
     except pysoem.WkcError:
         raise BusConfigurationError(
             f"slave {slave.name!r}: register 0x{address:04x} unreadable") from None

@@ -127,6 +127,11 @@ class Spec:
     high: float = math.inf
     unit: str = ""
     max_len: int = 0  # str/bytes/sequence length limit; exact length for `floats`
+    # `records` only, the last field of its class and at most one: an empty tuple is left
+    # out of the body and a body without the key reads as empty; so a field added later
+    # reads older bodies (recordings, a board not yet updated), and an older decoder takes
+    # the new ones while the field is empty
+    optional: bool = False
     enum: type[IntEnum] | None = None
     record: type | None = None
 
@@ -244,7 +249,8 @@ _CHECKS = {
 
 
 def _spec(key: int, kind: str, default: Any = MISSING, **kw: Any) -> Any:
-    """A field on the wire (always sent); `default` only spares a Python caller the value."""
+    """A field on the wire (always sent, but for an empty optional one); `default` only
+    spares a Python caller the value."""
     return field(default=default, metadata={"wire": Spec(key, kind, **kw)})
 
 
@@ -280,6 +286,11 @@ def records(key: int, record: type, max_len: int) -> Any:
     return _spec(key, "records", record=record, max_len=max_len)
 
 
+def optional_records(key: int, record: type, max_len: int) -> Any:
+    """The last field of a message, added after it was first sent: absent when empty."""
+    return _spec(key, "records", (), record=record, max_len=max_len, optional=True)
+
+
 def specs(cls: type) -> tuple[tuple[str, Spec], ...]:
     """(field name, spec) pairs of a message or record class, cached on the class."""
     cached = cls.__dict__.get("_specs")
@@ -288,6 +299,9 @@ def specs(cls: type) -> tuple[tuple[str, Spec], ...]:
         keys = [s.key for _, s in cached]
         # Ascending keys: the order to_body writes them in is canonical CBOR's.
         assert keys == sorted(set(keys)), f"{cls.__name__}: CBOR keys must ascend, no repeats"
+        assert all(s.kind == "records" and n == len(cached) - 1
+                   for n, (_, s) in enumerate(cached) if s.optional), \
+            f"{cls.__name__}: only the last field may be optional (records)"
         cls._specs = cached  # type: ignore[attr-defined]
     return cached
 
@@ -363,16 +377,20 @@ def _compiled(cls: type, outgoing: bool) -> Any:
     cached = cls.__dict__.get(attribute)
     if cached is not None:
         return cached
-    ns: dict[str, Any] = {"CLS": cls}
+    ns: dict[str, Any] = {"CLS": cls, "ABSENT": _ABSENT}
     fields_ = specs(cls)
     values = [f"v{i}" for i in range(len(fields_))]
+    last_key, optional = fields_[-1][1].key, fields_[-1][1].optional
     if outgoing:
         lines = ["def compiled(m):",
                  *(f"    {v} = m.{name}" for v, (name, _) in zip(values, fields_, strict=True))]
     else:
         keys = [f"k{i}" for i in range(len(fields_))]
         lines = ["def compiled(body):",
-                 f"    if type(body) is not dict or len(body) != {len(fields_)}: return None",
+                 "    if type(body) is not dict: return None",
+                 *([f"    if len(body) == {len(fields_) - 1}: "
+                    f"body = {{**body, {last_key}: ABSENT}}"] if optional else []),
+                 f"    if len(body) != {len(fields_)}: return None",
                  f"    {', '.join(keys)}, = body",
                  # 1.0 and True equal 1 but are other encodings of a key
                  "    if not (" + " and ".join(f"type({k}) is int and {k} == {spec.key}"
@@ -381,10 +399,19 @@ def _compiled(cls: type, outgoing: bool) -> Any:
                  "        return None",
                  f"    {', '.join(values)}, = body.values()"]
     for i, (v, (_, spec)) in enumerate(zip(values, fields_, strict=True)):
-        lines += ["    " + line for line in _value_check(spec, v, ns, str(i), outgoing)]
+        checks = _value_check(spec, v, ns, str(i), outgoing)
+        if spec.optional:  # empty: left out of the body; absent: read as empty
+            absent = f"type({v}) is tuple and not {v}" if outgoing else f"{v} is ABSENT"
+            lines += [f"    if {absent}: {v} = {'ABSENT' if outgoing else '()'}",
+                      "    else:", *("        " + line for line in checks)]
+        else:
+            lines += ["    " + line for line in checks]
     if outgoing:
-        lines.append("    return {" + ", ".join(f"{spec.key}: {v}" for v, (_, spec)
+        lines.append("    body = {" + ", ".join(f"{spec.key}: {v}" for v, (_, spec)
                                                 in zip(values, fields_, strict=True)) + "}")
+        if optional:
+            lines.append(f"    if {values[-1]} is ABSENT: del body[{last_key}]")
+        lines.append("    return body")
     else:
         lines.append(f"    return CLS({', '.join(values)})")
     exec("\n".join(lines), ns)  # our own specs: no outside text reaches it
@@ -401,7 +428,10 @@ def to_body(message: Any) -> dict[int, Any]:
 def _to_body_general(message: Any) -> dict[int, Any]:
     body = {}
     for name, spec, check in _checked_specs(type(message)):
-        value = check(spec, name, getattr(message, name))
+        value = getattr(message, name)
+        if spec.optional and type(value) is tuple and not value:
+            continue  # empty: left out
+        value = check(spec, name, value)
         body[spec.key] = spec.to_wire(value) if spec.kind in _CONVERTED else value
     return body
 
@@ -419,6 +449,9 @@ def _record_check(cls: type, name: str, index: int, value: Any) -> Any:
         raise SchemaError(f"{name}[{index}]: {exc}") from None
 
 
+_ABSENT = object()  # an optional field's key not in a body (see Spec.optional)
+
+
 def from_body(cls: type, body: Any, where: str | None = None) -> Any:
     """Build a message or record from its CBOR map; SchemaError on anything unexpected,
     keys included: integers, in the order to_body writes them (one message, one encoding)."""
@@ -431,6 +464,8 @@ def _from_body_general(cls: type, body: Any, where: str | None = None) -> Any:
     if not isinstance(body, dict) and not isinstance(body, Mapping):
         raise SchemaError(f"{where}: expected a map")
     checked = _checked_specs(cls)
+    if len(body) == len(checked) - 1 and checked[-1][1].optional:
+        body = {**body, checked[-1][1].key: _ABSENT}
     if len(body) != len(checked):
         raise SchemaError(f"{where}: expected {len(checked)} fields, got {len(body)}")
     values = []  # in field order, so the constructor takes them positionally (faster)
@@ -438,7 +473,7 @@ def _from_body_general(cls: type, body: Any, where: str | None = None) -> Any:
         # 1.0 and True equal 1 (in dict lookups too) but are other encodings of the key.
         if type(key) is not int or key != spec.key:
             raise SchemaError(_key_complaint(where, cls, body))
-        values.append(check(spec, name, raw))
+        values.append(() if raw is _ABSENT else check(spec, name, raw))
     return cls(*values)
 
 
@@ -573,6 +608,20 @@ class MotorStatus:
 
 
 @dataclass(frozen=True, slots=True)
+class SlaveState:
+    """One EtherCAT slave as the master read it from the slave's own registers."""
+
+    position: int = integer(1, 1, 65535)  # in wiring order, from 1 (axis = position - 1)
+    al_state: int = integer(2, 0, 0xFF)  # with the error flag 0x10; 0: none (no answer)
+    al_status_code: int = integer(3, 0, 0xFFFF)  # why it left OP (0x001B: SM watchdog)
+    al_status_text: str = text(4, 40)  # SOEM's text for the code (its longest: 35)
+    # the ESC's error counters summed over its ports (-1: not read): RX errors (invalid
+    # frames and physical-layer errors, 0x0300-0x0307) and lost links (0x0310-0x0313)
+    rx_errors: int = integer(5, -1, 8 * 255)
+    lost_links: int = integer(6, -1, 4 * 255)
+
+
+@dataclass(frozen=True, slots=True)
 class EtherCatStatus:
     """Motor driver -> supervisory panel: the EtherCAT segment's health."""
 
@@ -590,6 +639,9 @@ class EtherCatStatus:
     # commands of the last status period (0: none measured).
     capture_to_setpoint_p50_s: float = num(10, 0.0, 10.0, "s", default=0.0)
     capture_to_setpoint_p99_s: float = num(11, 0.0, 10.0, "s", default=0.0)
+    # The slaves out of OP or not answering, as the master last read them while the
+    # working counter was short (its bus recovery); empty while it is full (issue 31).
+    slaves_not_op: tuple[SlaveState, ...] = optional_records(12, SlaveState, 8)
 
 
 @dataclass(frozen=True, slots=True)
@@ -822,6 +874,9 @@ def from_json(cls: type, data: dict[str, Any]) -> Any:
     if unknown:
         raise SchemaError(f"{cls.__name__}: unknown fields {sorted(unknown)}")
     for name, spec in table.items():
+        if spec.optional and data.get(name) in (None, [], ()):  # absent or empty: none
+            values[name] = ()
+            continue
         if name not in data:
             raise SchemaError(f"{cls.__name__}.{name}: missing")
         value = data[name]

@@ -1,0 +1,136 @@
+"""A drive that ignores quick stop: after `quick_stop_escalation_s` its voltage is disabled
+and an alarm names it (halted from the panel, in a fault, and at shutdown). A drive whose
+mailbox does not answer never holds up the cycle (SDO reads run in their own thread)."""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+
+import pytest
+
+from foosball.agents.motor_driver import EtherCatHardware, MdaOutputs, MotorDriverConfig
+from foosball.ethercat import layout as L
+from foosball.ethercat.bus import BusConfig
+from foosball.ethercat.drive import FaultKind
+from foosball.ethercat.emulator import EmulatorConfig
+from foosball.ethercat.fake import FakeBus
+from foosball.wire.catalogue import Agent, AlarmCode, DriveCommand, DriveControl, DriveState
+from tests.ethercat.test_motor_driver_core import Rig
+
+
+def ignoring_rig(config: MotorDriverConfig | None = None) -> Rig:
+    rig = Rig(config)
+    rig.bus = FakeBus(BusConfig(backend="fake"), clock=rig.monotonic,
+                      emulator=EmulatorConfig(ignores_quick_stop=True))
+    rig.bus.start()
+    rig.hardware.bus = rig.bus
+    assert rig.run_until(rig.operational, 5.0), rig.core.drive_states()
+    return rig
+
+
+def test_a_halted_drive_that_ignores_quick_stop_gets_disable_voltage_and_an_alarm() -> None:
+    rig = ignoring_rig()
+    bound = rig.config.quick_stop_escalation_s
+    rig.endpoint(Agent.SUPERVISORY_PANEL).send(DriveControl(axis=3, command=DriveCommand.HALT))
+    rig.run_for(bound / 2)
+    assert rig.bus.drives[3].state is L.Cia402State.OPERATION_ENABLED  # it ignores it
+    assert rig.core.drive_states()[3] is DriveState.QUICK_STOP
+    # the bound, plus the cycle that first sees it ignored and the one that answers
+    assert rig.run_until(lambda: rig.bus.drives[3].state is not
+                         L.Cia402State.OPERATION_ENABLED, bound / 2 + 3 * rig.config.cycle_s)
+    assert rig.bus.drives[3].rx.controlword == L.Control.DISABLE_VOLTAGE
+    rig.run_for(0.02)
+    [alarm] = {(a.code, a.axis, a.text) for a in rig.latched_alarms()}
+    assert alarm[:2] == (AlarmCode.DRIVE_FAULT, 3)
+    assert "axis 3: drive ignored quick stop" in alarm[2] and "voltage disabled" in alarm[2]
+
+
+def test_a_drive_that_takes_quick_stop_is_not_escalated() -> None:
+    rig = Rig()
+    assert rig.run_until(rig.operational, 5.0)
+    rig.endpoint(Agent.SUPERVISORY_PANEL).send(DriveControl(axis=3, command=DriveCommand.HALT))
+    rig.run_for(5 * rig.config.quick_stop_escalation_s)
+    assert rig.core.drive_states()[3] is DriveState.QUICK_STOP
+    assert rig.bus.drives[3].rx.controlword == L.Control.QUICK_STOP
+    assert rig.core.latched is None
+
+
+def test_in_a_fault_every_drive_ignoring_quick_stop_is_disabled_within_the_bound(
+        caplog: pytest.LogCaptureFixture) -> None:
+    rig = ignoring_rig(MotorDriverConfig(quick_stop_escalation_s=0.05))
+    rig.bus.drives[5].inject(FaultKind.OVERCURRENT)
+    with caplog.at_level(logging.ERROR):
+        assert rig.run_until(lambda: all(d.state is not L.Cia402State.OPERATION_ENABLED
+                                         for d in rig.bus.drives), 0.05 + 0.03)
+    assert all(s is DriveState.FAULT for s in rig.core.drive_states())
+    # the first cause is the alarm on the wire; each escalation is logged naming its axis
+    assert rig.core.latched.code is AlarmCode.OVERCURRENT
+    for axis in (0, 1, 2, 3, 4, 6, 7):
+        assert f"axis {axis}: drive ignored quick stop" in caplog.text
+
+
+def test_at_shutdown_a_drive_ignoring_quick_stop_gets_disable_voltage() -> None:
+    rig = ignoring_rig()
+    rig.hardware.close()
+    assert all(d.rx.controlword == L.Control.DISABLE_VOLTAGE for d in rig.bus.drives)
+    assert all(d.state is not L.Cia402State.OPERATION_ENABLED for d in rig.bus.drives)
+
+
+class SilentMailboxBus(FakeBus):
+    """A drive whose mailbox does not answer: an SDO read waits (as pysoem does, up to its
+    700 ms SDO timeout) until the test lets it go."""
+
+    def __init__(self) -> None:
+        super().__init__(BusConfig(backend="fake"))
+        self.answer = threading.Event()
+        self.reads = 0
+
+    def read_object(self, position: int, index: int, subindex: int) -> bytes:
+        self.reads += 1
+        self.answer.wait(5.0)
+        return b"\x01"
+
+
+def test_an_sdo_read_that_hangs_does_not_hold_up_the_cycle() -> None:
+    bus = SilentMailboxBus()
+    bus.start()
+    hardware = EtherCatHardware(bus, 0.005)
+    try:
+        hardware.sense(0.005)
+        outputs = MdaOutputs(drives=hardware.outputs, read_alignment=(2,))
+        started = time.monotonic()
+        for _ in range(20):
+            hardware.act(outputs)
+        took = time.monotonic() - started
+        assert took < 0.5, f"20 cycles' act() took {took:.3f} s with a mailbox hanging"
+        assert bus.reads == 1 and hardware.alignment_objects[2] == 0
+        bus.answer.set()
+        deadline = time.monotonic() + 2.0
+        while hardware.alignment_objects[2] != 1 and time.monotonic() < deadline:
+            hardware.act(outputs)
+            time.sleep(0.005)
+        assert hardware.alignment_objects[2] == 1  # read out of the cycle thread
+        hardware.act(MdaOutputs(drives=hardware.outputs))  # no axis aligns any more
+        assert hardware.alignment_objects[2] == 0
+    finally:
+        bus.answer.set()
+        hardware.close()
+
+
+def test_homing_without_a_home_switch_alarms_naming_every_translation_axis_and_why() -> None:
+    rig = Rig(MotorDriverConfig(homing_timeout_s=0.5))
+    rig.bus = FakeBus(BusConfig(backend="fake"), clock=rig.monotonic,
+                      emulator=EmulatorConfig(home_switch=False))
+    rig.bus.start()
+    rig.hardware.bus = rig.bus
+    assert rig.run_until(lambda: rig.core.latched is not None, 3.0), rig.core.drive_states()
+    text = rig.core.latched.text
+    assert text.startswith("homing not done after 0.5 s: "), text
+    for axis in (0, 2, 4, 6):
+        assert f"axis {axis} (home switch never seen, at raw " in text, text
+    assert "axis 1 " not in text
+    rig.run_for(0.2)
+    assert all(d.state is not L.Cia402State.OPERATION_ENABLED or abs(d.velocity) < 1e-6
+               for d in rig.bus.drives)

@@ -1,0 +1,197 @@
+"""Drives that are not ours, against the emulator over veth (issue 31): a drive with a fixed
+PDO mapping and a drive that ignores quick stop each come up, play and stop under the motor
+driver service; a fixed mapping that differs from the layout is refused by name; a slave
+that stops exchanging process data is named in EtherCatStatus from what its registers say."""
+
+from __future__ import annotations
+
+import json
+import secrets
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from foosball.ethercat import layout as L
+from foosball.ethercat.bus import BusConfigurationError
+from foosball.wire.catalogue import (
+    Agent,
+    Alarm,
+    AlarmCode,
+    AxisTarget,
+    DriveCommand,
+    DriveControl,
+    DriveState,
+    EtherCatStatus,
+    MotorCommand,
+    MotorStatus,
+    SafetyState,
+)
+from foosball.wire.codec import WireCodec
+from foosball.wire.endpoint import Endpoint
+from foosball.wire.transports import open_transport
+from tests.ethercat.netns import Namespace, inside, needs_netns
+from tests.ethercat.test_ethercat_integration import (
+    _all_in,
+    _listen,
+    _service_board,
+    _start_bus,
+    _start_service,
+    _stop_service,
+)
+
+pytestmark = [needs_netns, pytest.mark.netns]
+TARGETS = {axis: 5.0 if axis % 2 == 0 else 1.0 for axis in range(8)}
+
+
+def _play(pole: Endpoint, agent: object, states: list[SafetyState]) -> bool:
+    command = MotorCommand(axes=tuple(AxisTarget(axis=a, position=p, velocity=100.0)
+                                      for a, p in TARGETS.items()))
+
+    def arrived(status: MotorStatus) -> bool:
+        pole.send(command)  # the pole driver repeats its targets
+        return all(a.state is DriveState.RUNNING and abs(a.position - TARGETS[a.axis]) < 0.01
+                   for a in status.axes)
+
+    return _listen(pole, agent, 10.0, arrived, states)  # type: ignore[arg-type]
+
+
+def _heard_until(endpoint: Endpoint, kind: type, timeout_s: float,
+                 done: Callable[[Any], bool]) -> list[Any]:
+    """The messages of one kind heard until one satisfies `done` (it last) or the timeout."""
+    heard: list[Any] = []
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        for received in endpoint.receive(0.05):
+            if isinstance(received.message, kind):
+                heard.append(received.message)
+                if done(received.message):
+                    return heard
+    return heard
+
+
+@pytest.mark.parametrize("kind", ["fixed-mapping", "ignore-quick-stop"])
+def test_a_field_drive_comes_up_plays_and_stops(namespace: Namespace,
+                                                emulator_factory: Callable, tmp_path: Path,
+                                                kind: str) -> None:
+    emulator = emulator_factory(8, (f"--{kind}",))
+    key = secrets.token_bytes(32)
+    config = _service_board(tmp_path, key)
+    with inside(namespace):
+        pole = Endpoint(open_transport("raw", iface="lan1"), WireCodec(key, Agent.POLE_DRIVER))
+        panel = Endpoint(open_transport("raw", iface="lan1"),
+                         WireCodec(key, Agent.SUPERVISORY_PANEL))
+    agent = _start_service(namespace, config)
+    states: list[SafetyState] = []
+    try:
+        assert _listen(pole, agent, 30.0, _all_in(DriveState.READY), states), \
+            (agent.poll(), states[-5:])
+        slaves = emulator.slaves()
+        assert all(s["al_state"] == int(L.AlState.OP) for s in slaves)
+        # equal to the layout: read, not written (a write would have been refused)
+        assert all(s["mapping_writes_refused"] == 0 for s in slaves), slaves
+        assert _play(pole, agent, states), states[-5:]
+        assert SafetyState.FAULT not in states
+        if kind == "ignore-quick-stop":
+            # halted from the panel, the drive stays in operation enabled: after the bound
+            # its voltage is disabled and the alarm names it
+            panel.send(DriveControl(axis=4, command=DriveCommand.HALT))
+            heard = _heard_until(panel, Alarm, 3.0, lambda a: a.code == AlarmCode.DRIVE_FAULT)
+            assert heard and heard[-1].axis == 4 and \
+                "drive ignored quick stop" in heard[-1].text, heard
+            assert emulator.slaves()[4]["cia402_state"] != "operation enabled"
+        _stop_service(agent, signal.SIGTERM)
+    finally:
+        if agent.poll() is None:
+            agent.kill()
+            agent.communicate()
+        pole.close()
+        panel.close()
+    slaves = emulator.slaves()
+    assert all(s["al_state"] == int(L.AlState.INIT) for s in slaves), slaves
+    assert all(s["cia402_state"] != "operation enabled" for s in slaves), slaves
+
+
+def test_a_fixed_mapping_that_differs_from_the_layout_is_refused_by_name(
+        namespace: Namespace, emulator_factory: Callable) -> None:
+    emulator = emulator_factory(8, ("--fixed-mapping", "--default-mapping", "other"))
+    bus = _start_bus(namespace)
+    try:
+        with pytest.raises(BusConfigurationError) as refused:
+            bus.start()
+    finally:
+        bus.close()
+    text = str(refused.value)
+    assert text.startswith("slave 1 (STEVAL-ETH001): PDO 0x1600: object 0x1c12: the drive's "
+                           "PDO mapping is fixed (SDO abort 0x06010002"), text
+    assert ("expected 0x1600 mapping [0x6040:00/16, 0x6060:00/8, 0x607a:00/32, 0x60ff:00/32]"
+            ", found assignment [0x1600] mapping [0x6040:00/16, 0x607a:00/32, 0x60ff:00/32, "
+            "0x6060:00/8, 0x6071:00/16]") in text, text
+    assert all(s["al_state"] in (int(L.AlState.INIT), int(L.AlState.PREOP))
+               for s in emulator.slaves())
+
+
+def test_scan_shows_al_status_with_its_text_and_the_esc_error_counters(
+        namespace: Namespace, emulator_factory: Callable) -> None:
+    emulator = emulator_factory(8)
+    assert emulator.command("esc-errors 2 7 3 1")["ok"]
+    result = subprocess.run(
+        [*namespace.exec_args(), sys.executable, "-m", "foosball.cli", "ethercat", "scan",
+         "--iface", "ecat0", "--json"], check=False, capture_output=True, text=True,
+        timeout=60)
+    assert result.returncode == 0, result.stderr
+    slaves = json.loads(result.stdout)["slaves"]
+    assert [s["rx_errors"][0] for s in slaves] == [[0, 0]] * 2 + [[7, 3]] + [[0, 0]] * 5
+    assert [s["lost_links"][0] for s in slaves] == [0, 0, 1, 0, 0, 0, 0, 0]
+    assert all(s["al_status_code"] == "0x0000" and s["al_status_text"] for s in slaves)
+
+
+def test_a_deaf_slave_is_named_in_the_ethercat_status(
+        namespace: Namespace, emulator_factory: Callable, tmp_path: Path) -> None:
+    """Axis 5's slave (position 6) stops exchanging process data: the working counter falls
+    short, its SyncManager watchdog takes it to SAFE-OP + ERROR (0x001B), and the motor
+    driver's recovery read names it, from its registers, until it answers again."""
+    emulator = emulator_factory(8)
+    key = secrets.token_bytes(32)
+    config = _service_board(tmp_path, key)
+    with inside(namespace):
+        pole = Endpoint(open_transport("raw", iface="lan1"), WireCodec(key, Agent.POLE_DRIVER))
+        panel = Endpoint(open_transport("raw", iface="lan1"),
+                         WireCodec(key, Agent.SUPERVISORY_PANEL))
+    agent = _start_service(namespace, config)
+    states: list[SafetyState] = []
+    try:
+        assert _listen(pole, agent, 30.0, _all_in(DriveState.READY), states), \
+            (agent.poll(), states[-5:])
+        assert emulator.command("deaf 5 on")["ok"]
+        heard = _heard_until(panel, EtherCatStatus, 5.0, lambda s: s.slaves_not_op)
+        assert heard and heard[-1].slaves_not_op, heard[-3:]
+        status = heard[-1]
+        [slave] = status.slaves_not_op
+        assert (slave.position, slave.al_state, slave.al_status_code) == (
+            6, int(L.AlState.SAFEOP) | L.AL_ERROR_FLAG, L.AL_CODE_SM_WATCHDOG), status
+        assert slave.al_status_text == "Sync manager watchdog"
+        assert (slave.rx_errors, slave.lost_links) == (0, 0)  # read: a clean line
+        assert status.working_counter < status.expected_working_counter == 24
+        # named from then on while the counter stays short (re-acknowledged to OP, the
+        # slave drops out again on its watchdog; a read between finds it in OP)
+        later = _heard_until(panel, EtherCatStatus, 1.0, lambda s: False)
+        assert later and all([s.position for s in m.slaves_not_op] == [6] for m in later), \
+            later
+        assert emulator.command("deaf 5 off")["ok"]
+        back = _heard_until(panel, EtherCatStatus, 5.0, lambda s: s.working_counter == 24
+                            and s.al_state == int(L.AlState.OP))
+        assert back and back[-1].al_state == int(L.AlState.OP), back[-3:]
+        assert back[-1].slaves_not_op == ()  # a full counter: every slave in OP
+        _stop_service(agent, signal.SIGTERM)
+    finally:
+        if agent.poll() is None:
+            agent.kill()
+            agent.communicate()
+        pole.close()
+        panel.close()
