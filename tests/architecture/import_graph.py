@@ -21,6 +21,8 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+from tests.images.module_imports import from_module
+
 PACKAGE_DIR = Path(__file__).resolve().parents[2] / "python" / "foosball"
 
 
@@ -92,11 +94,7 @@ class _Collector(ast.NodeVisitor):
             self._add(alias.name, node.lineno)
 
     def visit_ImportFrom(self, node: ast.ImportFrom) -> None:
-        if node.level:
-            base = self.package.split(".")[: len(self.package.split(".")) - node.level + 1]
-            module = ".".join([*base, *([node.module] if node.module else [])])
-        else:
-            module = node.module or ""
+        module = from_module(self.package, node)
         for alias in node.names:
             self._add(f"{module}.{alias.name}", node.lineno)
 

@@ -75,18 +75,25 @@ def _heard_until(endpoint: Endpoint, kind: type, timeout_s: float,
     return heard
 
 
-@pytest.mark.parametrize("kind", ["fixed-mapping", "ignore-quick-stop"])
-def test_a_field_drive_comes_up_plays_and_stops(namespace: Namespace,
-                                                emulator_factory: Callable, tmp_path: Path,
-                                                kind: str) -> None:
-    emulator = emulator_factory(8, (f"--{kind}",))
+def _running_service(namespace: Namespace, tmp_path: Path
+                     ) -> tuple[Endpoint, Endpoint, subprocess.Popen[str]]:
+    """The motor driver's service on the namespace's EtherCAT veth, and two listeners on the
+    agent LAN: as the pole driver and as the supervisory panel."""
     key = secrets.token_bytes(32)
     config = _service_board(tmp_path, key)
     with inside(namespace):
         pole = Endpoint(open_transport("raw", iface="lan1"), WireCodec(key, Agent.POLE_DRIVER))
         panel = Endpoint(open_transport("raw", iface="lan1"),
                          WireCodec(key, Agent.SUPERVISORY_PANEL))
-    agent = _start_service(namespace, config)
+    return pole, panel, _start_service(namespace, config)
+
+
+@pytest.mark.parametrize("kind", ["fixed-mapping", "ignore-quick-stop"])
+def test_a_field_drive_comes_up_plays_and_stops(namespace: Namespace,
+                                                emulator_factory: Callable, tmp_path: Path,
+                                                kind: str) -> None:
+    emulator = emulator_factory(8, (f"--{kind}",))
+    pole, panel, agent = _running_service(namespace, tmp_path)
     states: list[SafetyState] = []
     try:
         assert _listen(pole, agent, 30.0, _all_in(DriveState.READY), states), \
@@ -157,13 +164,7 @@ def test_a_deaf_slave_is_named_in_the_ethercat_status(
     short, its SyncManager watchdog takes it to SAFE-OP + ERROR (0x001B), and the motor
     driver's recovery read names it, from its registers, until it answers again."""
     emulator = emulator_factory(8)
-    key = secrets.token_bytes(32)
-    config = _service_board(tmp_path, key)
-    with inside(namespace):
-        pole = Endpoint(open_transport("raw", iface="lan1"), WireCodec(key, Agent.POLE_DRIVER))
-        panel = Endpoint(open_transport("raw", iface="lan1"),
-                         WireCodec(key, Agent.SUPERVISORY_PANEL))
-    agent = _start_service(namespace, config)
+    pole, panel, agent = _running_service(namespace, tmp_path)
     states: list[SafetyState] = []
     try:
         assert _listen(pole, agent, 30.0, _all_in(DriveState.READY), states), \

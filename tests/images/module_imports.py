@@ -23,6 +23,15 @@ DISPATCH_TABLES = {"foosball.agent_cli": "AGENTS", "foosball.config": "AGENT_SEC
 OPTIONAL = {"ModuleNotFoundError", "ImportError"}
 
 
+def from_module(package: str, node: ast.ImportFrom) -> str:
+    """The absolute name of the module a `from ... import` in `package` reads from."""
+    if not node.level:
+        return node.module or ""
+    parts = package.split(".")
+    base = parts[: len(parts) - node.level + 1]
+    return ".".join([*base, *([node.module] if node.module else [])])
+
+
 @dataclass(frozen=True)
 class Import:
     importer: str  # dotted module name
@@ -98,11 +107,7 @@ class _Collector(ast.NodeVisitor):
                 self._add(alias.name, node.lineno)
 
     def visit_ImportFrom(self, node: ast.ImportFrom) -> None:
-        if node.level:
-            base = self.package.split(".")[: len(self.package.split(".")) - node.level + 1]
-            module = ".".join([*base, *([node.module] if node.module else [])])
-        else:
-            module = node.module or ""
+        module = from_module(self.package, node)
         if module.split(".")[0] == "foosball":
             for imported in _resolve(self.package_dir, module, [a.name for a in node.names]):
                 self._add(imported, node.lineno)
