@@ -11,7 +11,8 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -75,17 +76,27 @@ def _heard_until(endpoint: Endpoint, kind: type, timeout_s: float,
     return heard
 
 
+@contextmanager
 def _running_service(namespace: Namespace, tmp_path: Path
-                     ) -> tuple[Endpoint, Endpoint, subprocess.Popen[str]]:
+                     ) -> Iterator[tuple[Endpoint, Endpoint, subprocess.Popen[str]]]:
     """The motor driver's service on the namespace's EtherCAT veth, and two listeners on the
-    agent LAN: as the pole driver and as the supervisory panel."""
+    agent LAN: as the pole driver and as the supervisory panel. Killed if still running
+    when the block ends (a test stops it itself to check how it stops)."""
     key = secrets.token_bytes(32)
     config = _service_board(tmp_path, key)
     with inside(namespace):
         pole = Endpoint(open_transport("raw", iface="lan1"), WireCodec(key, Agent.POLE_DRIVER))
         panel = Endpoint(open_transport("raw", iface="lan1"),
                          WireCodec(key, Agent.SUPERVISORY_PANEL))
-    return pole, panel, _start_service(namespace, config)
+    agent = _start_service(namespace, config)
+    try:
+        yield pole, panel, agent
+    finally:
+        if agent.poll() is None:
+            agent.kill()
+            agent.communicate()
+        pole.close()
+        panel.close()
 
 
 @pytest.mark.parametrize("kind", ["fixed-mapping", "ignore-quick-stop"])
@@ -93,9 +104,8 @@ def test_a_field_drive_comes_up_plays_and_stops(namespace: Namespace,
                                                 emulator_factory: Callable, tmp_path: Path,
                                                 kind: str) -> None:
     emulator = emulator_factory(8, (f"--{kind}",))
-    pole, panel, agent = _running_service(namespace, tmp_path)
     states: list[SafetyState] = []
-    try:
+    with _running_service(namespace, tmp_path) as (pole, panel, agent):
         assert _listen(pole, agent, 30.0, _all_in(DriveState.READY), states), \
             (agent.poll(), states[-5:])
         slaves = emulator.slaves()
@@ -113,12 +123,6 @@ def test_a_field_drive_comes_up_plays_and_stops(namespace: Namespace,
                 "drive ignored quick stop" in heard[-1].text, heard
             assert emulator.slaves()[4]["cia402_state"] != "operation enabled"
         _stop_service(agent, signal.SIGTERM)
-    finally:
-        if agent.poll() is None:
-            agent.kill()
-            agent.communicate()
-        pole.close()
-        panel.close()
     slaves = emulator.slaves()
     assert all(s["al_state"] == int(L.AlState.INIT) for s in slaves), slaves
     assert all(s["cia402_state"] != "operation enabled" for s in slaves), slaves
@@ -164,9 +168,8 @@ def test_a_deaf_slave_is_named_in_the_ethercat_status(
     short, its SyncManager watchdog takes it to SAFE-OP + ERROR (0x001B), and the motor
     driver's recovery read names it, from its registers, until it answers again."""
     emulator = emulator_factory(8)
-    pole, panel, agent = _running_service(namespace, tmp_path)
     states: list[SafetyState] = []
-    try:
+    with _running_service(namespace, tmp_path) as (pole, panel, agent):
         assert _listen(pole, agent, 30.0, _all_in(DriveState.READY), states), \
             (agent.poll(), states[-5:])
         assert emulator.command("deaf 5 on")["ok"]
@@ -190,9 +193,3 @@ def test_a_deaf_slave_is_named_in_the_ethercat_status(
         assert back and back[-1].al_state == int(L.AlState.OP), back[-3:]
         assert back[-1].slaves_not_op == ()  # a full counter: every slave in OP
         _stop_service(agent, signal.SIGTERM)
-    finally:
-        if agent.poll() is None:
-            agent.kill()
-            agent.communicate()
-        pole.close()
-        panel.close()
