@@ -65,6 +65,13 @@ IDLE_TICK_S = 0.005
 STALL_LOG_S = 0.001
 SLOW_ANSWER_S = 0.0005
 EVENT_LOG_LENGTH = 2000
+# A frame that waited longer than this in the emulator's socket (the host held the emulator
+# off its CPU) is dropped, not answered: on a wire an ESC answers in microseconds, and a
+# late answer reaches a master that gave up on it and reused its frame index, which would
+# take the old answer for its new request (a register "read back" as another's value).
+# Above the master's process-data wait (1.5 ms at 5 ms) and below SOEM's shortest frame
+# timeout in a configuration step (2 ms).
+STALE_FRAME_S = 0.002
 
 MotionListener = Callable[[float, Sequence[MotorSample]], None]
 
@@ -161,6 +168,7 @@ class DriveEmulator:
         self.longest_stall_s = 0.0
         self.stalls: deque[tuple[float, float]] = deque(maxlen=EVENT_LOG_LENGTH)  # (when, s)
         self.answers = AnswerTimes()
+        self.stale_frames = 0  # frames dropped unanswered: they waited past STALE_FRAME_S
         # When each drive last left operation enabled (CLOCK_MONOTONIC, as every process
         # here): the drives' own record of a stop, which the fault suites time against the
         # master's latch and the injection (None: not since the start).
@@ -269,6 +277,7 @@ class DriveEmulator:
                         "slaves": [s.report() for s in self.chain.slaves]}
             if verb == "timing":  # the answer path and the stalls, with their times
                 return {"ok": True, "answers": self.answers.report(),
+                        "stale_frames": self.stale_frames,
                         "stalls": [[round(at, 6), round(s, 6)] for at, s in self.stalls]}
             if verb == "fault" and len(args) == 2:
                 kind = FaultKind(args[1])
@@ -324,6 +333,22 @@ class DriveEmulator:
 LINK_DOWN = (errno.ENETDOWN, errno.ENXIO, errno.ENODEV)
 
 
+SO_TIMESTAMPNS = getattr(socket, "SO_TIMESTAMPNS", 35)  # Linux's; Python 3.11 lacks the name
+TIMESPEC = {16: struct.Struct("@qq"), 8: struct.Struct("@ii")}  # 64- and 32-bit time_t
+TIMESTAMP_SPACE = socket.CMSG_SPACE(16)
+
+
+def _waited(ancillary: list[tuple[int, int, bytes]], now_s: float) -> float:
+    """How long a frame waited in the socket: now against the kernel's arrival stamp
+    (SO_TIMESTAMPNS, the wall clock); 0 when the kernel gave none."""
+    for level, kind, data in ancillary:
+        timespec = TIMESPEC.get(len(data))
+        if level == socket.SOL_SOCKET and kind == SO_TIMESTAMPNS and timespec is not None:
+            seconds, nanoseconds = timespec.unpack(data)
+            return now_s - (seconds + nanoseconds * 1e-9)
+    return 0.0
+
+
 def set_realtime(priority: int) -> bool:
     """SCHED_FIFO for the calling thread; False (and logged) when refused."""
     try:
@@ -345,6 +370,7 @@ def serve(iface: str, config: EmulatorConfig, control_socket: str | None = None,
     raw = socket.socket(socket.AF_PACKET, socket.SOCK_RAW, socket.htons(ETHERTYPE_ETHERCAT))
     raw.bind((iface, ETHERTYPE_ETHERCAT))
     raw.setblocking(False)
+    raw.setsockopt(socket.SOL_SOCKET, SO_TIMESTAMPNS, 1)  # each frame's arrival
     if cpu is not None:  # a core of its own: a busy-polling master elsewhere cannot hold it
         os.sched_setaffinity(0, {cpu})
     realtime = set_realtime(rt_priority) if rt_priority else False
@@ -394,7 +420,7 @@ def serve(iface: str, config: EmulatorConfig, control_socket: str | None = None,
             if raw in readable:
                 while True:
                     try:
-                        frame, address = raw.recvfrom(2048)
+                        frame, ancillary, _, address = raw.recvmsg(2048, TIMESTAMP_SPACE)
                     except BlockingIOError:
                         break
                     except OSError as exc:  # the cable is out (link down): drives carry on
@@ -405,6 +431,9 @@ def serve(iface: str, config: EmulatorConfig, control_socket: str | None = None,
                         break
                     if address[2] == PACKET_OUTGOING:
                         continue  # our own replies, seen by our own socket
+                    if _waited(ancillary, time.time()) > STALE_FRAME_S:
+                        emulator.stale_frames += 1
+                        continue
                     arrived = time.monotonic()
                     reply = emulator.answer(frame, arrived)
                     if reply is not None:

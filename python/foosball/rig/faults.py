@@ -177,6 +177,10 @@ class FaultMatrix:
     # -- the system's state, as the observer hears it ------------------------------------
     def healthy(self, since: float) -> bool:
         """Every agent heard in the last 0.3 s, none in FAULT, every axis homed."""
+        return self.unhealthy(since) is None
+
+    def unhealthy(self, since: float) -> str | None:
+        """What keeps the system from `healthy` now (None: nothing)."""
         recent = self.observer.since(max(since, time.monotonic() - 0.3))
         states: dict[Agent, SafetyState] = {}
         motors = None
@@ -186,9 +190,16 @@ class FaultMatrix:
             elif isinstance(heard.message, MotorStatus):
                 motors = heard.message
         names = {Agent[a.upper()] for a in self.rig.options.agents}
-        if set(states) != names or SafetyState.FAULT in states.values():
-            return False
-        return motors is not None and all(a.state.name in HOMED for a in motors.axes)
+        if set(states) != names:
+            return "not heard: " + ", ".join(sorted(a.name.lower() for a in names - set(states)))
+        faulted = sorted(a.name.lower() for a, s in states.items() if s is SafetyState.FAULT)
+        if faulted:
+            return "in FAULT: " + ", ".join(faulted)
+        if motors is None:
+            return "no MotorStatus heard"
+        unhomed = [f"{i}: {a.state.name}" for i, a in enumerate(motors.axes)
+                   if a.state.name not in HOMED]
+        return "axes not homed: " + ", ".join(unhomed) if unhomed else None
 
     def wait_healthy(self, timeout_s: float) -> float | None:
         start = time.monotonic()
@@ -198,13 +209,27 @@ class FaultMatrix:
             time.sleep(0.05)
         return None
 
-    def recover(self, timeout_s: float = 30.0) -> float | None:
-        """RESTART until everything is healthy again (a cause may take a moment to clear)."""
+    def recover(self, timeout_s: float = 30.0, notes: list[str] | None = None) -> float | None:
+        """RESTART until everything is healthy again (a cause may take a moment to clear).
+        `notes`: on failure, why (what stayed unhealthy, the last refusal heard)."""
         start = time.monotonic()
         while time.monotonic() - start < timeout_s:
+            pressed = time.monotonic()
             self.observer.restart()
             if self.wait_healthy(3.0) is not None:
                 return time.monotonic() - start
+        if notes is not None:
+            notes.append(f"not recovered in {timeout_s:.0f} s: "
+                         f"{self.unhealthy(time.monotonic() - 0.3)}")
+            refused = self.observer.first(pressed, lambda h: isinstance(h.message, Alarm)
+                                          and h.message.code == AlarmCode.RESTART_REFUSED)
+            if refused is not None:
+                notes.append(f"last RESTART refused by {refused.sender.name.lower()}: "
+                             f"{refused.message.text}")
+            latched = [h for h in self.observer.alarms(start) if h.message.latched]
+            if latched:
+                notes.append(f"{len(latched)} latched alarms while recovering, the last: "
+                             f"{latched[-1].sender.name.lower()}: {latched[-1].message.text}")
         return None
 
     def log_marks(self) -> dict[str, int]:
@@ -273,7 +298,7 @@ class FaultMatrix:
         finally:
             fault.clear(self.rig)
         cleared = time.monotonic()
-        result.recovered_s = self.recover()
+        result.recovered_s = self.recover(notes=result.notes)
         result.restart_accepted = result.recovered_s is not None
         if result.restart_accepted:
             result.recovered_s = time.monotonic() - cleared
