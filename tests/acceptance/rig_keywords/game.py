@@ -141,20 +141,29 @@ class GameKeywords:
                            f"RodCommands in {within_s} s (wanted {count}); {self._heard()}")
 
     @keyword("the strategy sends no moving rod command for ${limit} s")
-    def strategy_silent(self, limit: str) -> None:
-        """From the first PAUSED heard (a command already on the wire then may still land)."""
+    def strategy_silent(self, limit: str, ack_within_s: float = 1.0) -> None:
+        """From the strategy's first heartbeat that says PAUSED: a command it computed
+        before it took the PAUSE in may still be on the wire, none after. It must say
+        PAUSED within `ack_within_s` of the game's PAUSED (its step takes the command in
+        at its next turn; on a loaded two-core host that turn came 105 ms after)."""
         observer, for_s = self.ctx.observer, seconds(limit)
         paused = wait_until(lambda: next((h for h in observer.since(
             time.monotonic() - 1.0, GameState) if h.message.state == SafetyState.PAUSED),
             None), 5.0, lambda: f"the game never said PAUSED; {self._heard()}")
-        since = paused.at_s + 0.05
+        acknowledged = wait_until(lambda: next((h for h in observer.heartbeats(
+            Agent.STRATEGY, paused.at_s) if h.message.state == SafetyState.PAUSED), None),
+            ack_within_s, lambda: f"the strategy did not say PAUSED within {ack_within_s} s "
+                                  f"of the game's PAUSED; {self._heard()}")
+        logger.info(f"the strategy said PAUSED {1e3 * (acknowledged.at_s - paused.at_s):.0f} "
+                    "ms after the game")
+        since = acknowledged.at_s
 
         def moving() -> str:
             commands = [h for h in observer.since(since, RodCommand)
                         if any(t.translation_speed > 0 or t.rotation_speed > 0
                                for t in h.message.rods)]
-            return (f"{len(commands)} moving RodCommands while PAUSED, the first "
-                    f"{1e3 * (commands[0].at_s - paused.at_s):.0f} ms after PAUSED: "
+            return (f"{len(commands)} moving RodCommands after the strategy said PAUSED, the "
+                    f"first {1e3 * (commands[0].at_s - since):.0f} ms after: "
                     f"{commands[0].message}") if commands else ""
         hold_for(moving, for_s)
 

@@ -19,16 +19,13 @@ MOTOR_CYCLE_MS = 5.0  # the rig's and the pole board's cycle_s (rig.py, board.to
 
 
 # The library's arguments besides single_host.
-# Heartbeat deadline 50 ms, not the boards' 25 ms: here three boards' six agents, the drive
-# emulator, the simulated table and its camera share two cores (about 1.8 of them busy), and
-# a 25-30 ms stall of the whole machine is not a lost agent. The 25 ms detection is the
-# fault matrix's (tests/rig), with the four agents that drive the motors.
-# The motor driver's bus error tolerance 40 ms, not the boards' 15 ms, for the same reason:
-# the drive emulator answering the master's frames is a process on those cores, and this VM's
-# host has held the master's FIFO-99 thread off its CPU for 13-20 ms (issues 12, 19, 31:
-# "EtherCAT link lost: no frame returned for 4 cycles" in spells, in play). 40 ms is the
-# most the motor driver accepts; the drives' own 50 ms watchdog stays the backstop.
-RIG = {"fps": 50.0, "opponent": "club", "deadline_s": 0.05, "bus_error_tolerance_s": 0.04}
+# Heartbeat deadline 100 ms, not the boards' 25 ms: here three boards' six agents, the drive
+# emulator, the simulated table and its camera share two cores (about 1.4 of them busy), and
+# a stall of the whole machine is not a lost agent. At 50 ms, CI's host latched spurious
+# HEARTBEAT_MISSING alarms mid-play (3 of 38 tests, 2026-12-06); `tools/run-tests` now prints
+# how long that host held threads off the CPU. The 25 ms detection is the fault matrix's
+# (tests/rig), with the four agents that drive the motors.
+RIG = {"fps": 50.0, "opponent": "club", "deadline_s": 0.1, "bus_error_tolerance_s": 0.04}
 
 
 def fault_limits(deadline_s: float, camera_timeout_s: float,
