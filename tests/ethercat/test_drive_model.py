@@ -163,3 +163,54 @@ def test_a_plain_cia402_drive_says_aligned_only_through_the_profile() -> None:
     assert L.decode_state(word) is L.Cia402State.OPERATION_ENABLED
     assert L.alignment_done(L.Alignment.NONE, word)
     assert not L.alignment_done(L.Alignment.MANUFACTURER_BITS, word)
+
+
+def homing_drive(method: int, **params: object) -> Cia402Drive:
+    """A translation drive between end stops, enabled, aligned, given its homing method."""
+    drive = Cia402Drive(MotorParameters(has_hard_stops=True, alignment_time_s=0.0, **params),
+                        start_above_switch=2.0)
+    enable(drive, L.Mode.HOMING)
+    drive.write_object(L.HOMING_METHOD, 0, method)
+    return drive
+
+
+HOMING_RX = L.RxPdo(int(L.Control.ENABLE_OPERATION | L.Control.HOMING_START), int(L.Mode.HOMING),
+                    0, 0)
+
+
+def test_homing_into_the_end_stop_sets_the_home_there_without_a_locked_motor_fault() -> None:
+    drive = homing_drive(L.HOMING_HARD_STOP_NEGATIVE)
+    run(drive, HOMING_RX, 0.1)
+    assert not drive.homing_attained and drive.velocity < 0  # on its way to the stop
+    run(drive, HOMING_RX, 1.0)
+    tx = drive.tx()
+    assert tx.statusword & L.Status.HOMING_ATTAINED and tx.statusword & L.Status.TARGET_REACHED
+    assert drive.state is L.Cia402State.OPERATION_ENABLED and drive.error_code == L.ErrorCode.NONE
+    assert drive.position == pytest.approx(-2.5) and tx.position_actual == 0
+    # positions and CSP targets are relative to the home from now on
+    run(drive, L.RxPdo(int(L.Control.ENABLE_OPERATION), int(L.Mode.CYCLIC_SYNC_POSITION),
+                       L.rad_to_counts(1.0), 0), 0.5)
+    assert drive.position == pytest.approx(-1.5, abs=1e-3)
+    assert drive.tx().position_actual == pytest.approx(L.rad_to_counts(1.0), abs=20)
+
+
+def test_homing_where_it_stands_is_done_at_once() -> None:
+    drive = homing_drive(L.HOMING_CURRENT_POSITION)
+    run(drive, L.RxPdo(int(L.Control.ENABLE_OPERATION), int(L.Mode.CYCLIC_SYNC_POSITION),
+                       L.rad_to_counts(0.7), 0), 0.5)
+    run(drive, HOMING_RX, DT * 2)
+    assert drive.homing_attained and drive.home_reference == pytest.approx(0.7, abs=1e-3)
+    assert drive.tx().position_actual == 0
+
+
+def test_a_method_the_drive_lacks_sets_the_homing_error_bit_and_no_motion() -> None:
+    drive = homing_drive(L.HOMING_NEGATIVE_SWITCH)  # between stops, but no switch
+    run(drive, HOMING_RX, 0.1)
+    assert drive.tx().statusword & L.Status.HOMING_ERROR and not drive.homing_attained
+    assert drive.velocity == 0.0
+    # another method, bit 4 low and high again: a new homing, the error gone with it
+    drive.write_object(L.HOMING_METHOD, 0, L.HOMING_CURRENT_POSITION)
+    run(drive, L.RxPdo(int(L.Control.ENABLE_OPERATION), int(L.Mode.HOMING), 0, 0), 0.01)
+    run(drive, HOMING_RX, 0.01)
+    status = drive.tx().statusword
+    assert status & L.Status.HOMING_ATTAINED and not status & L.Status.HOMING_ERROR

@@ -10,7 +10,12 @@ import time
 
 import pytest
 
-from foosball.agents.motor_driver import EtherCatHardware, MdaOutputs, MotorDriverConfig
+from foosball.agents.motor_driver import (
+    EtherCatHardware,
+    MdaOutputs,
+    MotorDriverConfig,
+    homing_objects,
+)
 from foosball.ethercat import layout as L
 from foosball.ethercat.bus import BusConfig
 from foosball.ethercat.drive import FaultKind
@@ -134,3 +139,46 @@ def test_homing_without_a_home_switch_alarms_naming_every_translation_axis_and_w
     rig.run_for(0.2)
     assert all(d.state is not L.Cia402State.OPERATION_ENABLED or abs(d.velocity) < 1e-6
                for d in rig.bus.drives)
+
+
+def homing_rig(method: int, home_switch: bool = False, timeout_s: float = 20.0) -> Rig:
+    """Drives without the home switch (unless asked), homed by their own method."""
+    config = MotorDriverConfig(homing_method=method, homing_timeout_s=timeout_s)
+    bus = FakeBus(BusConfig(backend="fake"), emulator=EmulatorConfig(home_switch=home_switch))
+    rig = Rig(config, bus=bus)
+    bus.clock = rig.monotonic
+    bus.start(homing_objects(config))
+    return rig
+
+
+@pytest.mark.parametrize("method", [L.HOMING_HARD_STOP_NEGATIVE, L.HOMING_CURRENT_POSITION])
+def test_drives_without_a_home_switch_home_by_their_own_method(method: int) -> None:
+    rig = homing_rig(method)
+    assert rig.run_until(rig.operational, 10.0), rig.core.drive_states()
+    assert rig.core.latched is None
+    for axis in (0, 2, 4, 6):
+        drive = rig.bus.drives[axis]
+        assert drive.homing_method == method and drive.homing_attained
+        # the master's zero is the drive's home: the end stop, or where it stood
+        expected = drive._travel()[0] if method == L.HOMING_HARD_STOP_NEGATIVE else 0.0
+        assert drive.home_reference == pytest.approx(expected, abs=1e-6)
+        assert rig.core.position(axis) == pytest.approx(0.0, abs=1e-3)
+    assert all(d.homing_method == 0 for d in rig.bus.drives[1::2])  # rotation: not homed
+
+
+def test_a_homing_method_the_drive_lacks_is_an_alarm_naming_the_axis() -> None:
+    rig = homing_rig(L.HOMING_NEGATIVE_SWITCH)  # needs the switch these drives lack
+    assert rig.run_until(lambda: rig.core.latched is not None, 5.0), rig.core.drive_states()
+    text = rig.core.latched.text
+    assert text.startswith("axis 0: the drive's homing method 17 failed (homing error"), text
+    assert rig.core.latched.code is AlarmCode.DRIVE_FAULT
+
+
+def test_a_drive_homing_that_never_ends_names_every_axis() -> None:
+    # the nearest stop is 8.5 rad away at 20 rad/s
+    rig = homing_rig(L.HOMING_HARD_STOP_NEGATIVE, timeout_s=0.3)
+    assert rig.run_until(lambda: rig.core.latched is not None, 3.0), rig.core.drive_states()
+    text = rig.core.latched.text
+    assert text.startswith("homing not done after 0.3 s: "), text
+    for axis in (0, 2, 4, 6):
+        assert f"axis {axis} (the drive's homing method -4 not done, at " in text, text

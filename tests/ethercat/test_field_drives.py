@@ -77,13 +77,14 @@ def _heard_until(endpoint: Endpoint, kind: type, timeout_s: float,
 
 
 @contextmanager
-def _running_service(namespace: Namespace, tmp_path: Path
+def _running_service(namespace: Namespace, tmp_path: Path, motor_driver_extra: str = ""
                      ) -> Iterator[tuple[Endpoint, Endpoint, subprocess.Popen[str]]]:
-    """The motor driver's service on the namespace's EtherCAT veth, and two listeners on the
-    agent LAN: as the pole driver and as the supervisory panel. Killed if still running
-    when the block ends (a test stops it itself to check how it stops)."""
+    """The motor driver's service on the namespace's EtherCAT veth (board.toml's
+    [motor_driver] with `motor_driver_extra`), and two listeners on the agent LAN: as the
+    pole driver and as the supervisory panel. Killed if still running when the block ends
+    (a test stops it itself to check how it stops)."""
     key = secrets.token_bytes(32)
-    config = _service_board(tmp_path, key)
+    config = _service_board(tmp_path, key, motor_driver_extra)
     with inside(namespace):
         pole = Endpoint(open_transport("raw", iface="lan1"), WireCodec(key, Agent.POLE_DRIVER))
         panel = Endpoint(open_transport("raw", iface="lan1"),
@@ -122,6 +123,29 @@ def test_a_field_drive_comes_up_plays_and_stops(namespace: Namespace,
             assert heard and heard[-1].axis == 4 and \
                 "drive ignored quick stop" in heard[-1].text, heard
             assert emulator.slaves()[4]["cia402_state"] != "operation enabled"
+        _stop_service(agent, signal.SIGTERM)
+    slaves = emulator.slaves()
+    assert all(s["al_state"] == int(L.AlState.INIT) for s in slaves), slaves
+    assert all(s["cia402_state"] != "operation enabled" for s in slaves), slaves
+
+
+def test_a_drive_without_a_home_switch_homes_by_its_own_method_plays_and_stops(
+        namespace: Namespace, emulator_factory: Callable, tmp_path: Path) -> None:
+    """Translation axes without the switch, board.toml asking for the drives' own homing
+    into the negative end stop: the method is written in PRE-OP, the drives home in
+    CiA 402 homing mode, the axes play from a zero at the stop, and stop."""
+    emulator = emulator_factory(8, ("--no-home-switch",))
+    states: list[SafetyState] = []
+    extra = f"homing_method = {L.HOMING_HARD_STOP_NEGATIVE}"
+    with _running_service(namespace, tmp_path, extra) as (pole, _panel, agent):
+        assert _listen(pole, agent, 30.0, _all_in(DriveState.READY), states), \
+            (agent.poll(), states[-5:])
+        assert SafetyState.HOMING in states
+        slaves = emulator.slaves()
+        assert [s["homing_method"] for s in slaves] == [L.HOMING_HARD_STOP_NEGATIVE, 0] * 4
+        assert all(s["homed"] for s in slaves[::2]), slaves
+        assert _play(pole, agent, states), states[-5:]
+        assert SafetyState.FAULT not in states
         _stop_service(agent, signal.SIGTERM)
     slaves = emulator.slaves()
     assert all(s["al_state"] == int(L.AlState.INIT) for s in slaves), slaves

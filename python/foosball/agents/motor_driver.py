@@ -119,6 +119,12 @@ class MotorDriverConfig:
     homing_speed: float = setting(20.0, above=0.0, high=200.0, unit="rad/s")
     # off the switch: the release edge is zero
     homing_leave_speed: float = setting(1.0, above=0.0, high=20.0, unit="rad/s")
+    # How translation axes home. 0: the master homes them on their end switch (the two
+    # speeds above). Any other value: the drive's own CiA 402 homing mode with this method
+    # (0x6098, written in PRE-OP with homing_speed as 0x6099:01/02), for drives without the
+    # switch: 37 where the axis stands, -4 into the negative end stop (the usual
+    # manufacturer number; check the drive's manual), 17 to the negative limit switch.
+    homing_method: int = setting(0, low=-128, high=127)
     # how a drive tells that its rotor alignment is done (the drive profile's option)
     alignment: L.Alignment = L.Alignment.MANUFACTURER_BITS
     # alignment = "sdo": the object read (UNSIGNED8, nonzero = aligned), subindex 0
@@ -153,6 +159,7 @@ class Phase(enum.Enum):
     ALIGNING = "aligning"
     HOMING_APPROACH = "homing: towards the switch"
     HOMING_LEAVE = "homing: leaving the switch"
+    HOMING_DRIVE = "homing: the drive's own method"
     READY = "ready"
     RUNNING = "running"
     QUICK_STOP = "quick stop"
@@ -165,6 +172,7 @@ PHASE_STATE = {
     Phase.ALIGNING: DriveState.ALIGNING,
     Phase.HOMING_APPROACH: DriveState.HOMING,
     Phase.HOMING_LEAVE: DriveState.HOMING,
+    Phase.HOMING_DRIVE: DriveState.HOMING,
     Phase.READY: DriveState.READY,
     Phase.RUNNING: DriveState.RUNNING,
     Phase.QUICK_STOP: DriveState.QUICK_STOP,
@@ -183,13 +191,16 @@ _ALIGNING_PHASES = tuple(p for p, s in PHASE_STATE.items()
 _HOMING_PHASES = tuple(p for p, s in PHASE_STATE.items() if s is DriveState.HOMING)
 # the start-up steps a timeout looks at: axes in the same step are named together
 _STEP_GROUP = {Phase.ENABLING: "enabling", Phase.ALIGNING: "aligning",
-               Phase.HOMING_APPROACH: "homing", Phase.HOMING_LEAVE: "homing"}
+               Phase.HOMING_APPROACH: "homing", Phase.HOMING_LEAVE: "homing",
+               Phase.HOMING_DRIVE: "homing"}
 _FOLLOWING = (Phase.READY, Phase.RUNNING)  # homed: the profile drives the setpoint
 _OPERATION_ENABLED = L.Cia402State.OPERATION_ENABLED
 _STATE_OF_BITS, _STATE_BITS = L.STATE_OF_BITS, L.STATE_BITS
 _FAULTY_BITS = tuple(state in _FAULTY for state in _STATE_OF_BITS)  # per statusword & bits
 _ENABLE_OPERATION = int(L.Control.ENABLE_OPERATION)
 _CSP = int(L.Mode.CYCLIC_SYNC_POSITION)
+_HOMING = int(L.Mode.HOMING)
+_HOMED_BITS = int(L.Status.HOMING_ATTAINED | L.Status.TARGET_REACHED)
 # causes the MDA can see go away itself; any other agent's alarm is cleared by its owner
 OBSERVABLE_CAUSES = (AlarmCode.ETHERCAT_LINK, AlarmCode.WORKING_COUNTER,
                      AlarmCode.EMERGENCY_BUTTON, AlarmCode.OVERCURRENT, AlarmCode.MOTOR_LOCKED,
@@ -614,6 +625,9 @@ class MotorDriverCore:
             return f"drive {tx.state.value}, not aligned by {self.config.alignment.value}"
         if axis.phase is Phase.HOMING_APPROACH:
             return f"home switch never seen, at raw {tx.position_rad:.1f} rad"
+        if axis.phase is Phase.HOMING_DRIVE:
+            return (f"the drive's homing method {self.config.homing_method} not done, at "
+                    f"{tx.position_rad:.1f} rad")
         return f"still on the home switch, at raw {tx.position_rad:.1f} rad"
 
     def _advance_axis(self, axis: _Axis, now: float, out: list[Any]) -> None:
@@ -630,7 +644,8 @@ class MotorDriverCore:
                 self._unexpected(axis, now, out)
             elif L.alignment_done(c.alignment, tx.statusword, self._alignment_object(axis)):
                 if axis.setup.homes:
-                    self._enter(axis, Phase.HOMING_APPROACH, now)
+                    self._enter(axis, Phase.HOMING_DRIVE if c.homing_method
+                                else Phase.HOMING_APPROACH, now)
                 else:
                     axis.zero = 0.0  # rotation: radians as they are
                     self._enter(axis, Phase.READY, now)
@@ -648,6 +663,8 @@ class MotorDriverCore:
                 log.info("axis %d homed: zero at raw %.4f rad", self.axes.index(axis), axis.zero)
             else:
                 self._timeout(axis, now, c.homing_timeout_s, "homing", out)
+        elif axis.phase is Phase.HOMING_DRIVE:
+            self._drive_homing(axis, now, out)
         elif axis.phase in (Phase.READY, Phase.RUNNING):
             if state is not L.Cia402State.OPERATION_ENABLED:
                 self._unexpected(axis, now, out)
@@ -655,6 +672,26 @@ class MotorDriverCore:
                 self._profile(axis)
         elif axis.phase is Phase.QUICK_STOP:  # halted from the panel
             self._escalate_quick_stop(axis, now, out)
+
+    def _drive_homing(self, axis: _Axis, now: float, out: list[Any]) -> None:
+        """The drive homes itself (homing mode): done when it says the home is set and it
+        stands (statusword bits 12 and 10); its position is then relative to that home."""
+        tx = axis.last
+        index = self.axes.index(axis)
+        homing = tx.mode_display == L.Mode.HOMING
+        if tx.state is not L.Cia402State.OPERATION_ENABLED:
+            self._unexpected(axis, now, out)
+        elif homing and tx.statusword & L.Status.HOMING_ERROR:
+            self._latch(AlarmCode.DRIVE_FAULT, index, now, out,
+                        f"axis {index}: the drive's homing method {self.config.homing_method} "
+                        "failed (homing error; is the method one this drive has?)")
+        elif homing and tx.statusword & _HOMED_BITS == _HOMED_BITS:
+            axis.zero = tx.position_rad
+            self._enter(axis, Phase.READY, now)
+            log.info("axis %d homed by the drive (method %d): zero at %.4f rad", index,
+                     self.config.homing_method, axis.zero)
+        else:
+            self._timeout(axis, now, self.config.homing_timeout_s, "homing", out)
 
     def _escalate_quick_stop(self, axis: _Axis, now: float, out: list[Any]) -> None:
         """A drive that stays in operation enabled under quick stop for longer than the
@@ -741,6 +778,10 @@ class MotorDriverCore:
             return L.RxPdo(int(control), csp, hold, 0)
         if phase is Phase.ALIGNING:
             return L.RxPdo(int(L.Control.ENABLE_OPERATION), csp, hold, 0)
+        if phase is Phase.HOMING_DRIVE:
+            axis.setpoint = tx.position_rad
+            return L.RxPdo(_ENABLE_OPERATION | int(L.Control.HOMING_START), _HOMING,
+                           tx.position_actual, 0)
         if phase in (Phase.HOMING_APPROACH, Phase.HOMING_LEAVE):
             speed = (-self.config.homing_speed if phase is Phase.HOMING_APPROACH
                      else self.config.homing_leave_speed)
@@ -1069,6 +1110,20 @@ class EtherCatHardware:
             self.bus.close()
 
 
+def homing_objects(config: MotorDriverConfig) -> tuple[L.StartupObject, ...]:
+    """What each homing axis's drive is given in PRE-OP for its own homing method (none
+    when the master homes on the switches)."""
+    if not config.homing_method:
+        return ()
+    speed = L.rad_s_to_counts(config.homing_speed)
+    return tuple(
+        L.StartupObject(setup.axis + 1, index, sub, fmt, value)
+        for setup in config.axes if setup.homes
+        for index, sub, fmt, value in ((L.HOMING_METHOD, 0, "b", config.homing_method),
+                                       (L.HOMING_SPEEDS, 1, "I", speed),
+                                       (L.HOMING_SPEEDS, 2, "I", speed)))
+
+
 def open_motor_driver(bus: EtherCatBus, endpoint: Any, config: MotorDriverConfig,
                       safety: SafetySettings, realtime: bool = True) -> AgentRuntime:
     """Start the bus and build the MDA's runtime (the board's service runs it). A failed
@@ -1082,7 +1137,7 @@ def open_motor_driver(bus: EtherCatBus, endpoint: Any, config: MotorDriverConfig
     hardware = EtherCatHardware(bus, config.cycle_s)  # before OP too: it warms numpy up
     hardware.alignment_object = config.alignment_object
     try:
-        bus.start()
+        bus.start(homing_objects(config))
     except BaseException:
         bus.close()
         raise

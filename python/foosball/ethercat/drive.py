@@ -18,10 +18,16 @@ from dataclasses import dataclass, field
 
 from foosball.ethercat.layout import (
     CURRENT_COUNTS_PER_A,
+    HOMING_CURRENT_POSITION,
+    HOMING_HARD_STOP_NEGATIVE,
+    HOMING_METHOD,
+    HOMING_NEGATIVE_SWITCH,
+    HOMING_SPEEDS,
     POSITION_COUNTS_PER_RAD,
     STATE_STATUSWORD,
     VELOCITY_COUNTS_PER_RAD_S,
     Cia402State,
+    Control,
     DigitalInput,
     ErrorCode,
     Mode,
@@ -31,6 +37,8 @@ from foosball.ethercat.layout import (
     rad_s_to_counts,
     rad_to_counts,
 )
+
+DEFAULT_HOMING_SPEED = 10.0  # rad/s: the search speed while 0x6099:01 is not written
 
 
 class FaultKind(enum.Enum):
@@ -64,8 +72,10 @@ class MotorParameters:
     # it stays in operation enabled, following the last target, until voltage is disabled)
     ignores_quick_stop: bool = False
     position_gain: float = 300.0  # 1/s: how hard CSP pulls towards the target
-    # translation axes only: mechanical travel in motor radians, relative to the switch edge
+    # translation axes only: mechanical travel in motor radians between two hard stops,
+    # relative to the switch edge (where a drive without the switch would have it)
     has_end_switch: bool = False
+    has_hard_stops: bool = False
     travel_below_switch: float = 0.5  # hard stop this far beyond the switch edge
     travel_above_switch: float = 50.0  # hard stop at the other end of the travel
     locked_detect_time_s: float = 0.15  # commanded motion but no motion for this long
@@ -103,6 +113,13 @@ class Cia402Drive:
         self._last_control = 0
         self.rx = RxPdo(mode=Mode.NONE)
         self.outputs_valid = False  # only true while the ESC is in OP with fresh outputs
+        # the drive's own homing (mode 6): method and search speed as written by SDO, and
+        # where its home is (reported positions are relative to it; 0 until homed)
+        self.homing_method = 0
+        self.homing_speeds = [0, 0]
+        self.home_reference = 0.0
+        self.homing_attained = self.homing_error = False
+        self._homing_started = False
 
     # --- geometry of a translation axis (raw motor radians) --------------------------------
     @property
@@ -114,7 +131,7 @@ class Cia402Drive:
         return self.params.has_end_switch and self.position <= self.switch_position
 
     def _travel(self) -> tuple[float, float]:
-        if not self.params.has_end_switch:
+        if not (self.params.has_end_switch or self.params.has_hard_stops):
             return -math.inf, math.inf
         return (self.switch_position - self.params.travel_below_switch,
                 self.switch_position + self.params.travel_above_switch)
@@ -147,6 +164,19 @@ class Cia402Drive:
         if self.error_code == ErrorCode.NONE:
             self.error_code = code
         self.aligned = False  # the power stage went off: commutation must be found again
+
+    def write_object(self, index: int, subindex: int, value: int) -> None:
+        """An SDO write of one of the drive's homing objects (the ESC's dictionary and the
+        fake bus both land here)."""
+        if (index, subindex) == (HOMING_METHOD, 0):
+            self.homing_method = value
+        elif index == HOMING_SPEEDS and subindex in (1, 2):
+            self.homing_speeds[subindex - 1] = value
+
+    def read_object(self, index: int, subindex: int) -> int:
+        if index == HOMING_SPEEDS and subindex in (1, 2):
+            return self.homing_speeds[subindex - 1]
+        return self.homing_method
 
     # --- process data --------------------------------------------------------------------
     def apply(self, rx: RxPdo) -> None:
@@ -209,7 +239,7 @@ class Cia402Drive:
                     self.alignment_left_s = 0.0
                     self.aligned = True
             elif self.rx.mode == Mode.CYCLIC_SYNC_POSITION:
-                target = self.rx.target_position / POSITION_COUNTS_PER_RAD
+                target = self.rx.target_position / POSITION_COUNTS_PER_RAD + self.home_reference
                 error = target - self.position
                 reach = min(p.max_speed, math.sqrt(2.0 * p.max_acceleration * abs(error)),
                             p.position_gain * abs(error))
@@ -217,6 +247,8 @@ class Cia402Drive:
             elif self.rx.mode == Mode.CYCLIC_SYNC_VELOCITY:
                 desired = self.rx.target_velocity / VELOCITY_COUNTS_PER_RAD_S
                 desired = max(-p.max_speed, min(p.max_speed, desired))
+            elif self.rx.mode == Mode.HOMING:
+                desired = self._homing()
         else:
             limit = p.quick_stop_deceleration
         if not enabled:
@@ -237,6 +269,34 @@ class Cia402Drive:
         # quick stop active stays (option code 6) until the master disables or re-enables
         if self.state is Cia402State.FAULT_REACTION_ACTIVE and self.velocity == 0.0:
             self.state = Cia402State.FAULT
+
+    def _homing(self) -> float:
+        """The drive's own homing (mode 6, started by controlword bit 4): the velocity it
+        wants now. A hard stop is found where the axis stops against it (on a real drive:
+        the current passing its threshold)."""
+        if not self.rx.controlword & Control.HOMING_START:
+            self._homing_started = False
+            return 0.0
+        if not self._homing_started:  # bit 4 rose: a new homing
+            self._homing_started = True
+            self.homing_attained = self.homing_error = False
+        if self.homing_attained or self.homing_error:
+            return 0.0
+        method = self.homing_method
+        search = -(self.homing_speeds[0] / VELOCITY_COUNTS_PER_RAD_S or DEFAULT_HOMING_SPEED)
+        if method in (HOMING_CURRENT_POSITION, 35):
+            return self._home_here()
+        if method == HOMING_NEGATIVE_SWITCH and self.params.has_end_switch:
+            return self._home_here() if self.switch_active else search
+        if method == HOMING_HARD_STOP_NEGATIVE and self.params.has_hard_stops:
+            return self._home_here() if self.position <= self._travel()[0] else search
+        self.homing_error = True  # a method this drive does not have
+        return 0.0
+
+    def _home_here(self) -> float:
+        self.home_reference = self.position
+        self.homing_attained = True
+        return 0.0
 
     def _detect_locked(self, dt: float, desired: float) -> None:
         trying = self.state is Cia402State.OPERATION_ENABLED and abs(desired) > 0.5
@@ -270,10 +330,18 @@ class Cia402Drive:
             status |= Status.ALIGNING
         following = (self.state is Cia402State.OPERATION_ENABLED and self.aligned
                      and self.outputs_valid)
-        if following:
+        position = self.position - self.home_reference
+        if self.rx.mode == Mode.HOMING:  # bits 10, 12 and 13 say how the homing goes
+            if self.homing_attained:
+                status |= Status.HOMING_ATTAINED
+                if self.velocity == 0.0:
+                    status |= Status.TARGET_REACHED
+            if self.homing_error:
+                status |= Status.HOMING_ERROR
+        elif following:
             status |= Status.FOLLOWS_COMMAND
             target = self.rx.target_position / POSITION_COUNTS_PER_RAD
-            if self.rx.mode == Mode.CYCLIC_SYNC_POSITION and abs(target - self.position) < 0.01:
+            if self.rx.mode == Mode.CYCLIC_SYNC_POSITION and abs(target - position) < 0.01:
                 status |= Status.TARGET_REACHED
         inputs = 0
         if self.switch_active:
@@ -283,7 +351,7 @@ class Cia402Drive:
         return TxPdo(
             statusword=int(status),
             mode_display=int(self.rx.mode),
-            position_actual=rad_to_counts(self.position),
+            position_actual=rad_to_counts(position),
             velocity_actual=rad_s_to_counts(self.velocity),
             current_actual=max(-32768, min(32767, round(self.current() * CURRENT_COUNTS_PER_A))),
             error_code=int(self.error_code),

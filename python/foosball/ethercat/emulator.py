@@ -77,7 +77,8 @@ MotionListener = Callable[[float, Sequence[MotorSample]], None]
 
 # Seed drive train and the TU Darmstadt rod figures (facts/table-and-ball.md), motor side.
 TRANSLATION_MOTOR = MotorParameters(max_speed=870.0, max_acceleration=26_000.0,
-                                    quick_stop_deceleration=40_000.0, has_end_switch=True)
+                                    quick_stop_deceleration=40_000.0, has_end_switch=True,
+                                    has_hard_stops=True)
 ROTATION_MOTOR = MotorParameters(max_speed=314.0, max_acceleration=9_425.0,
                                  quick_stop_deceleration=20_000.0)
 FOREIGN_IDENTITY = L.Identity(0x0000_0002, 0x1234_5678, 0x0000_0001)

@@ -243,11 +243,19 @@ def build_object_dictionary(identity: L.Identity, serial: int,
         (0x60C5, 0): OdEntry("I", round(drive.params.max_acceleration
                                         * L.VELOCITY_COUNTS_PER_RAD_S)),
         (L.ALIGNMENT_OBJECT, 0): OdEntry("B", 0, getter=lambda: int(drive.aligned)),
+        (L.HOMING_SPEEDS, 0): OdEntry("B", 2),
         (TARGET_TORQUE.index, 0): OdEntry("h", 0),
         (TORQUE_ACTUAL.index, 0): OdEntry("h", 0),
     }
     for sub, kind in enumerate((1, 2, 3, 4), start=1):
         od[(0x1C00, sub)] = OdEntry("B", kind)
+    # the drive's own homing: method and speeds, kept by the drive model
+    for index, sub, fmt in ((L.HOMING_METHOD, 0, "b"), (L.HOMING_SPEEDS, 1, "I"),
+                            (L.HOMING_SPEEDS, 2, "I")):
+        od[(index, sub)] = OdEntry(
+            fmt, 0, writable=True,
+            getter=lambda i=index, k=sub: drive.read_object(i, k),
+            setter=lambda v, i=index, k=sub: drive.write_object(i, k, v))
     # the process objects are readable by SDO too (the supervisory tools use that)
     for entry in L.TXPDO_ENTRIES:
         od[(entry.index, entry.subindex)] = OdEntry(
@@ -664,6 +672,9 @@ class EscSlave:
             "velocity": d.velocity,
             "switch_position": d.switch_position if d.params.has_end_switch else None,
             "switch_active": d.switch_active,
+            "homing_method": d.homing_method,
+            "homed": d.homing_attained,
+            "home_reference": d.home_reference,
         }
 
 

@@ -48,8 +48,10 @@ class FakeBus(EtherCatBus):
         self.slaves = self._slaves()
         return self.slaves
 
-    def start(self) -> list[SlaveInfo]:
+    def start(self, objects: Sequence[L.StartupObject] = ()) -> list[SlaveInfo]:
         check_slaves(self.scan(), self.config.drives, self.config.identity)
+        for o in objects:
+            self.drives[o.position - 1].write_object(o.index, o.subindex, o.value)
         self.expected_working_counter = 3 * len(self.drives)
         self.in_op = True
         self.slaves = self._slaves()

@@ -136,6 +136,7 @@ class Control(enum.IntEnum):
     SHUTDOWN = 0x0006
     SWITCH_ON = 0x0007
     ENABLE_OPERATION = 0x000F
+    HOMING_START = 0x0010  # bit 4 in homing mode: start the drive's homing method
     FAULT_RESET = 0x0080
 
 
@@ -201,6 +202,8 @@ class Status(enum.IntFlag):
     TARGET_REACHED = 1 << 10
     INTERNAL_LIMIT = 1 << 11
     FOLLOWS_COMMAND = 1 << 12  # CSP/CSV: drive follows the command value
+    HOMING_ATTAINED = 1 << 12  # homing mode: the home is set (bit 12's meaning there)
+    HOMING_ERROR = 1 << 13  # homing mode: the method failed or is not supported
     ALIGNING = 1 << 14  # manufacturer specific: rotor alignment running
     ALIGNED = 1 << 15  # manufacturer specific: rotor alignment done since power/fault
 
@@ -221,6 +224,29 @@ class Alignment(enum.Enum):
 
 # Manufacturer-specific "rotor aligned" (UNSIGNED8) of drives that say it only by SDO.
 ALIGNMENT_OBJECT = 0x2010
+
+# The drive's own homing (CiA 402 homing mode), written in PRE-OP where board.toml asks
+# for it: the method (INTEGER8) and its speeds (UNSIGNED32, velocity units: :01 while
+# searching for the switch or stop, :02 while searching for zero).
+HOMING_METHOD = 0x6098
+HOMING_SPEEDS = 0x6099
+# Methods the emulated drive implements (CiA 402 numbers; negative: manufacturer specific,
+# as common drives number their hard-stop methods).
+HOMING_NEGATIVE_SWITCH = 17  # run negative to the limit switch, home at its edge
+HOMING_CURRENT_POSITION = 37  # home where the axis stands (35 in older drives)
+HOMING_HARD_STOP_NEGATIVE = -4  # run negative into the end stop (current threshold)
+
+
+@dataclass(frozen=True)
+class StartupObject:
+    """An object a slave is given by SDO in PRE-OP, on every start and reconfiguration
+    (an ENI's init command), read back and compared."""
+
+    position: int  # 1-based slave position
+    index: int
+    subindex: int
+    fmt: str  # struct code of its type
+    value: int
 
 
 def alignment_done(alignment: Alignment, statusword: int, object_value: int = 0) -> bool:

@@ -110,9 +110,10 @@ class PysoemBus(EtherCatBus):
         return self._slave_infos(
             counters=lambda s: s.state not in (pysoem.NONE_STATE, pysoem.OP_STATE), attempts=1)
 
-    def start(self) -> list[SlaveInfo]:
+    def start(self, objects: Sequence[L.StartupObject] = ()) -> list[SlaveInfo]:
         """Find and check the slaves, write their configuration in PRE-OP (watchdog,
-        PDO assignment and mapping from the layout, each read back), map, SAFE-OP, OP.
+        PDO assignment and mapping from the layout, the `objects`, each read back), map,
+        SAFE-OP, OP.
         Any failure is a BusConfigurationError naming the slave, the step and the register
         or object, and leaves every slave in INIT."""
         found = self.scan()
@@ -122,7 +123,7 @@ class PysoemBus(EtherCatBus):
                 f"(expected {self.config.drives} x {L.DEVICE_NAME})")
         try:
             check_slaves(found, self.config.drives, self.config.identity)
-            self._configure()
+            self._configure(objects)
             self._request_op()
             self.slaves = self._slave_infos()
         except BusConfigurationError:
@@ -133,7 +134,7 @@ class PysoemBus(EtherCatBus):
             raise BusConfigurationError(f"EtherCAT start failed: {_describe(exc)}") from exc
         return self.slaves
 
-    def _configure(self) -> None:
+    def _configure(self, objects: Sequence[L.StartupObject]) -> None:
         if self.master.state_check(pysoem.PREOP_STATE, 50_000) != pysoem.PREOP_STATE:
             raise BusConfigurationError(f"slaves did not reach PRE-OP: {self._state_report()}")
         ticks = self._watchdog_ticks()
@@ -143,7 +144,8 @@ class PysoemBus(EtherCatBus):
             # the slave (a drive whose ESC restarted has its reset values back); an error
             # raised in it leaves config_map as it is, and reconfig() says nothing of it:
             # the step keeps its error for recover() to look at
-            step = SlaveStep(slave, position, ticks)
+            step = SlaveStep(slave, position, ticks,
+                             tuple(o for o in objects if o.position == position))
             self._steps[position] = step
             slave.setup_func = step.configure
             # Belt and braces against the Complete-Access pitfall (facts): our drives do
@@ -296,10 +298,12 @@ class SlaveStep:
     """One slave's configuration writes in PRE-OP, each read back and compared; errors name
     the slave, the step and the register or object."""
 
-    def __init__(self, slave: pysoem.CdefSlave, position: int, watchdog_ticks: int = 0) -> None:
+    def __init__(self, slave: pysoem.CdefSlave, position: int, watchdog_ticks: int = 0,
+                 objects: tuple[L.StartupObject, ...] = ()) -> None:
         self.slave = slave
         self.position = position
         self.watchdog_ticks = watchdog_ticks
+        self.objects = objects
         self.error: BusConfigurationError | None = None  # of the last configure()
 
     def configure(self, _slave: object = None) -> None:
@@ -317,6 +321,9 @@ class SlaveStep:
         self.write_register("process-data watchdog", REG_WD_TIME_PD, self.watchdog_ticks)
         self.configure_pdo(L.RXPDO_ASSIGN, L.RXPDO_INDEX, L.RXPDO_ENTRIES)
         self.configure_pdo(L.TXPDO_ASSIGN, L.TXPDO_INDEX, L.TXPDO_ENTRIES)
+        if self.objects:
+            self.write_objects("startup objects", [(o.index, o.subindex, o.fmt, o.value)
+                                                   for o in self.objects])
 
     def configure_pdo(self, assign: int, pdo: int, entries: tuple[L.PdoEntry, ...]) -> None:
         wanted = [e.mapping_value for e in entries]
@@ -372,14 +379,19 @@ class SlaveStep:
 
     def write_pdo(self, assign: int, pdo: int, entries: tuple[L.PdoEntry, ...]) -> None:
         """CiA 301's order: assignment off, mapping count 0, entries, count, assignment on."""
-        step = f"PDO 0x{pdo:04x} from the layout"
         writes = [(assign, 0, "B", 0), (pdo, 0, "B", 0),
                   *((pdo, n, "I", e.mapping_value) for n, e in enumerate(entries, start=1)),
                   (pdo, 0, "B", len(entries)), (assign, 1, "H", pdo), (assign, 0, "B", 1)]
+        self.write_objects(f"PDO 0x{pdo:04x} from the layout", writes, check_from=2)
+
+    def write_objects(self, step: str, writes: Sequence[tuple[int, int, str, int]],
+                      check_from: int = 0) -> None:
+        """Each (index, subindex, struct code, value) written in turn, then those from
+        `check_from` on read back and compared."""
         for index, sub, fmt, value in writes:
             self._sdo(step, index, sub, lambda i=index, k=sub, f=fmt, v=value:
                       self.slave.sdo_write(i, k, struct.pack("<" + f, v)))
-        for index, sub, fmt, value in writes[2:]:
+        for index, sub, fmt, value in writes[check_from:]:
             back = self._sdo(f"{step} (read back)", index, sub,
                              lambda i=index, k=sub: self.slave.sdo_read(i, k))
             size = struct.calcsize("<" + fmt)
