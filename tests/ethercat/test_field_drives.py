@@ -152,6 +152,40 @@ def test_a_drive_without_a_home_switch_homes_by_its_own_method_plays_and_stops(
     assert all(s["cia402_state"] != "operation enabled" for s in slaves), slaves
 
 
+def test_drives_run_from_distributed_clocks_come_up_play_and_stop(
+        namespace: Namespace, emulator_factory: Callable, tmp_path: Path) -> None:
+    """Drives that need SYNC0 (`--dc`), board.toml asking for distributed clocks: the clocks
+    are set to the first drive's, SYNC0 runs at the 5 ms cycle on every drive, each
+    cycle's frame carries the reference time, and the axes play and stop."""
+    emulator = emulator_factory(8, ("--dc",))
+    states: list[SafetyState] = []
+    with _running_service(namespace, tmp_path, "distributed_clocks = true") as (
+            pole, _panel, agent):
+        assert _listen(pole, agent, 30.0, _all_in(DriveState.READY), states), \
+            (agent.poll(), states[-5:])
+        slaves = emulator.slaves()
+        assert [s["dc_sync0_ns"] for s in slaves] == [5_000_000] * 8, slaves
+        assert emulator.command("status")["clock_datagrams"] > 100  # 5 ms cycles: 1 s
+        assert all(s["al_state"] == int(L.AlState.OP) for s in slaves)
+        assert _play(pole, agent, states), states[-5:]
+        assert SafetyState.FAULT not in states
+        _stop_service(agent, signal.SIGTERM)
+    slaves = emulator.slaves()
+    assert all(s["al_state"] == int(L.AlState.INIT) for s in slaves), slaves
+
+
+def test_drives_that_need_distributed_clocks_are_refused_without_them_by_code(
+        namespace: Namespace, emulator_factory: Callable) -> None:
+    emulator_factory(8, ("--dc",))
+    bus = _start_bus(namespace)
+    try:
+        with pytest.raises(BusConfigurationError) as refused:
+            bus.start()
+    finally:
+        bus.close()
+    assert "AL code 0x0030" in str(refused.value), refused.value
+
+
 def test_a_fixed_mapping_that_differs_from_the_layout_is_refused_by_name(
         namespace: Namespace, emulator_factory: Callable) -> None:
     emulator = emulator_factory(8, ("--fixed-mapping", "--default-mapping", "other"))

@@ -125,6 +125,10 @@ class MotorDriverConfig:
     # switch: 37 where the axis stands, -4 into the negative end stop (the usual
     # manufacturer number; check the drive's manual), 17 to the negative limit switch.
     homing_method: int = setting(0, low=-128, high=127)
+    # Distributed clocks: every drive's clock set to the first one's and SYNC0 at cycle_s,
+    # for drives that need it (they refuse SAFE-OP without it: AL code 0x0030). Off: the
+    # drives take each frame's setpoints as they come (free run), as STEVAL-ETH001 does.
+    distributed_clocks: bool = False
     # how a drive tells that its rotor alignment is done (the drive profile's option)
     alignment: L.Alignment = L.Alignment.MANUFACTURER_BITS
     # alignment = "sdo": the object read (UNSIGNED8, nonzero = aligned), subindex 0
@@ -1137,7 +1141,8 @@ def open_motor_driver(bus: EtherCatBus, endpoint: Any, config: MotorDriverConfig
     hardware = EtherCatHardware(bus, config.cycle_s)  # before OP too: it warms numpy up
     hardware.alignment_object = config.alignment_object
     try:
-        bus.start(homing_objects(config))
+        bus.start(homing_objects(config),
+                  sync0_s=config.cycle_s if config.distributed_clocks else 0.0)
     except BaseException:
         bus.close()
         raise

@@ -80,9 +80,11 @@ class EtherCatBus(ABC):
         """Find the slaves on the segment (no mapping, no state change beyond PREOP)."""
 
     @abstractmethod
-    def start(self, objects: Sequence[L.StartupObject] = ()) -> list[SlaveInfo]:
-        """Find, check identity and count, give each slave its `objects` in PRE-OP, map,
-        check mapping, reach OP. Raises BusConfigurationError naming what is wrong."""
+    def start(self, objects: Sequence[L.StartupObject] = (),
+              sync0_s: float = 0.0) -> list[SlaveInfo]:
+        """Find, check identity and count, give each slave its `objects` in PRE-OP (and,
+        `sync0_s` > 0, distributed clocks with SYNC0 at that period), map, check mapping,
+        reach OP. Raises BusConfigurationError naming what is wrong."""
 
     @abstractmethod
     def exchange(self, outputs: Sequence[L.RxPdo]) -> Exchange:

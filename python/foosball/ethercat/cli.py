@@ -39,6 +39,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
                               "voltage is disabled)")
     emulate.add_argument("--no-home-switch", action="store_true",
                          help="translation axes without a home switch (homing never ends)")
+    emulate.add_argument("--dc", action="store_true",
+                         help="drives run from distributed clocks: they reach SAFE-OP only "
+                              "with SYNC0 active (AL code 0x0030 else)")
     emulate.add_argument("--plain-cia402", action="store_true",
                          help="standard CiA 402 drives: no alignment bits 14/15, aligned "
                               "when they follow the command value (bit 12)")
@@ -86,7 +89,7 @@ def _emulate(args: argparse.Namespace) -> int:
                                  fixed_mapping=args.fixed_mapping,
                                  ignores_quick_stop=args.ignore_quick_stop,
                                  home_switch=not args.no_home_switch,
-                                 plain_cia402=args.plain_cia402)
+                                 plain_cia402=args.plain_cia402, needs_dc=args.dc)
     make_listeners = None
     if args.rod_poses:
         from foosball.ethercat.coupling import RodPosePublisher

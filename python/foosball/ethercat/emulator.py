@@ -101,6 +101,7 @@ class EmulatorConfig:
     fixed_mapping: bool = False  # the default mapping is fixed: every write to it aborts
     ignores_quick_stop: bool = False  # the drives take no quick stop from the controlword
     home_switch: bool = True  # False: translation axes without a home (end) switch
+    needs_dc: bool = False  # drives run from distributed clocks: SYNC0 needed for SAFE-OP
     plain_cia402: bool = False
 
 
@@ -185,7 +186,7 @@ class DriveEmulator:
                         complete_access_quirk=config.complete_access_quirk,
                         watchdog_divider=config.watchdog_divider,
                         default_mapping=config.default_mapping,
-                        fixed_mapping=config.fixed_mapping)
+                        fixed_mapping=config.fixed_mapping, needs_dc=config.needs_dc)
 
     def restart_esc(self, axis: int) -> None:
         """The slave controller restarts (a brown-out): registers, watchdog divider and PDO
@@ -275,6 +276,7 @@ class DriveEmulator:
                 return {"ok": True, "now_s": self.now_s,
                         "longest_stall_s": self.longest_stall_s,
                         "left_enabled_s": self.left_enabled_s,
+                        "clock_datagrams": self.chain.clock_datagrams,
                         "slaves": [s.report() for s in self.chain.slaves]}
             if verb == "timing":  # the answer path and the stalls, with their times
                 return {"ok": True, "answers": self.answers.report(),

@@ -41,6 +41,16 @@ REG_EEPROM_ADDRESS = 0x0504
 REG_EEPROM_DATA = 0x0508
 REG_FMMU = 0x0600
 REG_SM = 0x0800
+# distributed clocks: receive times latched by a write to 0x0900, the local time of that
+# latch (0x0918), the system time (0x0910) and its offset (0x0920), SYNC0 activation
+# (0x0981) and cycle (0x09A0)
+REG_DC_RECEIVE_TIMES = 0x0900
+REG_DC_SYSTEM_TIME = 0x0910
+REG_DC_RECEIVE_TIME_UNIT = 0x0918
+REG_DC_SYSTEM_OFFSET = 0x0920
+REG_DC_ACTIVATION = 0x0981
+REG_DC_SYNC0_CYCLE = 0x09A0
+DC_SYNC0_ACTIVE = 0x03  # cyclic operation and SYNC0 on
 
 SDO_ABORT_UNSUPPORTED = 0x0504_0001  # client/server command specifier not valid
 SDO_ABORT_READ_ONLY = 0x0601_0002
@@ -288,8 +298,12 @@ class EscSlave:
                  serial: int = 0, last_in_line: bool = False,
                  complete_access_quirk: bool = False,
                  watchdog_divider: int = L.WATCHDOG_DIVIDER,
-                 default_mapping: str = "layout", fixed_mapping: bool = False) -> None:
+                 default_mapping: str = "layout", fixed_mapping: bool = False,
+                 needs_dc: bool = False) -> None:
         self.drive = drive
+        # a drive run from distributed clocks: it says it has them (feature register bit 2)
+        # and goes to SAFE-OP only with SYNC0 active at a cycle (AL code 0x0030 else)
+        self.needs_dc = needs_dc
         self.identity = identity
         # The quirk reproduces the slave stack of the facts' Complete-Access pitfall: it
         # advertises Complete Access, answers subindex 0 of 0x1C00 without the 16-bit
@@ -338,7 +352,7 @@ class EscSlave:
         m[0x0005] = 4  # SyncManagers
         m[0x0006] = 4  # process RAM, KB
         m[0x0007] = 0x0F  # port descriptor
-        struct.pack_into("<H", m, 0x0008, 0x0000)  # features: no distributed clocks
+        struct.pack_into("<H", m, 0x0008, 0x0004 if self.needs_dc else 0x0000)  # features
         m[0x0140] = 0x05
         dl_status = 0x5000 | 0x0200 | 0x0011  # port 0 open + communication, PDI operational
         dl_status |= 0x0400 if last_in_line else 0x0800 | 0x0020  # port 1 closed / open
@@ -376,6 +390,9 @@ class EscSlave:
 
     # --- memory access with side effects ---------------------------------------------------
     def read(self, address: int, length: int) -> bytes:
+        if self.needs_dc and address < REG_DC_SYSTEM_TIME + 8 and address + length > \
+                REG_DC_SYSTEM_TIME:
+            struct.pack_into("<Q", self.mem, REG_DC_SYSTEM_TIME, self._system_time_ns())
         data = bytes(self.mem[address:address + length]).ljust(length, b"\x00")
         start, size, _, _ = self._sm(1)
         if (self._sm_active(1) and size and address <= start + size - 1 < address + length
@@ -396,6 +413,10 @@ class EscSlave:
         self.mem[address:min(end, MEMORY_SIZE)] = data[:MEMORY_SIZE - address]
         for ro, value in keep.items():
             self.mem[ro] = value
+        if self.needs_dc and address <= REG_DC_RECEIVE_TIMES < end:  # latch receive times
+            local = self._local_time_ns()
+            struct.pack_into("<IIII", self.mem, REG_DC_RECEIVE_TIMES, *(local & 0xFFFFFFFF,) * 4)
+            struct.pack_into("<Q", self.mem, REG_DC_RECEIVE_TIME_UNIT, local)
 
         def touches(lo: int, hi: int) -> bool:
             return address < hi and end > lo
@@ -473,7 +494,22 @@ class EscSlave:
                 and in_start == L.MAILBOX_IN_ADDRESS and in_size == L.MAILBOX_SIZE
                 and bool(out_act & 1) and bool(in_act & 1))
 
+    def _local_time_ns(self) -> int:
+        return round(self.now_s * 1e9)
+
+    def _system_time_ns(self) -> int:
+        offset = struct.unpack_from("<Q", self.mem, REG_DC_SYSTEM_OFFSET)[0]
+        return (self._local_time_ns() + offset) & 0xFFFF_FFFF_FFFF_FFFF
+
+    def dc_sync0_ns(self) -> int:
+        """The SYNC0 cycle the master set up, 0 while SYNC0 is not active."""
+        if self.mem[REG_DC_ACTIVATION] & DC_SYNC0_ACTIVE != DC_SYNC0_ACTIVE:
+            return 0
+        return int(struct.unpack_from("<I", self.mem, REG_DC_SYNC0_CYCLE)[0])
+
     def _process_data_config_error(self) -> int:
+        if self.needs_dc and not self.dc_sync0_ns():
+            return L.AL_CODE_INVALID_DC_SYNC
         if self.complete_access_quirk:
             return 0
         start, size, _, active = self._sm(2)
@@ -672,6 +708,7 @@ class EscSlave:
             "velocity": d.velocity,
             "switch_position": d.switch_position if d.params.has_end_switch else None,
             "switch_active": d.switch_active,
+            "dc_sync0_ns": self.dc_sync0_ns(),
             "homing_method": d.homing_method,
             "homed": d.homing_attained,
             "home_reference": d.home_reference,
@@ -693,6 +730,7 @@ class EscChain:
         # Slaves that stop exchanging process data (a failing PDI, a half-broken link):
         # the frame still comes back, with a working counter short by their share.
         self.deaf: set[int] = set()
+        self.clock_datagrams = 0  # FRMW/ARMW: the reference clock's time sent down the line
 
     def process_frame(self, payload: bytearray) -> bytearray:
         """`payload` is the EtherCAT part of the Ethernet frame (after the EtherType)."""
@@ -711,7 +749,7 @@ class EscChain:
                 break
             wkc = struct.unpack_from("<H", payload, wkc_at)[0]
             wkc += self._datagram(command, adp, ado, payload, data_at, length)
-            if command in (APRD, APWR, APRW):
+            if command in (APRD, APWR, APRW, ARMW):
                 adp = (adp + len(self.slaves)) & 0xFFFF
                 struct.pack_into("<H", payload, offset + 2, adp)
             struct.pack_into("<H", payload, wkc_at, wkc & 0xFFFF)
@@ -723,6 +761,8 @@ class EscChain:
     def _datagram(self, command: int, adp: int, ado: int, buf: bytearray, at: int,
                   length: int) -> int:
         wkc = 0
+        if command in (ARMW, FRMW):
+            self.clock_datagrams += 1
         if command in (LRD, LWR, LRW):
             logical = adp | (ado << 16)
             for position, slave in enumerate(self.slaves):
@@ -736,6 +776,16 @@ class EscChain:
                 addressed = slave.station_address == adp
             elif command in (BRD, BWR, BRW):
                 addressed = True
+            elif command in (ARMW, FRMW):
+                # read by the addressed slave (the reference clock), written by the others
+                reference = ((adp + position) & 0xFFFF == 0 if command == ARMW
+                             else slave.station_address == adp)
+                if reference:
+                    buf[at:at + length] = slave.read(ado, length)
+                else:
+                    slave.write(ado, bytes(buf[at:at + length]))
+                wkc += 1
+                continue
             else:
                 addressed = False
             if not addressed:

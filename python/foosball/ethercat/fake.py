@@ -48,7 +48,8 @@ class FakeBus(EtherCatBus):
         self.slaves = self._slaves()
         return self.slaves
 
-    def start(self, objects: Sequence[L.StartupObject] = ()) -> list[SlaveInfo]:
+    def start(self, objects: Sequence[L.StartupObject] = (),
+              sync0_s: float = 0.0) -> list[SlaveInfo]:  # no clocks in the fake
         check_slaves(self.scan(), self.config.drives, self.config.identity)
         for o in objects:
             self.drives[o.position - 1].write_object(o.index, o.subindex, o.value)

@@ -110,10 +110,11 @@ class PysoemBus(EtherCatBus):
         return self._slave_infos(
             counters=lambda s: s.state not in (pysoem.NONE_STATE, pysoem.OP_STATE), attempts=1)
 
-    def start(self, objects: Sequence[L.StartupObject] = ()) -> list[SlaveInfo]:
+    def start(self, objects: Sequence[L.StartupObject] = (),
+              sync0_s: float = 0.0) -> list[SlaveInfo]:
         """Find and check the slaves, write their configuration in PRE-OP (watchdog,
-        PDO assignment and mapping from the layout, the `objects`, each read back), map,
-        SAFE-OP, OP.
+        PDO assignment and mapping from the layout, the `objects`, each read back; with
+        `sync0_s`, distributed clocks and SYNC0 at that period), map, SAFE-OP, OP.
         Any failure is a BusConfigurationError naming the slave, the step and the register
         or object, and leaves every slave in INIT."""
         found = self.scan()
@@ -123,7 +124,7 @@ class PysoemBus(EtherCatBus):
                 f"(expected {self.config.drives} x {L.DEVICE_NAME})")
         try:
             check_slaves(found, self.config.drives, self.config.identity)
-            self._configure(objects)
+            self._configure(objects, sync0_s)
             self._request_op()
             self.slaves = self._slave_infos()
         except BusConfigurationError:
@@ -134,9 +135,15 @@ class PysoemBus(EtherCatBus):
             raise BusConfigurationError(f"EtherCAT start failed: {_describe(exc)}") from exc
         return self.slaves
 
-    def _configure(self, objects: Sequence[L.StartupObject]) -> None:
+    def _configure(self, objects: Sequence[L.StartupObject], sync0_s: float) -> None:
         if self.master.state_check(pysoem.PREOP_STATE, 50_000) != pysoem.PREOP_STATE:
             raise BusConfigurationError(f"slaves did not reach PRE-OP: {self._state_report()}")
+        # Every clock set to the first DC slave's (the reference: its time then travels in
+        # each cycle's frame); each slave's SYNC0 is set up by its step (so again after a
+        # restart of its ESC).
+        if sync0_s and not self.master.config_dc():
+            raise BusConfigurationError("distributed clocks asked for (distributed_clocks = "
+                                        "true), but no slave has them")
         ticks = self._watchdog_ticks()
         self._steps = {}
         for position, slave in enumerate(self.master.slaves, start=1):
@@ -145,7 +152,8 @@ class PysoemBus(EtherCatBus):
             # raised in it leaves config_map as it is, and reconfig() says nothing of it:
             # the step keeps its error for recover() to look at
             step = SlaveStep(slave, position, ticks,
-                             tuple(o for o in objects if o.position == position))
+                             tuple(o for o in objects if o.position == position),
+                             round(sync0_s * 1e9))
             self._steps[position] = step
             slave.setup_func = step.configure
             # Belt and braces against the Complete-Access pitfall (facts): our drives do
@@ -299,11 +307,12 @@ class SlaveStep:
     the slave, the step and the register or object."""
 
     def __init__(self, slave: pysoem.CdefSlave, position: int, watchdog_ticks: int = 0,
-                 objects: tuple[L.StartupObject, ...] = ()) -> None:
+                 objects: tuple[L.StartupObject, ...] = (), sync0_ns: int = 0) -> None:
         self.slave = slave
         self.position = position
         self.watchdog_ticks = watchdog_ticks
         self.objects = objects
+        self.sync0_ns = sync0_ns  # SYNC0 period (distributed clocks); 0: free run
         self.error: BusConfigurationError | None = None  # of the last configure()
 
     def configure(self, _slave: object = None) -> None:
@@ -321,6 +330,8 @@ class SlaveStep:
         self.write_register("process-data watchdog", REG_WD_TIME_PD, self.watchdog_ticks)
         self.configure_pdo(L.RXPDO_ASSIGN, L.RXPDO_INDEX, L.RXPDO_ENTRIES)
         self.configure_pdo(L.TXPDO_ASSIGN, L.TXPDO_INDEX, L.TXPDO_ENTRIES)
+        if self.sync0_ns:
+            self.slave.dc_sync(True, self.sync0_ns)
         if self.objects:
             self.write_objects("startup objects", [(o.index, o.subindex, o.fmt, o.value)
                                                    for o in self.objects])
