@@ -90,6 +90,11 @@ class EtherCatBus(ABC):
     def exchange(self, outputs: Sequence[L.RxPdo]) -> Exchange:
         """Send one frame of outputs, return what came back."""
 
+    def reference_time_ns(self) -> int:
+        """With distributed clocks: the reference clock's time the last frame brought back
+        (ns since 2000); 0 without them."""
+        return 0
+
     @abstractmethod
     def read_states(self) -> list[SlaveInfo]:
         """Every slave's AL state (with the error flag) and AL status code, read from the

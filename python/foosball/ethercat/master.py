@@ -241,6 +241,9 @@ class PysoemBus(EtherCatBus):
             return Exchange(wkc, tuple(L.TxPdo.unpack(s.input) for s in slaves))
         return Exchange(wkc, image.unpack_inputs(b"".join([s.input for s in slaves])))
 
+    def reference_time_ns(self) -> int:
+        return int(self.master.dc_time)
+
     def read_object(self, position: int, index: int, subindex: int) -> bytes:
         try:
             # the GIL released: the cycle thread runs while this one waits for the mailbox
