@@ -464,10 +464,12 @@ def _all_in(state: DriveState) -> Callable[[MotorStatus], bool]:
     return lambda status: all(a.state is state for a in status.axes)
 
 
-def _stop_service(agent: subprocess.Popen[str], signum: int) -> None:
+def _stop_service(agent: subprocess.Popen[str], signum: int) -> str:
+    """Signal the service, wait for it to end cleanly; its log."""
     agent.send_signal(signum)
     _, stderr = agent.communicate(timeout=20)
     assert agent.returncode == 0, stderr[-2000:]
+    return stderr
 
 
 def test_the_motor_driver_service_homes_and_stops_the_bus_cleanly_on_sigterm(

@@ -14,6 +14,7 @@ import sys
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -101,80 +102,36 @@ def _running_service(namespace: Namespace, tmp_path: Path, motor_driver_extra: s
         panel.close()
 
 
-@pytest.mark.parametrize("kind", ["fixed-mapping", "ignore-quick-stop"])
-def test_a_field_drive_comes_up_plays_and_stops(namespace: Namespace,
-                                                emulator_factory: Callable, tmp_path: Path,
-                                                kind: str) -> None:
-    emulator = emulator_factory(8, (f"--{kind}",))
-    states: list[SafetyState] = []
-    with _running_service(namespace, tmp_path) as (pole, panel, agent):
-        assert _listen(pole, agent, 30.0, _all_in(DriveState.READY), states), \
-            (agent.poll(), states[-5:])
-        slaves = emulator.slaves()
-        assert all(s["al_state"] == int(L.AlState.OP) for s in slaves)
-        # equal to the layout: read, not written (a write would have been refused)
-        assert all(s["mapping_writes_refused"] == 0 for s in slaves), slaves
-        assert _play(pole, agent, states), states[-5:]
-        assert SafetyState.FAULT not in states
-        if kind == "ignore-quick-stop":
-            # halted from the panel, the drive stays in operation enabled: after the bound
-            # its voltage is disabled and the alarm names it
-            panel.send(DriveControl(axis=4, command=DriveCommand.HALT))
-            heard = _heard_until(panel, Alarm, 3.0, lambda a: a.code == AlarmCode.DRIVE_FAULT)
-            assert heard and heard[-1].axis == 4 and \
-                "drive ignored quick stop" in heard[-1].text, heard
-            assert emulator.slaves()[4]["cia402_state"] != "operation enabled"
-        _stop_service(agent, signal.SIGTERM)
+def _mapping_read_not_written(emulator: Any, _panel: Endpoint) -> None:
+    # equal to the layout: read, not written (a write would have been refused)
     slaves = emulator.slaves()
-    assert all(s["al_state"] == int(L.AlState.INIT) for s in slaves), slaves
-    assert all(s["cia402_state"] != "operation enabled" for s in slaves), slaves
+    assert all(s["mapping_writes_refused"] == 0 for s in slaves), slaves
 
 
-def test_a_drive_without_a_home_switch_homes_by_its_own_method_plays_and_stops(
-        namespace: Namespace, emulator_factory: Callable, tmp_path: Path) -> None:
-    """Translation axes without the switch, board.toml asking for the drives' own homing
-    into the negative end stop: the method is written in PRE-OP, the drives home in
-    CiA 402 homing mode, the axes play from a zero at the stop, and stop."""
-    emulator = emulator_factory(8, ("--no-home-switch",))
-    states: list[SafetyState] = []
-    extra = f"homing_method = {L.HOMING_HARD_STOP_NEGATIVE}"
-    with _running_service(namespace, tmp_path, extra) as (pole, _panel, agent):
-        assert _listen(pole, agent, 30.0, _all_in(DriveState.READY), states), \
-            (agent.poll(), states[-5:])
-        assert SafetyState.HOMING in states
-        slaves = emulator.slaves()
-        assert [s["homing_method"] for s in slaves] == [L.HOMING_HARD_STOP_NEGATIVE, 0] * 4
-        assert all(s["homed"] for s in slaves[::2]), slaves
-        assert _play(pole, agent, states), states[-5:]
-        assert SafetyState.FAULT not in states
-        _stop_service(agent, signal.SIGTERM)
+def _halted_drive_disabled(emulator: Any, panel: Endpoint) -> None:
+    # halted from the panel, the drive stays in operation enabled: after the bound its
+    # voltage is disabled and the alarm names it
+    panel.send(DriveControl(axis=4, command=DriveCommand.HALT))
+    heard = _heard_until(panel, Alarm, 3.0, lambda a: a.code == AlarmCode.DRIVE_FAULT)
+    assert heard and heard[-1].axis == 4 and "drive ignored quick stop" in heard[-1].text, heard
+    assert emulator.slaves()[4]["cia402_state"] != "operation enabled"
+
+
+def _homed_by_the_drive(emulator: Any, _panel: Endpoint) -> None:
+    # the method written in PRE-OP to every translation drive, each homed at its end stop
     slaves = emulator.slaves()
-    assert all(s["al_state"] == int(L.AlState.INIT) for s in slaves), slaves
-    assert all(s["cia402_state"] != "operation enabled" for s in slaves), slaves
+    assert [s["homing_method"] for s in slaves] == [L.HOMING_HARD_STOP_NEGATIVE, 0] * 4
+    assert all(s["homed"] for s in slaves[::2]), slaves
 
 
-def test_drives_run_from_distributed_clocks_come_up_play_and_stop(
-        namespace: Namespace, emulator_factory: Callable, tmp_path: Path) -> None:
-    """Drives that need SYNC0 (`--dc`), board.toml asking for distributed clocks: the clocks
-    are set to the first drive's, SYNC0 runs at the 5 ms cycle on every drive, each
-    cycle's frame carries the reference time, and the axes play and stop."""
-    emulator = emulator_factory(8, ("--dc",))
-    states: list[SafetyState] = []
-    with _running_service(namespace, tmp_path, "distributed_clocks = true") as (
-            pole, _panel, agent):
-        assert _listen(pole, agent, 30.0, _all_in(DriveState.READY), states), \
-            (agent.poll(), states[-5:])
-        slaves = emulator.slaves()
-        assert [s["dc_sync0_ns"] for s in slaves] == [5_000_000] * 8, slaves
-        assert emulator.command("status")["clock_datagrams"] > 100  # 5 ms cycles: 1 s
-        assert all(s["al_state"] == int(L.AlState.OP) for s in slaves)
-        assert _play(pole, agent, states), states[-5:]
-        assert SafetyState.FAULT not in states
-        agent.send_signal(signal.SIGTERM)
-        _, log = agent.communicate(timeout=20)
-        assert agent.returncode == 0, log[-2000:]
+def _synchronised(emulator: Any, _panel: Endpoint) -> None:
+    # SYNC0 at the 5 ms cycle on every drive; the reference time in every cycle's frame
     slaves = emulator.slaves()
-    assert all(s["al_state"] == int(L.AlState.INIT) for s in slaves), slaves
+    assert [s["dc_sync0_ns"] for s in slaves] == [5_000_000] * 8, slaves
+    assert emulator.command("status")["clock_datagrams"] > 100
+
+
+def _phase_locked(log: str) -> None:
     # the master's cycle steered to the reference clock: frames near half a cycle from
     # SYNC0 (the emulator's clock is this host's, so no drift, only its wake-up jitter)
     phase = re.search(r"frame phase to SYNC0 off its target by p50 ([\d.]+) us, p99 "
@@ -184,28 +141,72 @@ def test_drives_run_from_distributed_clocks_come_up_play_and_stop(
     assert float(phase.group(2)) < 1250.0, phase.group(0)  # a quarter of the 5 ms cycle
 
 
-def test_drives_that_need_distributed_clocks_are_refused_without_them_by_code(
-        namespace: Namespace, emulator_factory: Callable) -> None:
-    emulator_factory(8, ("--dc",))
+@dataclass(frozen=True)
+class FieldDrive:
+    """Drives that are not ours: the emulator's flags, board.toml's [motor_driver] keys for
+    them, what to check once every axis is READY and has played, and in the service's log."""
+
+    flags: tuple[str, ...]
+    board: str = ""
+    played: Callable[[Any, Endpoint], None] = lambda _emulator, _panel: None
+    stopped: Callable[[str], None] = lambda _log: None
+
+
+FIELD_DRIVES = {
+    "fixed mapping": FieldDrive(("--fixed-mapping",), played=_mapping_read_not_written),
+    "ignores quick stop": FieldDrive(("--ignore-quick-stop",), played=_halted_drive_disabled),
+    # into the negative end stop: the drive's own CiA 402 homing
+    "no home switch": FieldDrive(("--no-home-switch",),
+                                 f"homing_method = {L.HOMING_HARD_STOP_NEGATIVE}",
+                                 played=_homed_by_the_drive),
+    "distributed clocks": FieldDrive(("--dc",), "distributed_clocks = true",
+                                     played=_synchronised, stopped=_phase_locked),
+}
+
+
+@pytest.mark.parametrize("kind", list(FIELD_DRIVES))
+def test_a_field_drive_comes_up_plays_and_stops(namespace: Namespace,
+                                                emulator_factory: Callable, tmp_path: Path,
+                                                kind: str) -> None:
+    drive = FIELD_DRIVES[kind]
+    emulator = emulator_factory(8, drive.flags)
+    states: list[SafetyState] = []
+    with _running_service(namespace, tmp_path, drive.board) as (pole, panel, agent):
+        assert _listen(pole, agent, 30.0, _all_in(DriveState.READY), states), \
+            (agent.poll(), states[-5:])
+        assert SafetyState.HOMING in states
+        assert all(s["al_state"] == int(L.AlState.OP) for s in emulator.slaves())
+        assert _play(pole, agent, states), states[-5:]
+        assert SafetyState.FAULT not in states
+        drive.played(emulator, panel)
+        drive.stopped(_stop_service(agent, signal.SIGTERM))
+    slaves = emulator.slaves()
+    assert all(s["al_state"] == int(L.AlState.INIT) for s in slaves), slaves
+    assert all(s["cia402_state"] != "operation enabled" for s in slaves), slaves
+
+
+def _refused_start(namespace: Namespace) -> str:
+    """The master started on the emulator's bus and refused: why."""
     bus = _start_bus(namespace)
     try:
         with pytest.raises(BusConfigurationError) as refused:
             bus.start()
     finally:
         bus.close()
-    assert "AL code 0x0030" in str(refused.value), refused.value
+    return str(refused.value)
+
+
+def test_drives_that_need_distributed_clocks_are_refused_without_them_by_code(
+        namespace: Namespace, emulator_factory: Callable) -> None:
+    emulator_factory(8, ("--dc",))
+    refusal = _refused_start(namespace)
+    assert "AL code 0x0030" in refusal, refusal
 
 
 def test_a_fixed_mapping_that_differs_from_the_layout_is_refused_by_name(
         namespace: Namespace, emulator_factory: Callable) -> None:
     emulator = emulator_factory(8, ("--fixed-mapping", "--default-mapping", "other"))
-    bus = _start_bus(namespace)
-    try:
-        with pytest.raises(BusConfigurationError) as refused:
-            bus.start()
-    finally:
-        bus.close()
-    text = str(refused.value)
+    text = _refused_start(namespace)
     assert text.startswith("slave 1 (STEVAL-ETH001): PDO 0x1600: object 0x1c12: the drive's "
                            "PDO mapping is fixed (SDO abort 0x06010002"), text
     assert ("expected 0x1600 mapping [0x6040:00/16, 0x6060:00/8, 0x607a:00/32, 0x60ff:00/32]"
