@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import sys
 from pathlib import Path
 from typing import Any
@@ -21,25 +22,31 @@ def register(subparsers: Any) -> None:
     vision = subparsers.add_parser("vision", help="ball tracker: calibration, detection, bench")
     sub = vision.add_subparsers(dest="command", required=True)
 
-    from foosball.vision.calibration import LAYOUT_HELP, MAX_REPROJECTION_RMS_PX
+    from foosball.vision.calibration import FOCAL_MEASURE, LAYOUT_HELP, MAX_REPROJECTION_RMS_PX
+    from foosball.vision.layout_check import MAX_MARKER_OFFSET_M
 
     cal = sub.add_parser("calibrate", help="ArUco calibration -> calibration file (atomic)",
                          epilog=LAYOUT_HELP, formatter_class=argparse.RawDescriptionHelpFormatter)
-    cal.add_argument("image", nargs="?", help="a frame showing the four markers")
+    cal.add_argument("image", nargs="?", help="a frame showing the markers (4 at least)")
     cal.add_argument("--sim", action="store_true",
                      help="take the frame and the marker layout from the simulator")
     cal.add_argument("--markers", help="marker layout JSON: where each marker lies on the "
                      "table (format below; `vision layout-example` writes one)")
     cal.add_argument("--focal-px", type=float, help="camera focal length in pixels; "
-                     "estimated from the markers when the camera is tilted enough")
+                     "estimated from the markers when the camera is tilted enough. To "
+                     "measure it, " + FOCAL_MEASURE)
     cal.add_argument("--principal", type=float, nargs=2, metavar=("CX", "CY"),
                      help="principal point in pixels (default: the image centre)")
     cal.add_argument("--distortion", type=float, nargs=5, metavar=("K1", "K2", "P1", "P2", "K3"),
                      help="lens distortion (OpenCV model) from a chessboard calibration of the "
                      "camera; needs --focal-px")
-    cal.add_argument("--max-reprojection-px", type=float, default=MAX_REPROJECTION_RMS_PX,
+    cal.add_argument("--max-reprojection-px", type=float,
                      help="refuse a calibration whose marker corners reproject worse (RMS, "
-                     "px; default %(default)s)")
+                     f"px; default {MAX_REPROJECTION_RMS_PX:g} px at 640x480, in proportion "
+                     "to the image's diagonal)")
+    cal.add_argument("--max-marker-offset-mm", type=float, default=MAX_MARKER_OFFSET_M * 1e3,
+                     help="with 5 markers or more: refuse a marker further than this from "
+                     "where the others put it (mm; default %(default)g)")
     cal.add_argument("--config", help="the board's configuration file: its ball_tracker "
                      "ball_diameter (default: the table geometry's ball)")
     cal.add_argument("--output", default="calibration.json")
@@ -47,7 +54,8 @@ def register(subparsers: Any) -> None:
     cal.set_defaults(func=_calibrate)
 
     example = sub.add_parser("layout-example", help="write an example marker layout file "
-                             "(four markers beyond the field's corners) to edit",
+                             "(six markers: beyond the field's corners and beside the middle "
+                             "of each side) to edit",
                              epilog=LAYOUT_HELP,
                              formatter_class=argparse.RawDescriptionHelpFormatter)
     example.add_argument("--output", default="markers.json")
@@ -171,7 +179,8 @@ def _calibrate(args: argparse.Namespace) -> int:
         calibration = calibrate(image, layout, diameter / 2, focal_px=focal,
                                 principal=tuple(args.principal) if args.principal else None,
                                 distortion=tuple(args.distortion) if args.distortion else None,
-                                max_reprojection_px=args.max_reprojection_px)
+                                max_reprojection_px=args.max_reprojection_px,
+                                max_marker_offset_m=args.max_marker_offset_mm / 1e3)
         write_calibration(calibration, args.output)
     except (CalibrationError, VisionConfigError, BoardConfigError, OSError,
             json.JSONDecodeError) as exc:
@@ -183,6 +192,10 @@ def _calibrate(args: argparse.Namespace) -> int:
         "reprojection_rms_px": round(calibration.reprojection_rms_px, 4),
         "reprojection_max_px": round(calibration.reprojection_max_px, 4),
         "table_rms_mm": round(calibration.table_rms_m * 1e3, 3),
+        # each marker against the others: where they put it, mm off the layout
+        "marker_offsets_mm": ({str(i): round(math.hypot(dx, dy) * 1e3, 1)
+                               for i, dx, dy in calibration.marker_offsets}
+                              or "not checked: 5 markers or more needed"),
         "camera_centre_m": [round(v, 4) for v in calibration.camera_centre],
         "focal_px": round(calibration.focal_px, 2),
         "focal_estimated": calibration.focal_estimated,
