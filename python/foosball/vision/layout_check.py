@@ -87,8 +87,11 @@ def _fit(seen: dict[int, np.ndarray], wanted: dict[int, Marker], ids: list[int],
     # lines along the sides, and a homography can slide one of three markers on a line
     # along it (a 1-D projective map), which hid that marker's error or blamed its
     # neighbour (17 of 80 moves wrong on a tilted camera); a camera cannot.
-    ok, rvec, tvec = cv2.solvePnP(np.column_stack([table, np.full(len(table), height)]),
-                                  pixels, camera, None, flags=cv2.SOLVEPNP_SQPNP)
+    try:
+        ok, rvec, tvec = cv2.solvePnP(np.column_stack([table, np.full(len(table), height)]),
+                                      pixels, camera, None, flags=cv2.SOLVEPNP_SQPNP)
+    except cv2.error:  # three markers in a line along one side: no pose from them
+        return None
     if not ok:
         return None
     rotation, _ = cv2.Rodrigues(rvec)
