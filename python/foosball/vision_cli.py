@@ -7,6 +7,7 @@ command sits above both."""
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import math
 import sys
@@ -69,14 +70,16 @@ def register(subparsers: Any) -> None:
                      "table position")
     det.add_argument("--config", help="the board's configuration file (its ball_tracker "
                      "section: thresholds, detector, ball diameter)")
-    det.add_argument("--settings", help="vision settings JSON instead of --config")
+    det.add_argument("--settings", help="vision settings JSON instead of --config (a colour "
+                     "file from learn-colour is one: the rest default)")
     det.add_argument("--track", action="store_true",
                      help="run the whole tracker (window search, Kalman filter) over each "
                      "sequence instead of a whole-frame search per frame")
     det.set_defaults(func=_detect)
 
     learn = sub.add_parser("learn-colour", help="learn the ball's HSV band from a few frames "
-                           "of it rolling; writes the thresholds file the tracker loads")
+                           "of it rolling; writes the colour file that detect --settings and "
+                           "the board's thresholds_file read")
     learn.add_argument("inputs", nargs="+", help="a short video, a folder or image files "
                        "of the ball rolling across the table")
     learn.add_argument("--calibration", help="calibration file: the ball's size where it is, "
@@ -91,7 +94,7 @@ def register(subparsers: Any) -> None:
                        "(PNG) to look at")
     learn.add_argument("--for-background", action="store_true",
                        help="a ball coloured like the field: write the ball's own band even "
-                       "though it takes in the table (for detector.method = background)")
+                       "though it takes in the table, with detector.method = background")
     learn.add_argument("--json", action="store_true")
     learn.set_defaults(func=_learn_colour)
 
@@ -129,15 +132,17 @@ def _print(data: dict[str, Any], as_json: bool) -> None:
 
 
 def _vision_settings(args: argparse.Namespace) -> Any:
-    """The ball tracker's settings from --config (the board file) or --settings (JSON)."""
-    from foosball.vision.config import VisionSettings, load_settings
+    """The ball tracker's settings from --config (the board file) or --settings (JSON: a
+    whole settings file, or a colour file as learn-colour writes it), with the colour of
+    their thresholds_file as the agent runs them."""
+    from foosball.vision.config import VisionSettings, load_settings, with_thresholds_file
 
     if getattr(args, "config", None):
         from foosball.config import load_agent_settings
 
-        return load_agent_settings(args.config, "ball_tracker")
+        return with_thresholds_file(load_agent_settings(args.config, "ball_tracker"))
     if getattr(args, "settings", None):
-        return load_settings(args.settings)
+        return with_thresholds_file(load_settings(args.settings))
     return VisionSettings()
 
 
@@ -329,7 +334,10 @@ def _learn_colour(args: argparse.Namespace) -> int:
         if not (args.for_background and exc.band is not None):
             print(f"vision learn-colour: {exc}", file=sys.stderr)
             return 1
-        band, report = exc.band, {"separated": False, "note": str(exc)}
+        # The file says which detector the band is for, so detect and the agent use the
+        # background detector with it without a hand edit.
+        band = dataclasses.replace(exc.band, method="background")
+        report = {"separated": False, "method": "background", "note": str(exc)}
     except (CalibrationError, VisionConfigError, BoardConfigError, SourceError) as exc:
         print(f"vision learn-colour: {exc}", file=sys.stderr)
         return 1

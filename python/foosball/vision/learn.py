@@ -103,7 +103,9 @@ def learn_colour(frames: Sequence[np.ndarray], base: DetectorConfig,
         f"cannot tell the ball from the table by colour: the narrowest band that holds "
         f"{COVERAGES[-1]:.0%} of the ball's pixels (hue {band.hue_low}-{band.hue_high}, "
         f"saturation from {band.sat_low}, value from {band.val_low}) takes in "
-        f"{share:.1%} of the rest of the frame; use detector.method = \"background\"",
+        f"{share:.1%} of the rest of the frame; use the background detector: "
+        f"`learn-colour --for-background` writes the ball's own band with "
+        f"detector.method = \"background\" (`detect --track` then finds it)",
         # For the background detector, which needs no separation: the ball's colour with
         # its rim, where its shaded side is (without it the mask misses the dark crescent
         # and the centre moves to the lit side).
