@@ -10,7 +10,12 @@ import pytest
 
 from foosball.cli import main
 from foosball.vision.calibration import write_calibration
-from foosball.vision.config import THRESHOLD_FIELDS, DetectorConfig, load_thresholds
+from foosball.vision.config import (
+    COLOUR_FIELDS,
+    THRESHOLD_FIELDS,
+    DetectorConfig,
+    load_thresholds,
+)
 from foosball.vision.evaluate import evaluate
 
 WHITE_BAND = DetectorConfig(hue_low=0, hue_high=179, sat_low=0, sat_high=70, val_low=150)
@@ -56,7 +61,7 @@ def test_the_band_is_learnt_from_the_rolling_ball_and_tracks_it(orange, tmp_path
     assert code == 0
     report = json.loads(out)
     assert report["ball_share_in_band"] > 0.85 and report["table_share_in_band"] < 0.002
-    assert set(json.loads(thresholds.read_text())["detector"]) == {*THRESHOLD_FIELDS, "method"}
+    assert set(json.loads(thresholds.read_text())["detector"]) == set(COLOUR_FIELDS)
     assert cv2.imread(str(mask)).shape == (480, 1280, 3)  # the frame beside its mask
     learnt = load_thresholds(str(thresholds), DetectorConfig())
     result = evaluate(frames[60:], calibration, detector_cfg=learnt)

@@ -281,9 +281,11 @@ def parse_settings(data: Any) -> VisionSettings:
 HSV_BAND_FIELDS = ("hue_low", "hue_high", "sat_low", "sat_high", "val_low", "val_high")
 THRESHOLD_FIELDS = (*HSV_BAND_FIELDS, "min_area", "max_area", "min_density",
                     "max_eccentricity")
-# What a colour file may hold: the thresholds and which detector they are for (a ball
-# coloured like the field: learn-colour --for-background writes "background").
-COLOUR_FIELDS = (*THRESHOLD_FIELDS, "method")
+# What a colour file may hold: the thresholds, which detector they are for (a ball
+# coloured like the field: learn-colour --for-background writes "background"), and the
+# ball's size in pixels (learn-colour without a calibration measures it).
+COLOUR_FIELDS = (*THRESHOLD_FIELDS, "method", "min_perimeter", "max_perimeter",
+                 "refine_half", "roi_max_half")
 COLOUR_COMMENT = ("the ball's colour: a vision settings file holding only detector keys; "
                   "`foosball vision detect --settings` reads it, the board's [ball_tracker] "
                   "thresholds_file names it (learn-colour and the game panel write it)")
