@@ -74,7 +74,8 @@ def register(subparsers: Any) -> None:
                      "file from learn-colour is one: the rest default)")
     det.add_argument("--track", action="store_true",
                      help="run the whole tracker (window search, Kalman filter) over each "
-                     "sequence instead of a whole-frame search per frame")
+                     "sequence instead of a whole-frame search per frame; without "
+                     "--calibration the window search only, in pixels")
     det.set_defaults(func=_detect)
 
     learn = sub.add_parser("learn-colour", help="learn the ball's HSV band from a few frames "
@@ -259,8 +260,15 @@ def _detect(args: argparse.Namespace) -> int:
         print(f"vision detect: {exc}", file=sys.stderr)
         return 1
     if calibration is None:
-        print("vision detect: no --calibration, so every blob in the frame is a candidate",
-              file=sys.stderr)
+        print("vision detect: no --calibration, so every blob in the frame is a candidate"
+              + (" and the ball is tracked in pixels (no Kalman filter, no table position: "
+                 "those need the calibration)" if args.track else ""), file=sys.stderr)
+    background = settings.detector.method == "background"
+    model_frames = settings.detector.background_samples * settings.detector.background_every
+    if background:
+        print(f"vision detect: the background detector finds nothing in a source's first "
+              f"{model_frames} frames (detector.background_samples x background_every): "
+              "they form its model of the table", file=sys.stderr)
     status = 0
     for name, source in sources:
         tracker = detector = None
@@ -274,8 +282,11 @@ def _detect(args: argparse.Namespace) -> int:
                                   default_table(), ball_diameter=settings.ball_diameter)
         else:
             detector = make_detector(settings.detector, "bgr", source.frame_size)
+        last: tuple[float, float] | None = None
+        frames = 0
         try:
             for frame in source:
+                frames += 1
                 entry: dict[str, Any] = {"source": name, "frame": frame.index}
                 if tracker is not None and args.track:
                     result = tracker.process(frame.image, frame.capture_time_ns)
@@ -283,8 +294,9 @@ def _detect(args: argparse.Namespace) -> int:
                     entry["status"] = TrackStatus(result.status).name
                     entry["filtered_m"] = [round(result.x, 5), round(result.y, 5)]
                 else:
-                    found = (tracker.detector if tracker else detector).search_frame(
-                        frame.image)  # type: ignore[union-attr]
+                    found = _search((tracker.detector if tracker else detector), frame.image,
+                                    last if args.track else None)  # type: ignore[arg-type]
+                    last = None if found is None else (found.u, found.v)
                 entry["found"] = found is not None
                 if found is not None:
                     entry["pixel"] = [round(found.u, 3), round(found.v, 3)]
@@ -298,7 +310,25 @@ def _detect(args: argparse.Namespace) -> int:
             status = 1
         finally:
             source.close()
+        if background and frames <= model_frames:
+            print(f"vision detect: {name}: {frames} frames, so the background detector never "
+                  f"formed its model ({model_frames} frames) and found nothing: give a longer "
+                  "clip", file=sys.stderr)
     return status
+
+
+def _search(detector: Any, image: Any, last: tuple[float, float] | None) -> Any:
+    """One frame without the tracker's filter: near the last ball when tracking, else the
+    whole frame; then what was found goes to the detector (the background detector forms
+    its model of the table from the frames, which a search alone never did)."""
+    found = None
+    if last is not None:
+        found = detector.search_window(image, *last, detector.cfg.roi_max_half)
+    if found is None:
+        found = detector.search_frame(image, near=last)
+    if detector.observes:
+        detector.observe(image, found)
+    return found
 
 
 def _learn_colour(args: argparse.Namespace) -> int:
