@@ -137,3 +137,12 @@ def test_the_refusal_gives_the_limit_of_its_image(tilted_frame):
                                               math.pi) for m in SIX.markers))
     with pytest.raises(CalibrationRefused, match=r"limit 2\.5 px"):  # 800x600
         calibrate(tilted_frame, turned, RADIUS)
+
+
+def test_two_mis_measured_markers_are_both_named(sim_frame):
+    image, layout, focal = sim_frame
+    two = moved(moved(layout, 4, 0.0, -0.02), 2, 0.0, 0.03)
+    with pytest.raises(CalibrationRefused, match="disagree among themselves too") as refused:
+        calibrate(image, two, RADIUS, focal_px=focal)
+    named = re.findall(r"marker (\d) is (\d+) mm from where", str(refused.value))
+    assert {int(i) for i, _ in named} == {2, 4}, str(refused.value)

@@ -447,9 +447,11 @@ def _misplaced_text(misplaced: Misplaced, limit: float) -> str:
                 + f"), {allowed}; without any one of them the others agree, so these "
                 "markers cannot tell which: measure their centres again, or add a marker")
     if misplaced.spread > limit:
+        second = misplaced.next_suspect
+        also = "" if second is None else f"; without it, {second.describe()}"
         return (f"{first.describe()}, {allowed}; the others disagree among themselves too "
-                f"(up to {misplaced.spread * 1e3:.0f} mm without it): measure every "
-                "marker's centre again")
+                f"(up to {misplaced.spread * 1e3:.0f} mm without it{also}): measure every "
+                "marker's centre again, these first")
     return (f"{first.describe()}, {allowed}; the other markers agree with each other within "
             f"{misplaced.spread * 1e3:.0f} mm. Measure where marker {first.marker_id}'s "
             "centre lies again")

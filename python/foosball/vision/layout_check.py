@@ -134,6 +134,9 @@ class Misplaced:
 
     suspects: tuple[MarkerOffset, ...]
     spread: float
+    # When no single marker explains it: the next marker to blame once the first is left
+    # out (a second mis-measured one, most often).
+    next_suspect: MarkerOffset | None = None
 
 
 def misplaced_marker(seen: dict[int, np.ndarray], wanted: dict[int, Marker],
@@ -159,14 +162,15 @@ def misplaced_marker(seen: dict[int, np.ndarray], wanted: dict[int, Marker],
                               wanted, camera_for, height,
                               minimum=MIN_MARKERS_TO_CHECK - 1)
         if rest:
-            spreads.append((max(o.distance for o in rest), offset))
+            spreads.append((max(o.distance for o in rest), offset, rest))
     if not spreads:
         return None
-    agreeing = tuple(o for s, o in sorted(spreads, key=lambda p: -p[1].distance) if s <= limit)
+    agreeing = tuple(o for s, o, _ in sorted(spreads, key=lambda p: -p[1].distance)
+                     if s <= limit)
     if agreeing:
-        return Misplaced(agreeing, max(s for s, o in spreads if o in agreeing))
-    best = min(spreads, key=lambda p: p[0])
-    return Misplaced((best[1],), best[0])
+        return Misplaced(agreeing, max(s for s, o, _ in spreads if o in agreeing))
+    spread, first, rest = min(spreads, key=lambda p: p[0])
+    return Misplaced((first,), spread, max(rest, key=lambda o: o.distance))
 
 
 def missing_markers(found: list[int], layout_ids: list[int]) -> str:
