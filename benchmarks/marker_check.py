@@ -27,20 +27,18 @@ import numpy as np
 from foosball.sim.render import CameraConfig
 from foosball.sim.vision_source import sim_calibration_frame
 from foosball.vision.calibration import (
-    EXAMPLE_MARKER_CENTRES,
     CalibrationError,
     CalibrationRefused,
-    Marker,
     MarkerLayout,
     calibrate,
+    example_layout,
 )
-from foosball.vision.synthetic import SynthCamera, render
+from foosball.vision.synthetic import SynthCamera, render, with_marker_moved
 
 RADIUS = 0.0175
 DISTANCES = (0.01, 0.02, 0.05, 0.10)
 SEEDS = (11, 12)
-SIX = MarkerLayout(tuple(Marker.square(i, x, y, 0.05)
-                         for i, (x, y) in enumerate(EXAMPLE_MARKER_CENTRES)))
+SIX = MarkerLayout.from_json(example_layout())  # what the simulator draws too
 
 
 def frames() -> list[tuple[str, np.ndarray, MarkerLayout, float | None]]:
@@ -67,12 +65,6 @@ def frames() -> list[tuple[str, np.ndarray, MarkerLayout, float | None]]:
             out.append((f"{name}, seed {seed}", render(synth, None, layout=SIX, seed=seed),
                         SIX, None))
     return out
-
-
-def moved(layout: MarkerLayout, marker_id: int, dx: float, dy: float) -> MarkerLayout:
-    return MarkerLayout(tuple(
-        Marker(m.marker_id, tuple((x + dx, y + dy) for x, y in m.corners))
-        if m.marker_id == marker_id else m for m in layout.markers), layout.height)
 
 
 def outcome(image: np.ndarray, layout: MarkerLayout, focal: float | None,
@@ -108,9 +100,9 @@ def run() -> dict[str, Any]:
             for marker_id in correct.marker_ids:
                 for k in range(8):
                     angle = k * math.pi / 4
-                    counts[outcome(image, moved(layout, marker_id, distance * math.cos(angle),
-                                                distance * math.sin(angle)),
-                                   focal, marker_id)] += 1
+                    wrong = with_marker_moved(layout, marker_id, distance * math.cos(angle),
+                                              distance * math.sin(angle))
+                    counts[outcome(image, wrong, focal, marker_id)] += 1
             entry[f"moved {distance * 100:g} cm"] = dict(counts)
         report[scene] = entry
     return report

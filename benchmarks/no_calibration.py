@@ -13,20 +13,19 @@ from __future__ import annotations
 
 import argparse
 import math
+from dataclasses import replace
 
 import numpy as np
 
 from foosball.geometry import default_table
-from foosball.sim.render import CameraConfig, Palette
-from foosball.sim.vision_source import sim_eval_frames
+from foosball.sim.vision_source import WHITE_BALL_BAND, white_ball_frames
 from foosball.vision.calibration import BallProjector
-from foosball.vision.config import DetectorConfig, FilterConfig
+from foosball.vision.config import FilterConfig
 from foosball.vision.detector import make_detector
 from foosball.vision.tracker import BallTracker
 from foosball.vision_cli import _search
 
-WHITE = DetectorConfig(method="background", hue_low=0, hue_high=179, sat_low=0, sat_high=70,
-                       val_low=150)
+WHITE = replace(WHITE_BALL_BAND, method="background")
 SKIP = 64  # the model forms over 7 x 8 frames
 
 
@@ -35,10 +34,7 @@ def main() -> None:
     parser.add_argument("--frames", type=int, default=400)
     parser.add_argument("--seed", type=int, default=3)
     args = parser.parse_args()
-    oblique = CameraConfig(position=(0.0, -0.15, 1.12), pitch=-0.12, roll=0.02)
-    frames, calibration = sim_eval_frames(
-        args.frames, args.seed, "shots", camera=oblique,
-        palette=Palette(ball=(245.0, 245.0, 245.0), field=(200, 212, 205)))
+    frames, calibration = white_ball_frames(args.frames, args.seed)
     projector = BallProjector(calibration)
     with_ball = sum(f.ball_xy is not None for f in frames[SKIP:])
     empty = len(frames) - SKIP - with_ball

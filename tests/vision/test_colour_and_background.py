@@ -9,6 +9,7 @@ import cv2
 import pytest
 
 from foosball.cli import main
+from foosball.sim.vision_source import WHITE_BALL_BAND, sim_eval_frames, white_ball_frames
 from foosball.vision.calibration import write_calibration
 from foosball.vision.config import (
     COLOUR_FIELDS,
@@ -18,18 +19,11 @@ from foosball.vision.config import (
 )
 from foosball.vision.evaluate import evaluate
 
-WHITE_BAND = DetectorConfig(hue_low=0, hue_high=179, sat_low=0, sat_high=70, val_low=150)
+WHITE_BAND = WHITE_BALL_BAND
 
 
 def _scene(frames: int, seed: int, light: bool):
-    from foosball.sim.render import CameraConfig, Palette
-    from foosball.sim.vision_source import sim_eval_frames
-
-    if not light:
-        return sim_eval_frames(frames, seed, "shots")
-    oblique = CameraConfig(position=(0.0, -0.15, 1.12), pitch=-0.12, roll=0.02)
-    white_on_light = Palette(ball=(245.0, 245.0, 245.0), field=(200, 212, 205))
-    return sim_eval_frames(frames, seed, "shots", camera=oblique, palette=white_on_light)
+    return white_ball_frames(frames, seed) if light else sim_eval_frames(frames, seed, "shots")
 
 
 @pytest.fixture(scope="module")

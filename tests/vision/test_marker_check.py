@@ -17,24 +17,18 @@ from foosball.vision.calibration import (
     Marker,
     MarkerLayout,
     calibrate,
+    example_layout,
     reprojection_limit_px,
 )
 from foosball.vision.synthetic import SynthCamera, render
+from foosball.vision.synthetic import with_marker_moved as moved
 
 RADIUS = 0.0175
 SIZE = 0.05
 # Both long sides' three markers and a tilted camera from the side: the exact renderer's
 # camera sees the table at an angle the simulator's straight-down one does not.
-SIX = MarkerLayout(tuple(Marker.square(i, x, y, SIZE)
-                         for i, (x, y) in enumerate(EXAMPLE_MARKER_CENTRES)))
+SIX = MarkerLayout.from_json(example_layout())
 TILTED = SynthCamera(width=800, height=600, focal=520.0, position=(0.08, -0.35, 1.15))
-
-
-def moved(layout: MarkerLayout, marker_id: int, dx: float, dy: float) -> MarkerLayout:
-    """`layout` as a person who mis-measured one marker by (dx, dy) would write it."""
-    return MarkerLayout(tuple(
-        Marker(m.marker_id, tuple((x + dx, y + dy) for x, y in m.corners))
-        if m.marker_id == marker_id else m for m in layout.markers), layout.height)
 
 
 @pytest.fixture(scope="module")

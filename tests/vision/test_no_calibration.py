@@ -55,20 +55,17 @@ def test_a_large_ball_without_a_calibration_is_learnt_and_found(clip, capsys):
 def white_clip(tmp_path_factory):
     """A white ball on a light field (issue 15's scene): only the background detector
     finds it; frames written as a clip, with their truth."""
-    from foosball.sim.render import CameraConfig, Palette
-    from foosball.sim.vision_source import sim_eval_frames
+    from dataclasses import replace
 
-    oblique = CameraConfig(position=(0.0, -0.15, 1.12), pitch=-0.12, roll=0.02)
-    frames, _ = sim_eval_frames(160, 3, "shots", camera=oblique,
-                                palette=Palette(ball=(245.0, 245.0, 245.0),
-                                                field=(200, 212, 205)))
+    from foosball.sim.vision_source import WHITE_BALL_BAND, white_ball_frames
+    from foosball.vision.config import save_thresholds
+
+    frames, _ = white_ball_frames(160, 3)
     folder = tmp_path_factory.mktemp("white")
     for i, frame in enumerate(frames):
         cv2.imwrite(str(folder / f"{i:03d}.png"), frame.image)
     settings = folder.parent / "background.json"
-    settings.write_text(json.dumps({"detector": {
-        "method": "background", "hue_low": 0, "hue_high": 179, "sat_low": 0, "sat_high": 70,
-        "val_low": 150, "val_high": 255}}))
+    save_thresholds(str(settings), replace(WHITE_BALL_BAND, method="background"))
     return folder, frames, settings
 
 
