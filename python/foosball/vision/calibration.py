@@ -10,7 +10,7 @@ one 3x3 matrix used per frame.
 
 The camera's focal length comes from the configuration, or is estimated from the homography
 when the camera looks at the table at an angle (a camera looking straight down cannot tell
-its height from its focal length; then configure `focal_px`).
+its height from its focal length; then give it: `calibrate --focal-px`, FOCAL_HELP).
 """
 
 from __future__ import annotations
@@ -418,14 +418,15 @@ def _check_layout(seen: dict[int, np.ndarray], wanted: dict[int, Marker], fit: s
     hints = layout_hints(seen, wanted) if pixels_too_far else []
     # Ids at the wrong places or a marker turned: every corner is paired with the wrong
     # point, so the markers cannot be checked against each other; say that first.
-    if hints and ("wrong places" in hints[0] or any("yaw" in h for h in hints)):
-        raise CalibrationRefused(refusal + "; ".join(h for h in hints if "measures" not in h))
+    paired_wrong = [h.text for h in hints if h.kind in ("places", "yaw")]
+    if paired_wrong:
+        raise CalibrationRefused(refusal + "; ".join(paired_wrong))
     offsets = marker_offsets(seen, wanted, camera_for, height)
     misplaced = misplaced_marker(seen, wanted, offsets, max_offset, camera_for, height)
     if misplaced is not None:
         raise CalibrationRefused(f"{_misplaced_text(misplaced, max_offset)} ({fit})")
     if pixels_too_far:
-        raise CalibrationRefused(refusal + ("; ".join(hints) or
+        raise CalibrationRefused(refusal + ("; ".join(h.text for h in hints) or
                                             "the ids, each marker's yaw and size in the layout "
                                             "file"))
     return offsets

@@ -188,20 +188,28 @@ def missing_markers(found: list[int], layout_ids: list[int]) -> str:
                    "frame, flat, not covered by a rod or a man, in focus and evenly lit")
 
 
-def layout_hints(seen: dict[int, np.ndarray], wanted: dict[int, Marker]) -> list[str]:
+@dataclass(frozen=True, slots=True)
+class Hint:
+    """One thing in the layout that disagrees with the markers seen."""
+
+    kind: str  # "places" (ids at the wrong places), "yaw" (a marker turned), "size"
+    text: str
+
+
+def layout_hints(seen: dict[int, np.ndarray], wanted: dict[int, Marker]) -> list[Hint]:
     """What in the layout disagrees with the markers seen (pixel corners by id): the ids'
     places, each marker's orientation, its size."""
     ids = sorted(seen)
     pixel_centres = np.array([quad_centre(seen[i]) for i in ids])
     table_centres = np.array([quad_centre(wanted[i].corners) for i in ids])
-    hints = []
+    hints: list[Hint] = []
     seen_order, layout_order = _turn_order(pixel_centres), _turn_order(table_centres)
     # The image may be mirrored against the table (image v runs towards -y): same cycle
     # either way round.
     if seen_order not in (layout_order, [layout_order[0], *layout_order[:0:-1]]):
-        hints.append(f"ids at the wrong places: around the table the camera sees "
-                     f"{_around(ids, pixel_centres)}, the layout puts "
-                     f"{_around(ids, table_centres)}")
+        hints.append(Hint("places", f"ids at the wrong places: around the table the camera "
+                                   f"sees {_around(ids, pixel_centres)}, the layout puts "
+                                   f"{_around(ids, table_centres)}"))
         return hints
     through_centres, _ = cv2.findHomography(pixel_centres, table_centres, 0)
     if through_centres is None:
@@ -213,14 +221,16 @@ def layout_hints(seen: dict[int, np.ndarray], wanted: dict[int, Marker]) -> list
         turn = _edge_angle(measured) - _edge_angle(configured)
         quarter = round(math.degrees(math.atan2(math.sin(turn), math.cos(turn))) / 90.0) % 4
         if quarter:
-            hints.append(f"marker {i} lies at yaw {math.degrees(_edge_angle(measured)):.0f} "
-                         f"deg, the layout says {math.degrees(_edge_angle(configured)):.0f} deg")
+            hints.append(Hint("yaw", f"marker {i} lies at yaw "
+                              f"{math.degrees(_edge_angle(measured)):.0f} deg, the layout "
+                              f"says {math.degrees(_edge_angle(configured)):.0f} deg"))
         side = float(np.mean(np.linalg.norm(measured - np.roll(measured, 1, axis=0), axis=1)))
         expected = float(np.mean(np.linalg.norm(configured - np.roll(configured, 1, axis=0),
                                                 axis=1)))
         if abs(side - expected) > 0.1 * expected:
-            hints.append(f"marker {i} measures {side * 1e3:.0f} mm, the layout says "
-                         f"{expected * 1e3:.0f} mm (size is the black square's side)")
+            hints.append(Hint("size", f"marker {i} measures {side * 1e3:.0f} mm, the layout "
+                              f"says {expected * 1e3:.0f} mm (size is the black square's "
+                              "side)"))
     return hints
 
 
