@@ -3,9 +3,10 @@
 A homography through four markers bends to fit a mis-measured one: a marker 2 cm off left
 0.6 px of reprojection error (issue 32), under any pixel limit, and the ball then 13 mm
 off near it. With a fifth marker or more every marker is checked against the others: the
-homography fitted to the other markers' corners puts its seen centre somewhere on the
+camera's pose fitted to the other markers' corners puts its seen centre somewhere on the
 table, and that is compared with where the layout says it is, in millimetres (a limit in
-pixels would mean something else at every resolution and camera height).
+pixels would mean something else at every resolution and camera height). Which marker to
+blame, and when the check cannot tell: `misplaced_marker`.
 
 The orientation and size hints measure every marker through a homography of the marker
 centres alone (they do not depend on a marker's yaw or size); the order of the centres
@@ -25,9 +26,10 @@ import numpy as np
 if TYPE_CHECKING:
     from foosball.vision.calibration import Marker
 
-# A marker further than this from where the others put it is refused (m). The simulator's
-# rendered markers (640x480 and 1280x960, straight down and tilted, one marker out of view)
-# disagree by 0.2-4.2 mm; a marker moved by 2 cm shows 17-22 mm (docs/notes/issue-32.md).
+# A marker further than this from where the others put it is refused (m). Correct layouts
+# on issue 32's rendered frames (two renderers, 640x480 to 1920x1080, straight down and
+# tilted, the focal length given or estimated) disagree by at most 2.4 mm; a marker
+# moved by 2 cm shows 14-26 mm (docs/notes/issue-32.md).
 MAX_MARKER_OFFSET_M = 0.010
 # The camera matrix for a pixel -> plane homography of some of the markers (None: not
 # known): fixed when the focal length is given, else estimated from those markers alone
