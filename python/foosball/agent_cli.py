@@ -10,7 +10,6 @@ and SIGTERM (the motor driver quick-stops its drives and closes the bus).
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import logging
 import signal
 import sys
@@ -40,14 +39,13 @@ def _endpoint(board: BoardConfig, agent: Agent) -> Any:
 def build_ball_tracker(board: BoardConfig, settings: Any) -> AgentRuntime:
     from foosball.agents.ball_tracker import BallTrackerCore, Camera
     from foosball.vision.calibration import load_calibration
-    from foosball.vision.config import load_thresholds
+    from foosball.vision.config import with_thresholds_file
     from foosball.vision.sources import open_source
     from foosball.vision.tracker import BallTracker
 
     calibration = load_calibration(settings.calibration)
-    # the thresholds last tuned on the game panel, kept on this board
-    settings = dataclasses.replace(settings, detector=load_thresholds(
-        settings.thresholds_file, settings.detector))
+    # the colour learnt or last tuned on the game panel, kept on this board
+    settings = with_thresholds_file(settings)
     source = open_source(settings.source.kind, **settings.source.options)
     tracker = BallTracker(settings.detector, settings.filter, calibration, board.table,
                           source.pixel_format, ball_diameter=settings.ball_diameter)

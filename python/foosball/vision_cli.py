@@ -7,7 +7,9 @@ command sits above both."""
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
+import math
 import sys
 from pathlib import Path
 from typing import Any
@@ -21,25 +23,31 @@ def register(subparsers: Any) -> None:
     vision = subparsers.add_parser("vision", help="ball tracker: calibration, detection, bench")
     sub = vision.add_subparsers(dest="command", required=True)
 
-    from foosball.vision.calibration import LAYOUT_HELP, MAX_REPROJECTION_RMS_PX
+    from foosball.vision.calibration import FOCAL_MEASURE, LAYOUT_HELP, MAX_REPROJECTION_RMS_PX
+    from foosball.vision.layout_check import MAX_MARKER_OFFSET_M
 
     cal = sub.add_parser("calibrate", help="ArUco calibration -> calibration file (atomic)",
                          epilog=LAYOUT_HELP, formatter_class=argparse.RawDescriptionHelpFormatter)
-    cal.add_argument("image", nargs="?", help="a frame showing the four markers")
+    cal.add_argument("image", nargs="?", help="a frame showing the markers (4 at least)")
     cal.add_argument("--sim", action="store_true",
                      help="take the frame and the marker layout from the simulator")
     cal.add_argument("--markers", help="marker layout JSON: where each marker lies on the "
                      "table (format below; `vision layout-example` writes one)")
     cal.add_argument("--focal-px", type=float, help="camera focal length in pixels; "
-                     "estimated from the markers when the camera is tilted enough")
+                     "estimated from the markers when the camera is tilted enough. To "
+                     "measure it, " + FOCAL_MEASURE)
     cal.add_argument("--principal", type=float, nargs=2, metavar=("CX", "CY"),
                      help="principal point in pixels (default: the image centre)")
     cal.add_argument("--distortion", type=float, nargs=5, metavar=("K1", "K2", "P1", "P2", "K3"),
                      help="lens distortion (OpenCV model) from a chessboard calibration of the "
                      "camera; needs --focal-px")
-    cal.add_argument("--max-reprojection-px", type=float, default=MAX_REPROJECTION_RMS_PX,
+    cal.add_argument("--max-reprojection-px", type=float,
                      help="refuse a calibration whose marker corners reproject worse (RMS, "
-                     "px; default %(default)s)")
+                     f"px; default {MAX_REPROJECTION_RMS_PX:g} px at 640x480, in proportion "
+                     "to the image's diagonal)")
+    cal.add_argument("--max-marker-offset-mm", type=float, default=MAX_MARKER_OFFSET_M * 1e3,
+                     help="with 5 markers or more: refuse a marker further than this from "
+                     "where the others put it (mm; default %(default)g)")
     cal.add_argument("--config", help="the board's configuration file: its ball_tracker "
                      "ball_diameter (default: the table geometry's ball)")
     cal.add_argument("--output", default="calibration.json")
@@ -47,7 +55,8 @@ def register(subparsers: Any) -> None:
     cal.set_defaults(func=_calibrate)
 
     example = sub.add_parser("layout-example", help="write an example marker layout file "
-                             "(four markers beyond the field's corners) to edit",
+                             "(six markers: beyond the field's corners and beside the middle "
+                             "of each side) to edit",
                              epilog=LAYOUT_HELP,
                              formatter_class=argparse.RawDescriptionHelpFormatter)
     example.add_argument("--output", default="markers.json")
@@ -61,14 +70,17 @@ def register(subparsers: Any) -> None:
                      "table position")
     det.add_argument("--config", help="the board's configuration file (its ball_tracker "
                      "section: thresholds, detector, ball diameter)")
-    det.add_argument("--settings", help="vision settings JSON instead of --config")
+    det.add_argument("--settings", help="vision settings JSON instead of --config (a colour "
+                     "file from learn-colour is one: the rest default)")
     det.add_argument("--track", action="store_true",
                      help="run the whole tracker (window search, Kalman filter) over each "
-                     "sequence instead of a whole-frame search per frame")
+                     "sequence instead of a whole-frame search per frame; without "
+                     "--calibration the window search only, in pixels")
     det.set_defaults(func=_detect)
 
     learn = sub.add_parser("learn-colour", help="learn the ball's HSV band from a few frames "
-                           "of it rolling; writes the thresholds file the tracker loads")
+                           "of it rolling; writes the colour file that detect --settings and "
+                           "the board's thresholds_file read")
     learn.add_argument("inputs", nargs="+", help="a short video, a folder or image files "
                        "of the ball rolling across the table")
     learn.add_argument("--calibration", help="calibration file: the ball's size where it is, "
@@ -83,7 +95,7 @@ def register(subparsers: Any) -> None:
                        "(PNG) to look at")
     learn.add_argument("--for-background", action="store_true",
                        help="a ball coloured like the field: write the ball's own band even "
-                       "though it takes in the table (for detector.method = background)")
+                       "though it takes in the table, with detector.method = background")
     learn.add_argument("--json", action="store_true")
     learn.set_defaults(func=_learn_colour)
 
@@ -121,15 +133,17 @@ def _print(data: dict[str, Any], as_json: bool) -> None:
 
 
 def _vision_settings(args: argparse.Namespace) -> Any:
-    """The ball tracker's settings from --config (the board file) or --settings (JSON)."""
-    from foosball.vision.config import VisionSettings, load_settings
+    """The ball tracker's settings from --config (the board file) or --settings (JSON: a
+    whole settings file, or a colour file as learn-colour writes it), with the colour of
+    their thresholds_file as the agent runs them."""
+    from foosball.vision.config import VisionSettings, load_settings, with_thresholds_file
 
     if getattr(args, "config", None):
         from foosball.config import load_agent_settings
 
-        return load_agent_settings(args.config, "ball_tracker")
+        return with_thresholds_file(load_agent_settings(args.config, "ball_tracker"))
     if getattr(args, "settings", None):
-        return load_settings(args.settings)
+        return with_thresholds_file(load_settings(args.settings))
     return VisionSettings()
 
 
@@ -171,7 +185,8 @@ def _calibrate(args: argparse.Namespace) -> int:
         calibration = calibrate(image, layout, diameter / 2, focal_px=focal,
                                 principal=tuple(args.principal) if args.principal else None,
                                 distortion=tuple(args.distortion) if args.distortion else None,
-                                max_reprojection_px=args.max_reprojection_px)
+                                max_reprojection_px=args.max_reprojection_px,
+                                max_marker_offset_m=args.max_marker_offset_mm / 1e3)
         write_calibration(calibration, args.output)
     except (CalibrationError, VisionConfigError, BoardConfigError, OSError,
             json.JSONDecodeError) as exc:
@@ -183,6 +198,10 @@ def _calibrate(args: argparse.Namespace) -> int:
         "reprojection_rms_px": round(calibration.reprojection_rms_px, 4),
         "reprojection_max_px": round(calibration.reprojection_max_px, 4),
         "table_rms_mm": round(calibration.table_rms_m * 1e3, 3),
+        # each marker against the others: where they put it, mm off the layout
+        "marker_offsets_mm": ({str(i): round(math.hypot(dx, dy) * 1e3, 1)
+                               for i, dx, dy in calibration.marker_offsets}
+                              or "not checked: 5 markers or more needed"),
         "camera_centre_m": [round(v, 4) for v in calibration.camera_centre],
         "focal_px": round(calibration.focal_px, 2),
         "focal_estimated": calibration.focal_estimated,
@@ -241,8 +260,15 @@ def _detect(args: argparse.Namespace) -> int:
         print(f"vision detect: {exc}", file=sys.stderr)
         return 1
     if calibration is None:
-        print("vision detect: no --calibration, so every blob in the frame is a candidate",
-              file=sys.stderr)
+        print("vision detect: no --calibration, so every blob in the frame is a candidate"
+              + (" and the ball is tracked in pixels (no Kalman filter, no table position: "
+                 "those need the calibration)" if args.track else ""), file=sys.stderr)
+    background = settings.detector.method == "background"
+    model_frames = settings.detector.background_samples * settings.detector.background_every
+    if background:
+        print(f"vision detect: the background detector finds nothing in a source's first "
+              f"{model_frames} frames (detector.background_samples x background_every): "
+              "they form its model of the table", file=sys.stderr)
     status = 0
     for name, source in sources:
         tracker = detector = None
@@ -256,8 +282,11 @@ def _detect(args: argparse.Namespace) -> int:
                                   default_table(), ball_diameter=settings.ball_diameter)
         else:
             detector = make_detector(settings.detector, "bgr", source.frame_size)
+        last: tuple[float, float] | None = None
+        frames = 0
         try:
             for frame in source:
+                frames += 1
                 entry: dict[str, Any] = {"source": name, "frame": frame.index}
                 if tracker is not None and args.track:
                     result = tracker.process(frame.image, frame.capture_time_ns)
@@ -265,8 +294,9 @@ def _detect(args: argparse.Namespace) -> int:
                     entry["status"] = TrackStatus(result.status).name
                     entry["filtered_m"] = [round(result.x, 5), round(result.y, 5)]
                 else:
-                    found = (tracker.detector if tracker else detector).search_frame(
-                        frame.image)  # type: ignore[union-attr]
+                    found = _search((tracker.detector if tracker else detector), frame.image,
+                                    last if args.track else None)  # type: ignore[arg-type]
+                    last = None if found is None else (found.u, found.v)
                 entry["found"] = found is not None
                 if found is not None:
                     entry["pixel"] = [round(found.u, 3), round(found.v, 3)]
@@ -280,7 +310,25 @@ def _detect(args: argparse.Namespace) -> int:
             status = 1
         finally:
             source.close()
+        if background and frames <= model_frames:
+            print(f"vision detect: {name}: {frames} frames, so the background detector never "
+                  f"formed its model ({model_frames} frames) and found nothing: give a longer "
+                  "clip", file=sys.stderr)
     return status
+
+
+def _search(detector: Any, image: Any, last: tuple[float, float] | None) -> Any:
+    """One frame without the tracker's filter: near the last ball when tracking, else the
+    whole frame; then what was found goes to the detector (the background detector forms
+    its model of the table from the frames, which a search alone never did)."""
+    found = None
+    if last is not None:
+        found = detector.search_window(image, *last, detector.cfg.roi_max_half)
+    if found is None:
+        found = detector.search_frame(image, near=last)
+    if detector.observes:
+        detector.observe(image, found)
+    return found
 
 
 def _learn_colour(args: argparse.Namespace) -> int:
@@ -316,7 +364,10 @@ def _learn_colour(args: argparse.Namespace) -> int:
         if not (args.for_background and exc.band is not None):
             print(f"vision learn-colour: {exc}", file=sys.stderr)
             return 1
-        band, report = exc.band, {"separated": False, "note": str(exc)}
+        # The file says which detector the band is for, so detect and the agent use the
+        # background detector with it without a hand edit.
+        band = dataclasses.replace(exc.band, method="background")
+        report = {"separated": False, "method": "background", "note": str(exc)}
     except (CalibrationError, VisionConfigError, BoardConfigError, SourceError) as exc:
         print(f"vision learn-colour: {exc}", file=sys.stderr)
         return 1

@@ -90,14 +90,15 @@ def test_ground_truth_pixel_is_the_camera_projection_of_the_ball_centre() -> Non
     assert math.hypot(u - expected[0], v - expected[1]) < 0.5
 
 
-def test_the_four_markers_are_found_by_opencv_where_the_camera_puts_them() -> None:
+def test_the_six_markers_are_found_by_opencv_where_the_camera_puts_them() -> None:
     camera = CameraConfig()  # with noise and lighting variation
     renderer = Renderer(TABLE, camera, seed=3)
     frame = renderer.render(state(0.1, 0.1))
     dictionary = cv2.aruco.getPredefinedDictionary(cv2.aruco.DICT_4X4_50)
     detector = cv2.aruco.ArucoDetector(dictionary, cv2.aruco.DetectorParameters())
     corners, ids, _ = detector.detectMarkers(frame.image)
-    assert ids is not None and sorted(ids.ravel().tolist()) == [0, 1, 2, 3]
+    # the example layout's six (four would leave nothing to check a marker against)
+    assert ids is not None and sorted(ids.ravel().tolist()) == [0, 1, 2, 3, 4, 5]
     truth = marker_table_positions(camera)
     for marker_corners, marker_id in zip(corners, ids.ravel(), strict=True):
         on_field = np.column_stack([truth[int(marker_id)], np.zeros(4)])

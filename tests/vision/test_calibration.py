@@ -52,7 +52,7 @@ def test_focal_length_is_estimated_from_a_tilted_view(camera: SynthCamera):
 
 def test_straight_down_camera_needs_a_focal_length():
     overhead = SynthCamera(position=(0.0, -1e-4, 1.05))
-    with pytest.raises(CalibrationError, match="focal_px"):
+    with pytest.raises(CalibrationError, match=r"--focal-px F`\. To measure F, lay a ruler"):
         calibrate(render(overhead, None), LAYOUT, RADIUS)
 
 

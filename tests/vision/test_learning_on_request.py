@@ -39,15 +39,11 @@ BLUE = DetectorConfig(hue_low=100, hue_high=120)  # finds no orange ball
 
 
 def _scene(light: bool):
-    from foosball.sim.render import CameraConfig, Palette
-    from foosball.sim.vision_source import sim_eval_frames
+    from foosball.sim.vision_source import sim_eval_frames, white_ball_frames
 
     if not light:
         return sim_eval_frames(WANTED * LEARN_EVERY + 40, 1, "match")
-    oblique = CameraConfig(position=(0.0, -0.15, 1.12), pitch=-0.12, roll=0.02)
-    white_on_light = Palette(ball=(245.0, 245.0, 245.0), field=(200, 212, 205))
-    return sim_eval_frames(WANTED * LEARN_EVERY, 3, "shots", camera=oblique,
-                           palette=white_on_light)
+    return white_ball_frames(WANTED * LEARN_EVERY, 3)
 
 
 @pytest.fixture(scope="module")

@@ -21,8 +21,9 @@ Camera model: pinhole without lens distortion, looking straight down from
 so a tracker that maps pixels to the field plane must use the plane z = r (or the camera
 model) for sub-pixel accuracy.
 
-What is drawn: the green field with white lines, the goals, the table frame, four ArUco
-markers (DICT_4X4_50, ids 0..3, on the field plane z = 0 at `marker_centres`), the orange
+What is drawn: the green field with white lines, the goals, the table frame, six ArUco
+markers (DICT_4X4_50, ids 0..5, on the field plane z = 0 at `marker_centres`: the example
+layout's, four beyond the corners and two beside the middle of the sides), the orange
 ball shaded as a sphere, then the rods (grey, at their real height) and the men in team
 colours over it (the camera sees the ball only between them), motion blur along the ball's
 path during the exposure, a fixed illumination gradient plus a per-frame lighting gain, and
@@ -49,6 +50,7 @@ import numpy as np
 from foosball.geometry import Table
 from foosball.recording.format import WorldState
 from foosball.sim.params import SimParams
+from foosball.vision.calibration import EXAMPLE_MARKER_CENTRES
 
 BALL_BGR = np.array([20.0, 110.0, 250.0])  # orange
 TEAM_BGR = {"robot": (200, 90, 30), "human": (40, 40, 200)}  # blue, red
@@ -83,12 +85,9 @@ class CameraConfig:
     lighting_variation: float = 0.06  # relative: illumination gradient and per-frame gain
     blur: bool = True
     marker_size: float = 0.05  # m, black square side (ArUco DICT_4X4_50)
-    marker_centres: tuple[tuple[float, float], ...] = (
-        (-0.655, 0.40),
-        (0.655, 0.40),
-        (0.655, -0.40),
-        (-0.655, -0.40),
-    )
+    # The example layout's (`foosball vision layout-example`): a fifth marker and more let
+    # calibrate check each against the others.
+    marker_centres: tuple[tuple[float, float], ...] = EXAMPLE_MARKER_CENTRES
 
     @classmethod
     def for_match(cls, params: SimParams, **overrides: Any) -> CameraConfig:

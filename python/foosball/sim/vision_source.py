@@ -14,6 +14,7 @@ import numpy as np
 
 from foosball.geometry import Table, default_table
 from foosball.vision.calibration import Calibration, Marker, MarkerLayout, calibrate
+from foosball.vision.config import DetectorConfig
 from foosball.vision.evaluate import EvalFrame
 from foosball.vision.sources import CapturedFrame, FrameSource
 
@@ -126,6 +127,23 @@ def sim_eval_frames(count: int, seed: int = 1, scene: str = "match", camera: Any
         frames.append(EvalFrame(frame.image, frame.capture_time_ns, truth,
                                 frame.visible_fraction, velocity))
     return frames, calibration
+
+
+# Issue 15's hardest table: a white ball on a light field, seen obliquely; only the
+# background detector finds it, with this wide band (any hue, pale, bright).
+WHITE_BALL_BAND = DetectorConfig(hue_low=0, hue_high=179, sat_low=0, sat_high=70,
+                                 val_low=150)
+
+
+def white_ball_frames(count: int, seed: int = 3,
+                      ) -> tuple[list[EvalFrame], Calibration]:
+    """Shots of a white ball on a light field, the camera tilted (issue 15's scene)."""
+    _, _, (camera_config, _, _) = _sim()
+    from foosball.sim.render import Palette
+
+    oblique = camera_config(position=(0.0, -0.15, 1.12), pitch=-0.12, roll=0.02)
+    return sim_eval_frames(count, seed, "shots", camera=oblique,
+                           palette=Palette(ball=(245.0, 245.0, 245.0), field=(200, 212, 205)))
 
 
 def sim_bench_frames(count: int, seed: int = 1, scene: str = "match",

@@ -1,7 +1,8 @@
-"""Camera calibration from four ArUco markers at known table positions.
+"""Camera calibration from ArUco markers at known table positions (four at least; with a
+fifth or more each is checked against the others, so a mis-measured one is named).
 
 The markers' corners give the homography from pixels to the marker plane (least squares
-over all 16 corners, so the reprojection error says something). The ball's centre is not on
+over all their corners, so the reprojection error says something). The ball's centre is not on
 that plane but a ball radius above the field, so a pixel -> plane result is moved along the
 camera ray to the ball-centre height: with the camera centre C (from solvePnP on the same
 corners) the correction is a scaling about C's foot point, itself a homography, folded into
@@ -9,7 +10,7 @@ one 3x3 matrix used per frame.
 
 The camera's focal length comes from the configuration, or is estimated from the homography
 when the camera looks at the table at an angle (a camera looking straight down cannot tell
-its height from its focal length; then configure `focal_px`).
+its height from its focal length; then give it: `calibrate --focal-px`, FOCAL_HELP).
 """
 
 from __future__ import annotations
@@ -25,12 +26,40 @@ import cv2
 import numpy as np
 
 from foosball.files import write_atomically
+from foosball.vision.layout_check import (
+    MAX_MARKER_OFFSET_M,
+    MIN_MARKERS_TO_NAME,
+    CameraFor,
+    MarkerOffset,
+    Misplaced,
+    layout_hints,
+    marker_offsets,
+    misplaced_marker,
+    missing_markers,
+)
 
 CALIBRATION_VERSION = 1
 ARUCO_DICTIONARY = cv2.aruco.DICT_4X4_50
-# A calibration whose marker corners reproject worse than this (RMS, px) is refused: the
-# simulator's 22-px markers give 0.55 px, a layout with one marker turned gives tens.
+# A calibration whose marker corners reproject worse than this (RMS, px, at 640x480) is
+# refused: the simulator's 22-px markers give 0.55 px, a layout with one marker turned
+# gives tens. The same view at a higher resolution has proportionally larger errors, so
+# the limit scales with the image's diagonal (reprojection_limit_px).
 MAX_REPROJECTION_RMS_PX = 2.0
+REFERENCE_DIAGONAL_PX = 800.0  # 640x480
+# The example layout's markers (m): beyond the field's corners, and beside the middle of
+# each long side (between the two 5-man rods), where the simulator draws them too.
+EXAMPLE_MARKER_CENTRES = ((-0.655, 0.40), (0.655, 0.40), (0.655, -0.40), (-0.655, -0.40),
+                          (0.0, 0.40), (0.0, -0.40))
+FOCAL_MEASURE = ("lay a ruler flat on the field under the camera: F = (its length in the "
+                 "image, px) x (the lens's height above the field, m) / (its length, m); or "
+                 "from the datasheet: F = the lens's focal length (mm) / the pixel pitch "
+                 "(mm) at the resolution captured")
+FOCAL_HELP = f"give the focal length in pixels: `--focal-px F`. To measure F, {FOCAL_MEASURE}"
+
+
+def reprojection_limit_px(width: int, height: int) -> float:
+    """The reprojection RMS limit for an image of this size (2 px at 640x480)."""
+    return MAX_REPROJECTION_RMS_PX * math.hypot(width, height) / REFERENCE_DIAGONAL_PX
 
 LAYOUT_HELP = """\
 Marker layout file (JSON): where each printed ArUco marker (dictionary DICT_4X4_50, ids 0-49)
@@ -52,7 +81,10 @@ long side towards the human's goal, y across (to the left seen from the robot's 
         marker image's order top-left, top-right, bottom-right, bottom-left
 
 At least 4 distinct ids, visible in one frame, spread over the table (the corners of the
-field or beyond them). `foosball vision layout-example` writes a file to start from."""
+field or beyond them). Give 5 or more (the example has 6: the corners and the middle of
+each side): then every marker is checked against the others, and a marker whose measured
+position is off by more than 10 mm is refused by its id, with how far and which way.
+`foosball vision layout-example` writes a file to start from."""
 
 
 class CalibrationError(ValueError):
@@ -141,6 +173,9 @@ class Calibration:
     distortion: tuple[float, float, float, float, float] = (0.0, 0.0, 0.0, 0.0, 0.0)
     # When the markers were seen; None for a file written before it was kept.
     created: datetime | None = None
+    # Per marker (5 or more seen): (id, dx, dy), m, where the other markers put its centre
+    # minus where the layout says; empty when there were too few to check one.
+    marker_offsets: tuple[tuple[int, float, float], ...] = ()
 
     def for_ball(self, radius: float) -> Calibration:
         """The same camera for a ball of another radius (the settings' ball diameter)."""
@@ -174,6 +209,7 @@ class Calibration:
             "marker_ids": list(self.marker_ids),
             "principal": list(self.principal),
             "distortion": list(self.distortion),
+            "marker_offsets_m": [list(o) for o in self.marker_offsets],
         }
 
     @staticmethod
@@ -206,6 +242,8 @@ class Calibration:
                 distortion=_floats(data.get("distortion", [0.0] * 5), 5,
                                    "distortion"),  # type: ignore[arg-type]
                 created=_created(data.get("created")),
+                marker_offsets=tuple((int(i), float(dx), float(dy))
+                                     for i, dx, dy in data.get("marker_offsets_m", [])),
             )
         except (KeyError, TypeError, ValueError) as exc:
             if isinstance(exc, CalibrationError):
@@ -279,19 +317,23 @@ def calibrate(image: np.ndarray, layout: MarkerLayout, ball_radius: float,
               focal_px: float | None = None,
               principal: tuple[float, float] | None = None,
               distortion: tuple[float, ...] | None = None,
-              max_reprojection_px: float = MAX_REPROJECTION_RMS_PX) -> Calibration:
+              max_reprojection_px: float | None = None,
+              max_marker_offset_m: float = MAX_MARKER_OFFSET_M) -> Calibration:
     """Calibration from one frame showing the markers of `layout`. A lens `distortion`
     (OpenCV k1, k2, p1, p2, k3, from a one-time chessboard calibration of the camera) needs
     `focal_px`; the marker corners are undistorted before anything else. Refused
     (CalibrationRefused, with what to check) when the corners' reprojection RMS exceeds
-    `max_reprojection_px`."""
+    `max_reprojection_px` (default: reprojection_limit_px of the image), or, with five
+    markers or more, when one lies further than `max_marker_offset_m` from where the
+    others put it."""
     height, width = image.shape[:2]
+    if max_reprojection_px is None:
+        max_reprojection_px = reprojection_limit_px(width, height)
     found = detect_markers(image)
     wanted = layout.by_id()
     seen = sorted(set(found) & set(wanted))
     if len(seen) < 4:
-        raise CalibrationError(
-            f"saw markers {sorted(found)}, need at least 4 of {sorted(wanted)}")
+        raise CalibrationError(missing_markers(sorted(found), sorted(wanted)))
     pixels = np.concatenate([found[i] for i in seen])
     cx, cy = principal if principal is not None else ((width - 1) / 2, (height - 1) / 2)
     lens = tuple(float(v) for v in (distortion or (0.0,) * 5))
@@ -312,21 +354,26 @@ def calibrate(image: np.ndarray, layout: MarkerLayout, ball_radius: float,
     mapped = cv2.perspectiveTransform(pixels.reshape(-1, 1, 2), plane_from_pixel).reshape(-1, 2)
     table_errors = np.linalg.norm(mapped - table, axis=1)
     rms = float(np.sqrt(np.mean(pixel_errors ** 2)))
-    if rms > max_reprojection_px:
-        hints = layout_hints({i: pixels[4 * k:4 * k + 4] for k, i in enumerate(seen)}, wanted)
-        table_mm = float(np.sqrt(np.mean(table_errors ** 2))) * 1e3
-        raise CalibrationRefused(
-            f"the markers do not fit their layout: reprojection RMS {rms:.1f} px (limit "
-            f"{max_reprojection_px:g} px), table RMS {table_mm:.0f} mm. Check: "
-            + ("; ".join(hints) or "the ids, each marker's yaw and size in the layout file"))
+    table_mm = float(np.sqrt(np.mean(table_errors ** 2))) * 1e3
+    given = focal_px
 
+    def camera_for(plane_from_pixels: np.ndarray) -> np.ndarray | None:
+        focal = given or _estimate_focal(np.linalg.inv(plane_from_pixels), cx, cy)
+        return None if focal is None else np.array(
+            [[focal, 0, cx], [0, focal, cy], [0, 0, 1]], dtype=np.float64)
+
+    offsets = _check_layout({i: pixels[4 * k:4 * k + 4] for k, i in enumerate(seen)}, wanted,
+                            f"reprojection RMS {rms:.1f} px (limit {max_reprojection_px:.1f} "
+                            f"px), table RMS {table_mm:.0f} mm",
+                            rms > max_reprojection_px, max_marker_offset_m, camera_for,
+                            layout.height)
     estimated = focal_px is None
     if focal_px is None:
         focal_px = _estimate_focal(pixel_from_plane, cx, cy)
         if focal_px is None:
             raise CalibrationError(
                 "the camera looks almost straight down, so its focal length cannot be "
-                "estimated from the markers: configure focal_px")
+                f"estimated from the markers: {FOCAL_HELP}")
     camera = np.array([[focal_px, 0, cx], [0, focal_px, cy], [0, 0, 1]], dtype=np.float64)
     object_points = np.column_stack([table, np.full(len(table), layout.height)])
     # SQPnP finds the global minimum. IPPE (used before) returned the wrong one of its two
@@ -356,80 +403,73 @@ def calibrate(image: np.ndarray, layout: MarkerLayout, ball_radius: float,
         principal=(float(cx), float(cy)),
         distortion=lens,  # type: ignore[arg-type]
         created=datetime.now(UTC).replace(microsecond=0),
+        marker_offsets=tuple((o.marker_id, o.dx, o.dy) for o in offsets),
     )
 
 
+def _check_layout(seen: dict[int, np.ndarray], wanted: dict[int, Marker], fit: str,
+                  pixels_too_far: bool, max_offset: float, camera_for: CameraFor,
+                  height: float) -> list[MarkerOffset]:
+    """Refuse (CalibrationRefused) a layout the markers seen (undistorted pixel corners by
+    id) do not fit, with what to check; else each marker's offset from the others (empty
+    with fewer than five). `fit` says how well the corners fit, for the refusal;
+    `camera_for` the camera matrix for a subset's homography (checked through its pose)."""
+    refusal = f"the markers do not fit their layout: {fit}. Check: "
+    hints = layout_hints(seen, wanted) if pixels_too_far else []
+    # Ids at the wrong places or a marker turned: every corner is paired with the wrong
+    # point, so the markers cannot be checked against each other; say that first.
+    paired_wrong = [h.text for h in hints if h.kind in ("places", "yaw")]
+    if paired_wrong:
+        raise CalibrationRefused(refusal + "; ".join(paired_wrong))
+    offsets = marker_offsets(seen, wanted, camera_for, height)
+    misplaced = misplaced_marker(seen, wanted, offsets, max_offset, camera_for, height)
+    if misplaced is not None:
+        raise CalibrationRefused(f"{_misplaced_text(misplaced, max_offset)} ({fit})")
+    if pixels_too_far:
+        raise CalibrationRefused(refusal + ("; ".join(h.text for h in hints) or
+                                            "the ids, each marker's yaw and size in the layout "
+                                            "file"))
+    return offsets
+
+
+def _misplaced_text(misplaced: Misplaced, limit: float) -> str:
+    first = misplaced.suspects[0]
+    allowed = f"more than the {limit * 1e3:.0f} mm allowed"
+    if math.isinf(misplaced.spread):
+        return ("the markers do not agree with each other: "
+                + "; ".join(o.describe() for o in misplaced.suspects)
+                + f", {allowed}. With {MIN_MARKERS_TO_NAME - 1} markers in view the check "
+                f"cannot tell which is mis-measured ({MIN_MARKERS_TO_NAME} name it): measure "
+                "their centres again, or bring another marker into view")
+    if len(misplaced.suspects) > 1:
+        ids = [o.marker_id for o in misplaced.suspects]
+        return (f"one of markers {ids} is not where the layout says ("
+                + "; ".join(o.describe() for o in misplaced.suspects)
+                + f"), {allowed}; without any one of them the others agree, so these "
+                "markers cannot tell which: measure their centres again, or add a marker")
+    if misplaced.spread > limit:
+        second = misplaced.next_suspect
+        also = "" if second is None else f"; without it, {second.describe()}"
+        return (f"{first.describe()}, {allowed}; the others disagree among themselves too "
+                f"(up to {misplaced.spread * 1e3:.0f} mm without it{also}): measure every "
+                "marker's centre again, these first")
+    return (f"{first.describe()}, {allowed}; the other markers agree with each other within "
+            f"{misplaced.spread * 1e3:.0f} mm. Measure where marker {first.marker_id}'s "
+            "centre lies again")
+
+
 def example_layout() -> dict[str, Any]:
-    """A layout file to edit: four 50 mm markers just beyond the corners of a 1200 x 680 mm
-    field (where the simulator puts them), with what each key means."""
-    corners = ((-0.655, 0.40), (0.655, 0.40), (0.655, -0.40), (-0.655, -0.40))
+    """A layout file to edit: six 50 mm markers just beyond the corners of a 1200 x 680 mm
+    field and beside the middle of each side (where the simulator puts them), with what
+    each key means. Six, not four: with five or more, each is checked against the others."""
     return {
         "_comment": "foosball vision calibrate --help explains every key; metres, table "
                     "frame: x towards the human's goal, y across, origin at the field's "
                     "centre. Measure the centre of each marker's black square.",
         "height": 0.0,
         "markers": [{"id": i, "x": x, "y": y, "size": 0.05, "yaw": 0.0}
-                    for i, (x, y) in enumerate(corners)],
+                    for i, (x, y) in enumerate(EXAMPLE_MARKER_CENTRES)],
     }
-
-
-def layout_hints(seen: dict[int, np.ndarray], wanted: dict[int, Marker]) -> list[str]:
-    """What in the layout disagrees with the markers seen (pixel corners by id): the ids'
-    places, each marker's orientation, its size.
-
-    The marker centres do not depend on a marker's yaw or size, so a homography through the
-    centres alone measures every marker's orientation and size on the table; the order of
-    the centres around the table tells whether ids sit at the wrong places."""
-    ids = sorted(seen)
-    pixel_centres = np.array([seen[i].mean(axis=0) for i in ids])
-    table_centres = np.array([np.mean(wanted[i].corners, axis=0) for i in ids])
-    hints = []
-    seen_order, layout_order = _turn_order(pixel_centres), _turn_order(table_centres)
-    # The image may be mirrored against the table (image v runs towards -y): same cycle
-    # either way round.
-    if seen_order not in (layout_order, [layout_order[0], *layout_order[:0:-1]]):
-        hints.append(f"ids at the wrong places: around the table the camera sees "
-                     f"{_around(ids, pixel_centres)}, the layout puts "
-                     f"{_around(ids, table_centres)}")
-        return hints
-    through_centres, _ = cv2.findHomography(pixel_centres, table_centres, 0)
-    if through_centres is None:
-        return hints
-    for i in ids:
-        measured = cv2.perspectiveTransform(seen[i].reshape(-1, 1, 2),
-                                            through_centres).reshape(-1, 2)
-        configured = np.array(wanted[i].corners)
-        turn = _edge_angle(measured) - _edge_angle(configured)
-        quarter = round(math.degrees(math.atan2(math.sin(turn), math.cos(turn))) / 90.0) % 4
-        if quarter:
-            hints.append(f"marker {i} lies at yaw {math.degrees(_edge_angle(measured)):.0f} "
-                         f"deg, the layout says {math.degrees(_edge_angle(configured)):.0f} deg")
-        side = float(np.mean(np.linalg.norm(measured - np.roll(measured, 1, axis=0), axis=1)))
-        expected = float(np.mean(np.linalg.norm(configured - np.roll(configured, 1, axis=0),
-                                                axis=1)))
-        if abs(side - expected) > 0.1 * expected:
-            hints.append(f"marker {i} measures {side * 1e3:.0f} mm, the layout says "
-                         f"{expected * 1e3:.0f} mm (size is the black square's side)")
-    return hints
-
-
-def _edge_angle(corners: np.ndarray) -> float:
-    """Direction of a marker's top edge (top-left -> top-right) on the table."""
-    dx, dy = corners[1] - corners[0]
-    return math.atan2(dy, dx)
-
-
-def _turn_order(points: np.ndarray) -> list[int]:
-    """Indices of `points` by angle about their mean, from the smallest index (so two
-    orders compare equal when the same points go round the same way)."""
-    centre = points.mean(axis=0)
-    order = sorted(range(len(points)), key=lambda k: math.atan2(*(points[k] - centre)[::-1]))
-    start = order.index(0)
-    return order[start:] + order[:start]
-
-
-def _around(ids: list[int], points: np.ndarray) -> list[int]:
-    return [ids[k] for k in _turn_order(points)]
 
 
 def undistort_pixel(u: float, v: float, focal: float, cx: float, cy: float,

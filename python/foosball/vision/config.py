@@ -245,6 +245,7 @@ def _build(cls: type, data: Any, where: str) -> Any:
 def parse_settings(data: Any) -> VisionSettings:
     if not isinstance(data, dict):
         raise VisionConfigError("vision settings: expected a JSON object")
+    data = _upgraded(data)
     unknown = set(data) - {"detector", "filter", "source", "calibration", "camera_timeout_s",
                            "thresholds_file", "ball_diameter", "rods", "_comment"}
     if unknown:  # a misspelt key must not be silently ignored
@@ -280,26 +281,66 @@ def parse_settings(data: Any) -> VisionSettings:
 HSV_BAND_FIELDS = ("hue_low", "hue_high", "sat_low", "sat_high", "val_low", "val_high")
 THRESHOLD_FIELDS = (*HSV_BAND_FIELDS, "min_area", "max_area", "min_density",
                     "max_eccentricity")
+# What a colour file may hold: the thresholds, which detector they are for (a ball
+# coloured like the field: learn-colour --for-background writes "background"), and the
+# ball's size in pixels (learn-colour without a calibration measures it).
+COLOUR_FIELDS = (*THRESHOLD_FIELDS, "method", "min_perimeter", "max_perimeter",
+                 "refine_half", "roi_max_half")
+COLOUR_COMMENT = ("the ball's colour: a vision settings file holding only detector keys; "
+                  "`foosball vision detect --settings` reads it, the board's [ball_tracker] "
+                  "thresholds_file names it (learn-colour and the game panel write it)")
+
+
+def _upgraded(data: Any) -> Any:
+    """Colour files kept before issue 32 held the THRESHOLD_FIELDS at the top level (the
+    game panel wrote them on boards): read as the one format, never written."""
+    if isinstance(data, dict) and set(data) == set(THRESHOLD_FIELDS):
+        return {"detector": data}
+    return data
+
+
+def parse_colour(data: Any, detector: DetectorConfig) -> DetectorConfig:
+    """A colour file's keys over `detector` (the settings' own). The one format is a vision
+    settings file holding only detector keys, COLOUR_FIELDS and the band at least:
+    `parse_settings` reads the same file as the settings it stands for."""
+    data = _upgraded(data)
+    if not (isinstance(data, dict) and isinstance(data.get("detector"), dict)
+            and set(data) <= {"detector", "_comment"}):
+        raise VisionConfigError('expected a colour file: {"detector": {"hue_low": ..., ...}} '
+                                f"with the keys {list(COLOUR_FIELDS)}")
+    section = data["detector"]
+    unknown = set(section) - set(COLOUR_FIELDS) - {"_comment"}
+    if unknown:
+        raise VisionConfigError(f"detector: {sorted(unknown)} are not colour keys "
+                                f"({list(COLOUR_FIELDS)}); other settings go in the "
+                                "board file")
+    missing = [name for name in HSV_BAND_FIELDS if name not in section]
+    if missing:
+        raise VisionConfigError(f"detector: missing {missing}")
+    return _build(DetectorConfig, {**asdict(detector), **section}, "detector").validate()
 
 
 def load_thresholds(path: str, detector: DetectorConfig) -> DetectorConfig:
-    """The thresholds last tuned on the panel over `detector`; `detector` itself when none
-    were kept yet. A file that is not valid is an error naming it (it was written whole,
-    so it is not a half-written one)."""
+    """The colour file at `path` (learnt, or last tuned on the panel) over `detector`;
+    `detector` itself when none was kept yet. A file that is not valid is an error naming
+    it (it was written whole, so it is not a half-written one)."""
     if not path or not Path(path).exists():
         return detector
-
-    def parse(data: Any) -> DetectorConfig:
-        if not isinstance(data, dict) or set(data) != set(THRESHOLD_FIELDS):
-            raise VisionConfigError(f"expected exactly {list(THRESHOLD_FIELDS)}")
-        return _build(DetectorConfig, {**asdict(detector), **data}, "thresholds").validate()
-
-    return load_file(path, parse, VisionConfigError)
+    return load_file(path, lambda data: parse_colour(data, detector), VisionConfigError)
 
 
 def save_thresholds(path: str, detector: DetectorConfig) -> None:
-    values = {name: getattr(detector, name) for name in THRESHOLD_FIELDS}
-    write_atomically(path, (json.dumps(values, indent=1) + "\n").encode())
+    """`detector`'s colour as a colour file (atomically: the agent may read it any time)."""
+    values = {name: getattr(detector, name) for name in COLOUR_FIELDS}
+    write_atomically(path, (json.dumps({"_comment": COLOUR_COMMENT, "detector": values},
+                                       indent=1) + "\n").encode())
+
+
+def with_thresholds_file(settings: VisionSettings) -> VisionSettings:
+    """The settings as the ball tracker runs them: their thresholds_file's colour over
+    their detector (every reader of the settings goes through here, so none ignores it)."""
+    return replace(settings, detector=load_thresholds(settings.thresholds_file,
+                                                      settings.detector))
 
 
 def load_settings(path: str | Path) -> VisionSettings:

@@ -24,7 +24,7 @@ import cv2
 import numpy as np
 
 from foosball.vision.config import DetectorConfig
-from foosball.vision.detector import blob_stats, passes
+from foosball.vision.detector import BlobStats, blob_stats, passes
 
 # A pixel differs from the median table when the sum of its |B|, |G|, |R| differences is
 # above this.
@@ -34,6 +34,12 @@ COVERAGES = (0.98, 0.95, 0.9, 0.8)
 # The table's pixels the band may take in (scattered ones; the blob filter drops them).
 MAX_TABLE_SHARE = 0.002
 HSV_MARGIN = 12
+# Without a calibration the ball's size is unknown. A 34-36 mm ball on a 1.2 m field that
+# fills the frame's width is width/40-width/25 across; the moving blob is looked for from
+# width/200 (a wide view) to width/12 (a close one: 70 px at 1920 is width/27), and the
+# band then gets size limits from the ball found (the defaults are for 640x480 with
+# markers: 40-1200 px, refused a 70 px ball at 1080p).
+BALL_WIDTH_SHARES = (1 / 200, 1 / 12)
 
 
 class LearnError(ValueError):
@@ -71,12 +77,14 @@ def learn_colour(frames: Sequence[np.ndarray], base: DetectorConfig,
         raise LearnError(f"need at least 5 frames of the ball rolling, got {len(frames)}")
     table = np.median(np.stack(frames), axis=0).astype(np.uint8)
     where = field_mask if field_mask is not None else np.full(table.shape[:2], 255, np.uint8)
-    ball_samples, whole_samples, not_ball, found = [], [], [], 0
+    gate = base if radius_at is not None else _image_limits(base, table.shape[1])
+    ball_samples, whole_samples, not_ball, sizes = [], [], [], []
     for image in frames:
-        blob = _moving_ball(image, table, where, base, radius_at)
+        moving = _moving_ball(image, table, where, gate, radius_at)
         hsv = cv2.cvtColor(image, cv2.COLOR_BGR2HSV)
-        if blob is not None:
-            found += 1
+        if moving is not None:
+            blob, stats = moving
+            sizes.append((stats.area, stats.perimeter))
             core = cv2.erode(blob, np.ones((3, 3), np.uint8), iterations=2)
             ball_samples.append(hsv[core > 0])
             whole_samples.append(hsv[blob > 0])
@@ -87,9 +95,15 @@ def learn_colour(frames: Sequence[np.ndarray], base: DetectorConfig,
         # must not look like the ball either (the field mask keeps them out later, but a
         # band that takes them in is a band that will take in the next table's frame).
         not_ball.append(hsv[away][::7])
+    found = len(sizes)
     if found < 3:
+        where_from = ("is the calibration right?" if radius_at is not None else
+                      f"without a calibration, balls {gate_diameters(table.shape[1])} px "
+                      "across are looked for")
         raise LearnError(f"found a moving, round, ball-sized blob in {found} of {len(frames)} "
-                         f"frames (need 3): is the ball rolling, and the calibration right?")
+                         f"frames (need 3): is the ball rolling? {where_from}")
+    if radius_at is None:
+        base = _sized_for_ball(base, *np.median(np.array(sizes), axis=0))
     ball = np.concatenate(ball_samples)
     others = np.concatenate(not_ball)
     for coverage in COVERAGES:
@@ -103,7 +117,9 @@ def learn_colour(frames: Sequence[np.ndarray], base: DetectorConfig,
         f"cannot tell the ball from the table by colour: the narrowest band that holds "
         f"{COVERAGES[-1]:.0%} of the ball's pixels (hue {band.hue_low}-{band.hue_high}, "
         f"saturation from {band.sat_low}, value from {band.val_low}) takes in "
-        f"{share:.1%} of the rest of the frame; use detector.method = \"background\"",
+        f"{share:.1%} of the rest of the frame; use the background detector: "
+        f"`learn-colour --for-background` writes the ball's own band with "
+        f"detector.method = \"background\" (`detect --track` then finds it)",
         # For the background detector, which needs no separation: the ball's colour with
         # its rim, where its shaded side is (without it the mask misses the dark crescent
         # and the centre moves to the lit side).
@@ -142,13 +158,39 @@ def _widen(band: DetectorConfig, others: np.ndarray, table: np.ndarray, where: n
     return band
 
 
+def gate_diameters(width: int) -> str:
+    small, large = (width * share for share in BALL_WIDTH_SHARES)
+    return f"{small:.0f}-{large:.0f}"
+
+
+def _image_limits(base: DetectorConfig, width: int) -> DetectorConfig:
+    """`base` with size limits for any ball this image could show (no calibration)."""
+    small, large = (width * share / 2 for share in BALL_WIDTH_SHARES)  # radii, px
+    return replace(base, min_area=math.pi * small * small, max_area=math.pi * large * large,
+                   min_perimeter=1.6 * math.pi * small, max_perimeter=2.6 * math.pi * large)
+
+
+def _sized_for_ball(base: DetectorConfig, area: float, perimeter: float) -> DetectorConfig:
+    """Size limits and search windows for the ball found (its median area and perimeter),
+    in the proportions of the defaults to the simulator's 17 px ball (40-1200 px for 216,
+    perimeter 20-160 for 52), but a little tighter above: no calibration checks the size
+    where the ball is."""
+    radius = math.sqrt(area / math.pi)
+    refine = min(256, max(base.refine_half, math.ceil(1.5 * radius) + 4))
+    return replace(base, min_area=round(0.2 * area, 1), max_area=round(4.0 * area, 1),
+                   min_perimeter=round(0.35 * perimeter, 1),
+                   max_perimeter=round(3.0 * perimeter, 1), refine_half=refine,
+                   roi_max_half=min(256, max(base.roi_max_half, refine))).validate()
+
+
 def _moving_ball(image: np.ndarray, table: np.ndarray, where: np.ndarray,
-                 base: DetectorConfig, radius_at: Any) -> np.ndarray | None:
-    """Mask of the most ball-like moving blob of `image`, or None."""
+                 base: DetectorConfig, radius_at: Any,
+                 ) -> tuple[np.ndarray, BlobStats] | None:
+    """Mask of the most ball-like moving blob of `image` and its statistics, or None."""
     difference = cv2.absdiff(image, table).astype(np.int16).sum(axis=2)
     moving = np.where((difference > MOTION_THRESHOLD) & (where > 0), 255, 0).astype(np.uint8)
     contours, _ = cv2.findContours(moving, cv2.RETR_EXTERNAL, cv2.CHAIN_APPROX_SIMPLE)
-    best, best_score = None, 0.0
+    best, best_stats, best_score = None, None, 0.0
     for contour in contours:
         if len(contour) < 5:
             continue
@@ -162,12 +204,12 @@ def _moving_ball(image: np.ndarray, table: np.ndarray, where: np.ndarray,
             if not 0.6 * expected <= stats.area <= 1.5 * expected:
                 continue
         if fill >= 0.7 and fill > best_score:
-            best, best_score = contour, fill
-    if best is None:
+            best, best_stats, best_score = contour, stats, fill
+    if best is None or best_stats is None:
         return None
     mask = np.zeros(moving.shape, np.uint8)
     cv2.drawContours(mask, [best], -1, 255, -1)
-    return mask
+    return mask, best_stats
 
 
 def _band(ball: np.ndarray, coverage: float, base: DetectorConfig) -> DetectorConfig:

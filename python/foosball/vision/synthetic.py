@@ -20,6 +20,15 @@ BORDER_BGR = (225, 225, 225)
 BALL_BGR = (20, 110, 250)
 MAN_BGR = (160, 40, 20)
 
+def with_marker_moved(layout: MarkerLayout, marker_id: int, dx: float,
+                      dy: float) -> MarkerLayout:
+    """`layout` as a person who mis-measured one marker by (dx, dy) m would write it (the
+    marker check's tests and benchmarks/marker_check.py)."""
+    return MarkerLayout(tuple(
+        Marker(m.marker_id, tuple((x + dx, y + dy) for x, y in m.corners))
+        if m.marker_id == marker_id else m for m in layout.markers), layout.height)
+
+
 LAYOUT = MarkerLayout(
     (
         Marker.square(0, -0.67, 0.33, 0.08),
