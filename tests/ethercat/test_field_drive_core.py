@@ -21,6 +21,7 @@ from foosball.ethercat.bus import BusConfig
 from foosball.ethercat.drive import FaultKind
 from foosball.ethercat.emulator import EmulatorConfig
 from foosball.ethercat.fake import FakeBus
+from foosball.schema import SettingError, parse
 from foosball.wire.catalogue import Agent, AlarmCode, DriveCommand, DriveControl, DriveState
 from tests.ethercat.test_motor_driver_core import Rig
 
@@ -182,3 +183,25 @@ def test_a_drive_homing_that_never_ends_names_every_axis() -> None:
     assert text.startswith("homing not done after 0.3 s: "), text
     for axis in (0, 2, 4, 6):
         assert f"axis {axis} (the drive's homing method -4 not done, at " in text, text
+
+
+def test_one_axis_can_home_otherwise_than_the_rest() -> None:
+    """Switches on every rod but one: the master homes three on their switch, the drive of
+    axis 4 homes itself where it stands."""
+    config = MotorDriverConfig(homing_methods={4: L.HOMING_CURRENT_POSITION})
+    bus = FakeBus(BusConfig(backend="fake"))
+    rig = Rig(config, bus=bus)
+    bus.clock = rig.monotonic
+    bus.start(homing_objects(config))
+    assert rig.run_until(rig.operational, 20.0), rig.core.drive_states()
+    assert [d.homing_method for d in bus.drives] == [0, 0, 0, 0, 37, 0, 0, 0]
+    assert bus.drives[4].homing_attained and not bus.drives[0].homing_attained
+    assert rig.core.latched is None
+
+
+def test_board_toml_names_an_axis_and_its_method_or_is_refused_saying_how() -> None:
+    config = parse(MotorDriverConfig, {"homing_method": -4, "homing_methods": {"4": 37}},
+                   "[motor_driver]")
+    assert [config.homing_method_of(axis) for axis in (0, 2, 4, 6)] == [-4, -4, 37, -4]
+    with pytest.raises(SettingError, match=r"rod = 37: an axis number = a homing method"):
+        parse(MotorDriverConfig, {"homing_methods": {"rod": 37}}, "[motor_driver]")

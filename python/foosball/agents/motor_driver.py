@@ -51,7 +51,7 @@ from foosball.safety.latch import Cause
 from foosball.safety.ratelog import RateLimitedLog
 from foosball.safety.settings import SafetySettings
 from foosball.safety.systemd import SystemdNotifier
-from foosball.schema import seconds, setting
+from foosball.schema import SettingError, seconds, setting
 from foosball.wire.catalogue import (
     Agent,
     AlarmCode,
@@ -108,6 +108,19 @@ def axes_from_table(table: Any) -> tuple[AxisSetup, ...]:
     return tuple(axes)
 
 
+def _axis_methods(table: Any, where: str) -> dict[int, int]:
+    if not isinstance(table, dict):
+        raise SettingError(f"{where}: a table of axis = homing method, e.g. {{\"4\" = 37}}")
+    methods = {}
+    for axis, method in table.items():
+        if not str(axis).isdigit() or isinstance(method, bool) or not isinstance(method, int) \
+                or not -128 <= method <= 127:
+            raise SettingError(f"{where}: {axis} = {method!r}: an axis number = a homing "
+                               "method in -128..127")
+        methods[int(axis)] = method
+    return methods
+
+
 @dataclass(frozen=True)
 class MotorDriverConfig:
     # from the table geometry, not from board.toml
@@ -126,6 +139,8 @@ class MotorDriverConfig:
     # switch: 37 where the axis stands, -4 into the negative end stop (the usual
     # manufacturer number; check the drive's manual), 17 to the negative limit switch.
     homing_method: int = setting(0, low=-128, high=127)
+    # an axis homed otherwise than the rest: {"4" = 37} (axis number = method, 0: switch)
+    homing_methods: dict[int, int] = setting(default_factory=dict, convert=_axis_methods)
     # Distributed clocks: every drive's clock set to the first one's and SYNC0 at cycle_s,
     # for drives that need it (they refuse SAFE-OP without it: AL code 0x0030). Off: the
     # drives take each frame's setpoints as they come (free run), as STEVAL-ETH001 does.
@@ -150,6 +165,10 @@ class MotorDriverConfig:
     quick_stop_escalation_s: float = seconds(0.1, high=2.0)
     # the same fault log line at most this often (with a count)
     repeat_log_s: float = setting(10.0, low=0.0, high=3600.0, unit="s")
+
+    def homing_method_of(self, axis: int) -> int:
+        """The homing method of one axis (0: the master homes it on its switch)."""
+        return self.homing_methods.get(axis, self.homing_method)
 
     @property
     def bus_error_cycles(self) -> int:
@@ -631,8 +650,8 @@ class MotorDriverCore:
         if axis.phase is Phase.HOMING_APPROACH:
             return f"home switch never seen, at raw {tx.position_rad:.1f} rad"
         if axis.phase is Phase.HOMING_DRIVE:
-            return (f"the drive's homing method {self.config.homing_method} not done, at "
-                    f"{tx.position_rad:.1f} rad")
+            method = self.config.homing_method_of(self.axes.index(axis))
+            return f"the drive's homing method {method} not done, at {tx.position_rad:.1f} rad"
         return f"still on the home switch, at raw {tx.position_rad:.1f} rad"
 
     def _advance_axis(self, axis: _Axis, now: float, out: list[Any]) -> None:
@@ -649,7 +668,8 @@ class MotorDriverCore:
                 self._unexpected(axis, now, out)
             elif L.alignment_done(c.alignment, tx.statusword, self._alignment_object(axis)):
                 if axis.setup.homes:
-                    self._enter(axis, Phase.HOMING_DRIVE if c.homing_method
+                    self._enter(axis, Phase.HOMING_DRIVE
+                                if c.homing_method_of(self.axes.index(axis))
                                 else Phase.HOMING_APPROACH, now)
                 else:
                     axis.zero = 0.0  # rotation: radians as they are
@@ -683,18 +703,19 @@ class MotorDriverCore:
         stands (statusword bits 12 and 10); its position is then relative to that home."""
         tx = axis.last
         index = self.axes.index(axis)
+        method = self.config.homing_method_of(index)
         homing = tx.mode_display == L.Mode.HOMING
         if tx.state is not L.Cia402State.OPERATION_ENABLED:
             self._unexpected(axis, now, out)
         elif homing and tx.statusword & L.Status.HOMING_ERROR:
             self._latch(AlarmCode.DRIVE_FAULT, index, now, out,
-                        f"axis {index}: the drive's homing method {self.config.homing_method} "
-                        "failed (homing error; is the method one this drive has?)")
+                        f"axis {index}: the drive's homing method {method} failed (homing "
+                        "error; is the method one this drive has?)")
         elif homing and tx.statusword & _HOMED_BITS == _HOMED_BITS:
             axis.zero = tx.position_rad
             self._enter(axis, Phase.READY, now)
             log.info("axis %d homed by the drive (method %d): zero at %.4f rad", index,
-                     self.config.homing_method, axis.zero)
+                     method, axis.zero)
         else:
             self._timeout(axis, now, self.config.homing_timeout_s, "homing", out)
 
@@ -1125,15 +1146,13 @@ class EtherCatHardware:
 def homing_objects(config: MotorDriverConfig) -> tuple[L.StartupObject, ...]:
     """What each homing axis's drive is given in PRE-OP for its own homing method (none
     when the master homes on the switches)."""
-    if not config.homing_method:
-        return ()
     speed = L.rad_s_to_counts(config.homing_speed)
     return tuple(
         L.StartupObject(setup.axis + 1, index, sub, fmt, value)
-        for setup in config.axes if setup.homes
-        for index, sub, fmt, value in ((L.HOMING_METHOD, 0, "b", config.homing_method),
-                                       (L.HOMING_SPEEDS, 1, "I", speed),
-                                       (L.HOMING_SPEEDS, 2, "I", speed)))
+        for setup in config.axes if setup.homes and config.homing_method_of(setup.axis)
+        for index, sub, fmt, value in (
+            (L.HOMING_METHOD, 0, "b", config.homing_method_of(setup.axis)),
+            (L.HOMING_SPEEDS, 1, "I", speed), (L.HOMING_SPEEDS, 2, "I", speed)))
 
 
 def open_motor_driver(bus: EtherCatBus, endpoint: Any, config: MotorDriverConfig,
