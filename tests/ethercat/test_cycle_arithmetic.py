@@ -16,8 +16,8 @@ from foosball.agents.motor_driver import (
     MotorDriverConfig,
     MotorDriverCore,
     Phase,
-    _bounded,
 )
+from foosball.agents.motor_driver.core import _bounded
 from foosball.ethercat import layout as L
 from foosball.wire.catalogue import AlarmCode, DriveState, SafetyState
 
