@@ -22,7 +22,15 @@ from foosball.ethercat.drive import FaultKind
 from foosball.ethercat.emulator import EmulatorConfig
 from foosball.ethercat.fake import FakeBus
 from foosball.schema import SettingError, parse
-from foosball.wire.catalogue import Agent, AlarmCode, DriveCommand, DriveControl, DriveState
+from foosball.wire.catalogue import (
+    Agent,
+    AlarmCode,
+    DriveCommand,
+    DriveControl,
+    DriveEmergency,
+    DriveState,
+    EtherCatStatus,
+)
 from tests.ethercat.test_motor_driver_core import Rig
 
 
@@ -205,3 +213,20 @@ def test_board_toml_names_an_axis_and_its_method_or_is_refused_saying_how() -> N
     assert [config.homing_method_of(axis) for axis in (0, 2, 4, 6)] == [-4, -4, 37, -4]
     with pytest.raises(SettingError, match=r"rod = 37: an axis number = a homing method"):
         parse(MotorDriverConfig, {"homing_methods": {"rod": 37}}, "[motor_driver]")
+
+
+def test_a_drive_that_faults_is_shown_with_its_coe_emergency() -> None:
+    """The fault latches in the cycle; the drive's emergency is read by mailbox and comes
+    in the next EtherCatStatus, the drive's error code in its own words."""
+    rig = Rig()
+    assert rig.run_until(rig.operational, 10.0), rig.core.drive_states()
+    rig.bus.drives[5].inject(FaultKind.OVERCURRENT)
+
+    def told() -> tuple[DriveEmergency, ...]:
+        statuses = [m for m in rig.heard if isinstance(m, EtherCatStatus)]
+        return statuses[-1].emergencies if statuses else ()
+    assert rig.run_until(lambda: bool(told()), 1.0), rig.core.latched
+    overcurrent = int(L.ErrorCode.OVERCURRENT)
+    assert told() == (DriveEmergency(6, overcurrent, 0x01, int(
+        L.DigitalInput.OVERCURRENT_PRESENT)),)
+    assert rig.core.latched is not None and rig.core.latched.axis == 5

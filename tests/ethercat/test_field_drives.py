@@ -185,6 +185,26 @@ def test_a_field_drive_comes_up_plays_and_stops(namespace: Namespace,
     assert all(s["cia402_state"] != "operation enabled" for s in slaves), slaves
 
 
+def test_a_drive_that_faults_says_why_in_a_coe_emergency_on_the_panel(
+        namespace: Namespace, emulator_factory: Callable, tmp_path: Path) -> None:
+    """A drive faults (overcurrent on axis 5): the master reads the CoE emergency it sent
+    from its mailbox (pysoem raises it as `Emergency`) out of the cycle thread, and the
+    next EtherCatStatus carries it; the fault itself latched from the process data."""
+    emulator = emulator_factory(8)
+    states: list[SafetyState] = []
+    with _running_service(namespace, tmp_path) as (pole, panel, agent):
+        assert _listen(pole, agent, 30.0, _all_in(DriveState.READY), states), \
+            (agent.poll(), states[-5:])
+        assert emulator.command("fault 5 overcurrent")["ok"]
+        heard = _heard_until(panel, EtherCatStatus, 3.0, lambda s: bool(s.emergencies))
+        assert heard and heard[-1].emergencies, heard[-3:]
+        [emergency] = heard[-1].emergencies
+        assert (emergency.position, emergency.error_code, emergency.error_register) == (
+            6, int(L.ErrorCode.OVERCURRENT), 0x01), emergency
+        assert emergency.data == int(L.DigitalInput.OVERCURRENT_PRESENT)
+        _stop_service(agent, signal.SIGTERM)
+
+
 def _refused_start(namespace: Namespace) -> str:
     """The master started on the emulator's bus and refused: why."""
     bus = _start_bus(namespace)

@@ -24,6 +24,7 @@ from foosball.wire.catalogue import (
     AxisStatus,
     DriveCommand,
     DriveControl,
+    DriveEmergency,
     DriveState,
     EtherCatStatus,
     GameCommand,
@@ -105,11 +106,22 @@ def test_the_slaves_out_of_op_are_named_with_axis_state_and_why() -> None:
         SlaveState(6, 0x14, 0x001B, "Sync manager watchdog", 0, 0),
         SlaveState(8, 0x04, 0, "No error", 3, 1)))
     link = core().step(Inputs(0.0, (loss,))).actuation.link
-    assert link.slaves_not_op == (
+    assert link.slave_lines == (
         "slave 3 (axis 2, defence translation): no answer",
         "slave 6 (axis 5, midfield rotation): SAFE-OP + ERROR, 0x001B Sync manager watchdog",
         "slave 8 (axis 7, attack rotation): SAFE-OP · RX errors 3, lost links 1")
-    assert core().step(Inputs(0.0, (LINK,))).actuation.link.slaves_not_op == ()
+    assert core().step(Inputs(0.0, (LINK,))).actuation.link.slave_lines == ()
+
+
+def test_each_drive_that_faulted_is_shown_with_its_coe_emergency() -> None:
+    status = dataclasses.replace(LINK, emergencies=(
+        DriveEmergency(4, 0x9000, 0x01, 0x0000_0100),
+        DriveEmergency(7, 0x5530, 0x81, 0)))
+    assert core().step(Inputs(0.0, (status,))).actuation.link.slave_lines == (
+        "slave 4 (axis 3, defence rotation): emergency 0x9000 emergency button, error "
+        "register 0x01, data 0x0000000100",
+        "slave 7 (axis 6, attack translation): emergency 0x5530, error register 0x81, "
+        "data 0x0000000000")
 
 
 def test_alarms_and_the_latch_are_shown_newest_first_one_row_per_episode() -> None:

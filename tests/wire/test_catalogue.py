@@ -199,3 +199,32 @@ def test_the_slaves_out_of_op_round_trip_and_stay_out_of_the_body_when_none():
         to_body(dataclasses.replace(LOSS, slaves_not_op=LOSS.slaves_not_op * 5))  # 10 > 8
     with pytest.raises(SchemaError):
         from_body(catalogue.EtherCatStatus, {k: v for k, v in body.items() if k != 11})
+
+
+EMERGENCY = catalogue.DriveEmergency(4, 0x9000, 0x01, 0x0000_0100)
+
+
+def test_emergencies_are_a_second_optional_field_either_may_be_left_out():
+    """Field 13 came after field 12: a body may leave out either, both or neither, and a
+    body with only the older fields (a board not yet updated) still reads."""
+    healthy = dataclasses.replace(LOSS, slaves_not_op=())
+    for message in (dataclasses.replace(healthy, emergencies=(EMERGENCY,)),
+                    dataclasses.replace(LOSS, emergencies=(EMERGENCY,)), LOSS, healthy):
+        body = to_body(message)
+        expected = [*range(1, 12), *([12] if message.slaves_not_op else []),
+                    *([13] if message.emergencies else [])]
+        assert list(body) == expected
+        assert from_body(catalogue.EtherCatStatus, body) == message
+        assert catalogue._from_body_general(catalogue.EtherCatStatus, body) == message
+        assert from_json(catalogue.EtherCatStatus, to_json(message)) == message
+    only_13 = to_body(dataclasses.replace(healthy, emergencies=(EMERGENCY,)))
+    assert only_13[13] == [{1: 4, 2: 0x9000, 3: 0x01, 4: 0x100}]
+    # one encoding: keys in order, integers, and no required field left out
+    with pytest.raises(SchemaError):
+        from_body(catalogue.EtherCatStatus, {13: only_13[13], **{k: only_13[k]
+                                                                for k in range(1, 12)}})
+    with pytest.raises(SchemaError, match="missing"):
+        from_body(catalogue.EtherCatStatus, {k: v for k, v in only_13.items() if k != 5})
+    with pytest.raises(SchemaError):
+        from_body(catalogue.EtherCatStatus, {**{float(k) if k == 1 else k: v
+                                                 for k, v in only_13.items()}})

@@ -36,6 +36,7 @@ from foosball.wire import catalogue
 from foosball.wire.catalogue import (
     Agent,
     Alarm,
+    DriveEmergency,
     EtherCatStatus,
     GameCommand,
     GameControl,
@@ -95,7 +96,9 @@ class LinkRow:
     jitter_p99_us: float
     jitter_p99_max_us: float  # the worst reported p99 within the statistics window
     window_s: float
-    slaves_not_op: tuple[str, ...] = ()  # one line per slave out of OP, see slave_line()
+    # one line per slave out of OP (slave_line), then per drive's last CoE emergency
+    # (emergency_line)
+    slave_lines: tuple[str, ...] = ()
 
     @property
     def healthy(self) -> bool:
@@ -155,12 +158,26 @@ def al_name(state: int) -> str:
     return f"{name} + ERROR" if state & 0x10 else name
 
 
-def slave_line(slave: SlaveState) -> str:
-    """One slave out of OP as the operator reads it: which drive, its AL state and why."""
-    axis = slave.position - 1
+def _slave_named(position: int) -> str:
+    axis = position - 1
     where = (f"axis {axis}, {ROD_NAMES[axis // 2]} {AXIS_KIND[axis % 2]}" if axis < DRIVES
              else "not a drive")
-    line = f"slave {slave.position} ({where}): "
+    return f"slave {position} ({where}): "
+
+
+def emergency_line(emergency: DriveEmergency) -> str:
+    """A drive's last CoE emergency as the operator reads it: which drive, the code (with
+    its name where the drive profile gives one) and the error register."""
+    code = emergency.error_code
+    name = (f" {ErrorCode(code).name.lower().replace('_', ' ')}"
+            if code in ErrorCode._value2member_map_ else "")
+    return (f"{_slave_named(emergency.position)}emergency 0x{code:04X}{name}, error register "
+            f"0x{emergency.error_register:02X}, data 0x{emergency.data:010X}")
+
+
+def slave_line(slave: SlaveState) -> str:
+    """One slave out of OP as the operator reads it: which drive, its AL state and why."""
+    line = _slave_named(slave.position)
     if slave.al_state == 0:
         return line + "no answer"
     line += al_name(slave.al_state)
@@ -379,7 +396,8 @@ class SupervisoryCore:
                        cycle_ms=s.cycle_period_s * 1e3,
                        jitter_p99_us=s.wakeup_jitter_p99_s * 1e6,
                        jitter_p99_max_us=worst * 1e6, window_s=self.stats_window_s,
-                       slaves_not_op=tuple(map(slave_line, s.slaves_not_op)))
+                       slave_lines=(*map(slave_line, s.slaves_not_op),
+                                    *map(emergency_line, s.emergencies)))
 
 
 def catalogue_fields(message: Any) -> list[tuple[str, Any]]:

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 
 from foosball.ethercat import layout as L
 from foosball.schema import setting
+from foosball.wire.catalogue import DriveEmergency
 
 # backend name -> (module, class). The one table of backends.
 BACKENDS: dict[str, tuple[str, str]] = {
@@ -74,6 +75,9 @@ class EtherCatBus(ABC):
         self.config = config
         self.slaves: list[SlaveInfo] = []
         self.expected_working_counter = 0
+        # the last CoE emergency of each drive that sent one, and how many were noted
+        self.emergencies: dict[int, DriveEmergency] = {}
+        self.emergencies_noted = 0
 
     @abstractmethod
     def scan(self) -> list[SlaveInfo]:
@@ -89,6 +93,14 @@ class EtherCatBus(ABC):
     @abstractmethod
     def exchange(self, outputs: Sequence[L.RxPdo]) -> Exchange:
         """Send one frame of outputs, return what came back."""
+
+    def read_emergencies(self, position: int) -> None:  # noqa: B027 (a bus may have none)
+        """Empty one drive's mailbox of the CoE emergencies it sent (a mailbox exchange:
+        never from the cycle thread); they land in `emergencies`."""
+
+    def note_emergency(self, emergency: DriveEmergency) -> None:
+        self.emergencies[emergency.position] = emergency  # one assignment: thread-safe
+        self.emergencies_noted += 1
 
     def reference_time_ns(self) -> int:
         """With distributed clocks: the reference clock's time the last frame brought back

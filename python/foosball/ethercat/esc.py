@@ -51,6 +51,7 @@ REG_DC_SYSTEM_OFFSET = 0x0920
 REG_DC_ACTIVATION = 0x0981
 REG_DC_SYNC0_CYCLE = 0x09A0
 DC_SYNC0_ACTIVE = 0x03  # cyclic operation and SYNC0 on
+EMERGENCY_ERROR_REGISTER = 0x01  # 0x1001 bit 0: generic error
 
 SDO_ABORT_UNSUPPORTED = 0x0504_0001  # client/server command specifier not valid
 SDO_ABORT_READ_ONLY = 0x0601_0002
@@ -333,6 +334,7 @@ class EscSlave:
         self.al_code = 0
         self.fmmus: list[_Fmmu] = []
         self.mailbox_responses: deque[bytes] = deque()
+        self._emergency_sent = 0  # the error code of the last emergency queued
         self.last_mailbox_response = b""
         self.last_outputs_s = 0.0
         self.watchdog_trips = 0
@@ -565,6 +567,13 @@ class EscSlave:
         response = self._sdo(command, index, sub, payload)
         self._queue_mailbox(response, counter)
 
+    def _queue_emergency(self, error_code: int) -> None:
+        """CoE emergency (CiA 301): error code, error register (generic error), and five
+        manufacturer bytes (here the drive's digital inputs, the live causes)."""
+        inputs = self.drive.tx().digital_inputs
+        payload = struct.pack("<HHB", 1 << 12, error_code, EMERGENCY_ERROR_REGISTER)
+        self._queue_mailbox(payload + inputs.to_bytes(5, "little"), 0)
+
     def _queue_mailbox(self, coe_payload: bytes, counter: int) -> None:
         header = struct.pack("<HHBB", len(coe_payload), 0, 0, 0x03 | (counter << 4))
         frame = (header + coe_payload).ljust(L.MAILBOX_SIZE, b"\x00")
@@ -668,6 +677,10 @@ class EscSlave:
         if self.al_state not in (L.AlState.SAFEOP, L.AlState.OP):
             return
         tx = self.drive.tx()
+        if tx.error_code != self._emergency_sent:  # a new fault: the drive says so by CoE
+            self._emergency_sent = tx.error_code
+            if tx.error_code:
+                self._queue_emergency(tx.error_code)
         if self.tx_pdo.is_layout:
             packed = tx.pack()
         else:

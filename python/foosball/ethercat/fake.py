@@ -22,6 +22,7 @@ from foosball.ethercat.bus import (
     check_slaves,
 )
 from foosball.ethercat.emulator import EmulatorConfig, make_drive
+from foosball.wire.catalogue import DriveEmergency
 
 
 class FakeBus(EtherCatBus):
@@ -79,6 +80,15 @@ class FakeBus(EtherCatBus):
                 drive.apply(rx)
         return Exchange(self.expected_working_counter - self.missing_working_counter,
                         tuple(drive.tx() for drive in self.drives))
+
+    def read_emergencies(self, position: int) -> None:
+        """As the emulated ESC says it: an emergency with the drive's error code when it
+        faults (generic error; the live causes as the manufacturer's bytes)."""
+        tx = self.drives[position - 1].tx()
+        known = self.emergencies.get(position)
+        if tx.error_code and (known is None or known.error_code != tx.error_code):
+            self.note_emergency(DriveEmergency(position, tx.error_code, 0x01,
+                                               tx.digital_inputs))
 
     def read_object(self, position: int, index: int, subindex: int) -> bytes:
         if (index, subindex) != (L.ALIGNMENT_OBJECT, 0):

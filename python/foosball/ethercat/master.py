@@ -21,6 +21,7 @@ from foosball.ethercat.bus import (
     check_mapping,
     check_slaves,
 )
+from foosball.wire.catalogue import DriveEmergency
 
 log = logging.getLogger(__name__)
 
@@ -31,6 +32,7 @@ REG_LOST_LINKS = 0x0310  # per port: lost link counter (1 byte)
 REG_WD_DIVIDER = 0x0400
 REG_WD_TIME_PD = 0x0420
 MAILBOX_ERRORS = (pysoem.SdoError, pysoem.MailboxError, pysoem.PacketError, pysoem.WkcError)
+EMERGENCY_READS = 4  # emergencies a drive may have queued before a mailbox answer
 # SDO aborts by which a drive says its PDO assignment or mapping cannot be written: read
 # only, or not in this state (CiA 301 abort codes)
 FIXED_PDO_ABORTS = frozenset({0x0601_0002, 0x0800_0020, 0x0800_0021, 0x0800_0022})
@@ -155,6 +157,8 @@ class PysoemBus(EtherCatBus):
                              tuple(o for o in objects if o.position == position),
                              round(sync0_s * 1e9))
             self._steps[position] = step
+            # a CoE emergency read by any mailbox exchange (pysoem hands it over here)
+            slave.add_emergency_callback(lambda e: self.note_emergency(_emergency(e)))
             slave.setup_func = step.configure
             # Belt and braces against the Complete-Access pitfall (facts): our drives do
             # not advertise it, but a replaced board might.
@@ -245,13 +249,23 @@ class PysoemBus(EtherCatBus):
         return int(self.master.dc_time)
 
     def read_object(self, position: int, index: int, subindex: int) -> bytes:
+        slave = self.master.slaves[position - 1]
         try:
             # the GIL released: the cycle thread runs while this one waits for the mailbox
-            return bytes(self.master.slaves[position - 1].sdo_read(index, subindex,
-                                                                   release_gil=True))
+            return bytes(slave.sdo_read(index, subindex, release_gil=True))
         except MAILBOX_ERRORS as exc:
             raise BusConfigurationError(f"slave {position}: object 0x{index:04x}:"
                                         f"{subindex:02x}: {_describe(exc)}") from exc
+
+    def read_emergencies(self, position: int) -> None:
+        slave = self.master.slaves[position - 1]
+        for _ in range(EMERGENCY_READS):
+            try:  # an emergency read goes to the slave's callback (note_emergency)
+                slave.mbx_receive()
+            except MAILBOX_ERRORS as exc:
+                log.warning("slave %d: mailbox not read for emergencies: %s", position,
+                            _describe(exc))
+                return
 
     def recover(self) -> bool:
         all_op = True
@@ -419,6 +433,11 @@ class SlaveStep:
             return call()
         except MAILBOX_ERRORS as exc:
             raise self.fail(step, f"object 0x{index:04x}:{sub:02x}", _describe(exc)) from exc
+
+
+def _emergency(emergency: pysoem.Emergency) -> DriveEmergency:
+    data = emergency.b1 | emergency.w1 << 8 | emergency.w2 << 24  # 5 bytes, little-endian
+    return DriveEmergency(emergency.slave_pos, emergency.error_code, emergency.error_reg, data)
 
 
 def _describe(exc: BaseException) -> str:

@@ -16,6 +16,7 @@ import math
 from collections.abc import Mapping
 from dataclasses import MISSING, dataclass, field, fields
 from enum import IntEnum
+from functools import partial
 from typing import Any, ClassVar
 
 # --- enums ---------------------------------------------------------------------------------
@@ -287,7 +288,7 @@ def records(key: int, record: type, max_len: int) -> Any:
 
 
 def optional_records(key: int, record: type, max_len: int) -> Any:
-    """The last field of a message, added after it was first sent: absent when empty."""
+    """A field added after the message was first sent (the last ones): absent when empty."""
     return _spec(key, "records", (), record=record, max_len=max_len, optional=True)
 
 
@@ -299,9 +300,10 @@ def specs(cls: type) -> tuple[tuple[str, Spec], ...]:
         keys = [s.key for _, s in cached]
         # Ascending keys: the order to_body writes them in is canonical CBOR's.
         assert keys == sorted(set(keys)), f"{cls.__name__}: CBOR keys must ascend, no repeats"
-        assert all(s.kind == "records" and n == len(cached) - 1
-                   for n, (_, s) in enumerate(cached) if s.optional), \
-            f"{cls.__name__}: only the last field may be optional (records)"
+        optional = [n for n, (_, s) in enumerate(cached) if s.optional]
+        assert all(cached[n][1].kind == "records" for n in optional) and \
+            optional == list(range(len(cached) - len(optional), len(cached))), \
+            f"{cls.__name__}: only the last fields may be optional (records)"
         cls._specs = cached  # type: ignore[attr-defined]
     return cached
 
@@ -377,10 +379,11 @@ def _compiled(cls: type, outgoing: bool) -> Any:
     cached = cls.__dict__.get(attribute)
     if cached is not None:
         return cached
-    ns: dict[str, Any] = {"CLS": cls, "ABSENT": _ABSENT}
     fields_ = specs(cls)
+    ns: dict[str, Any] = {"CLS": cls, "ABSENT": _ABSENT,
+                          "fill": partial(_fill_absent, tuple(s.key for _, s in fields_))}
     values = [f"v{i}" for i in range(len(fields_))]
-    last_key, optional = fields_[-1][1].key, fields_[-1][1].optional
+    optional = [spec.key for _, spec in fields_ if spec.optional]
     if outgoing:
         lines = ["def compiled(m):",
                  *(f"    {v} = m.{name}" for v, (name, _) in zip(values, fields_, strict=True))]
@@ -388,8 +391,8 @@ def _compiled(cls: type, outgoing: bool) -> Any:
         keys = [f"k{i}" for i in range(len(fields_))]
         lines = ["def compiled(body):",
                  "    if type(body) is not dict: return None",
-                 *([f"    if len(body) == {len(fields_) - 1}: "
-                    f"body = {{**body, {last_key}: ABSENT}}"] if optional else []),
+                 *([f"    if {len(fields_) - len(optional)} <= len(body) < {len(fields_)}: "
+                    "body = fill(body)"] if optional else []),
                  f"    if len(body) != {len(fields_)}: return None",
                  f"    {', '.join(keys)}, = body",
                  # 1.0 and True equal 1 but are other encodings of a key
@@ -409,8 +412,9 @@ def _compiled(cls: type, outgoing: bool) -> Any:
     if outgoing:
         lines.append("    body = {" + ", ".join(f"{spec.key}: {v}" for v, (_, spec)
                                                 in zip(values, fields_, strict=True)) + "}")
-        if optional:
-            lines.append(f"    if {values[-1]} is ABSENT: del body[{last_key}]")
+        for v, (_, spec) in zip(values, fields_, strict=True):
+            if spec.optional:
+                lines.append(f"    if {v} is ABSENT: del body[{spec.key}]")
         lines.append("    return body")
     else:
         lines.append(f"    return CLS({', '.join(values)})")
@@ -452,6 +456,15 @@ def _record_check(cls: type, name: str, index: int, value: Any) -> Any:
 _ABSENT = object()  # an optional field's key not in a body (see Spec.optional)
 
 
+def _fill_absent(keys: tuple[int, ...], body: dict[Any, Any]) -> dict[Any, Any]:
+    """The body with ABSENT for each key it leaves out, in order. Only for integer keys
+    in ascending order (the one encoding): anything else is returned as it is, for the
+    checks after it to refuse; so is a body without a key that may not be left out."""
+    if not all(type(k) is int for k in body) or list(body) != sorted(body):
+        return body
+    return {k: body.get(k, _ABSENT) for k in keys}
+
+
 def from_body(cls: type, body: Any, where: str | None = None) -> Any:
     """Build a message or record from its CBOR map; SchemaError on anything unexpected,
     keys included: integers, in the order to_body writes them (one message, one encoding)."""
@@ -464,8 +477,9 @@ def _from_body_general(cls: type, body: Any, where: str | None = None) -> Any:
     if not isinstance(body, dict) and not isinstance(body, Mapping):
         raise SchemaError(f"{where}: expected a map")
     checked = _checked_specs(cls)
-    if len(body) == len(checked) - 1 and checked[-1][1].optional:
-        body = {**body, checked[-1][1].key: _ABSENT}
+    optional = sum(1 for _, spec, _ in checked if spec.optional)
+    if optional and len(checked) - optional <= len(body) < len(checked):
+        body = _fill_absent(tuple(spec.key for _, spec, _ in checked), dict(body))
     if len(body) != len(checked):
         raise SchemaError(f"{where}: expected {len(checked)} fields, got {len(body)}")
     values = []  # in field order, so the constructor takes them positionally (faster)
@@ -473,6 +487,8 @@ def _from_body_general(cls: type, body: Any, where: str | None = None) -> Any:
         # 1.0 and True equal 1 (in dict lookups too) but are other encodings of the key.
         if type(key) is not int or key != spec.key:
             raise SchemaError(_key_complaint(where, cls, body))
+        if raw is _ABSENT and not spec.optional:
+            raise SchemaError(f"{where}.{name}: missing")
         values.append(() if raw is _ABSENT else check(spec, name, raw))
     return cls(*values)
 
@@ -622,6 +638,16 @@ class SlaveState:
 
 
 @dataclass(frozen=True, slots=True)
+class DriveEmergency:
+    """The last CoE emergency one drive sent (CiA 301): why it faulted, in its own words."""
+
+    position: int = integer(1, 1, 65535)  # the slave, in wiring order (axis = position - 1)
+    error_code: int = integer(2, 0, 0xFFFF)  # CiA 301/402 error code (0x5xxx device, ...)
+    error_register: int = integer(3, 0, 0xFF)  # 0x1001: bit 0 generic, 1 current, ...
+    data: int = integer(4, 0, 2**40 - 1)  # the manufacturer's five bytes, little-endian
+
+
+@dataclass(frozen=True, slots=True)
 class EtherCatStatus:
     """Motor driver -> supervisory panel: the EtherCAT segment's health."""
 
@@ -642,6 +668,8 @@ class EtherCatStatus:
     # The slaves out of OP or not answering, as the master last read them while the
     # working counter was short (its bus recovery); empty while it is full (issue 31).
     slaves_not_op: tuple[SlaveState, ...] = optional_records(12, SlaveState, 8)
+    # The last CoE emergency of each drive that sent one since the bus started.
+    emergencies: tuple[DriveEmergency, ...] = optional_records(13, DriveEmergency, 8)
 
 
 @dataclass(frozen=True, slots=True)

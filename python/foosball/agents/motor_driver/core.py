@@ -68,6 +68,7 @@ class MotorDriverCore(FaultHandling, StartUp):
                            2.0 * setup.max_acceleration) for setup in config.axes]
         self.latched: Latched | None = None
         self.alarmed: set[tuple[AlarmCode, int]] = set()  # (code, axis) already raised
+        self.emergencies_wanted: list[int] = []  # slaves whose drive newly faulted
         self.accepting = True  # GameControl PAUSE/STOP hold the rods; START resumes
         self.halted: set[int] = set()  # axes a person halted from the supervisory panel
         self.started = False
@@ -133,7 +134,7 @@ class MotorDriverCore(FaultHandling, StartUp):
                         f"system fault: {inputs.safety.fault_text}", own=False)
         out = self.cycle(MdaInputs(inputs.now_s, sample.exchange, inputs.messages, sample.timing,
                                    sample.al_state, sample.alignment_objects,
-                                   sample.slaves_not_op))
+                                   sample.slaves_not_op, sample.emergencies))
         return Outputs(out.messages, self.causes(), self.safety_state(), out)
 
     def causes(self) -> tuple[Cause, ...]:
@@ -187,7 +188,10 @@ class MotorDriverCore(FaultHandling, StartUp):
         read = tuple(n for n, a in enumerate(self.axes) if a.phase is Phase.ALIGNING) \
             if self._alignment_by_sdo and self.latched is None else ()
         answering, self._answering = self._answering, 0
-        return MdaOutputs(drives, tuple(out), recover, read, answering)
+        emergencies: tuple[int, ...] = ()
+        if self.emergencies_wanted:  # a drive faulted: its CoE emergency read by mailbox
+            emergencies, self.emergencies_wanted = tuple(self.emergencies_wanted), []
+        return MdaOutputs(drives, tuple(out), recover, read, emergencies, answering)
 
     # -- messages ----------------------------------------------------------------------------
     def _message(self, message: Any, now: float, out: list[Any]) -> None:
@@ -369,7 +373,7 @@ class MotorDriverCore(FaultHandling, StartUp):
                                                low=0.0),
             capture_to_setpoint_p99_s=_bounded(inputs.timing.capture_to_setpoint_p99_s, 10.0,
                                                low=0.0),
-            slaves_not_op=inputs.slaves_not_op)
+            slaves_not_op=inputs.slaves_not_op, emergencies=inputs.emergencies)
 
 
 def _bounded(value: float, limit: float, low: float | None = None) -> float:

@@ -99,6 +99,7 @@ class FaultHandling:
                                    AlarmCode.DRIVE_FAULT)
             if (code, index) in self.alarmed:
                 continue
+            self.emergencies_wanted.append(index + 1)  # what the drive says of it (CoE)
             self._latch(code, index, now, out,
                         f"drive {index} fault 0x{tx.error_code:04x} ({code.name.lower()})")
 

@@ -18,7 +18,7 @@ from foosball.ethercat.bus import BusConfigurationError, EtherCatBus, Exchange, 
 from foosball.ethercat.dc import PhaseLock
 from foosball.realtime import CycleStats
 from foosball.safety.ratelog import RateLimitedLog
-from foosball.wire.catalogue import SlaveState
+from foosball.wire.catalogue import DriveEmergency, SlaveState
 
 # the package's logger: its lines keep the name they had in one file
 log = logging.getLogger(__package__)
@@ -43,16 +43,20 @@ def out_of_op(states: Sequence[SlaveInfo]) -> tuple[SlaveState, ...]:
 
 
 class AlignmentReader:
-    """The alignment objects (alignment = "sdo") read by SDO out of the cycle thread: an SDO
-    read waits for the drive's mailbox, and pysoem waits up to 700 ms for one that does not
-    answer, far past the drives' 50 ms watchdog. The cycle hands over the axes aligning and
-    takes the values read so far; one axis at a time, in turn, at most one read a cycle.
-    Axes not aligning read as 0, so a value from before a fault never passes for a fresh one.
-    `threaded=False` reads one axis inline per request (tests that move a clock by hand)."""
+    """The mailbox exchanges, out of the cycle thread: an SDO read waits for the drive's
+    mailbox, and pysoem waits up to 700 ms for one that does not answer, far past the
+    drives' 50 ms watchdog. The alignment objects (alignment = "sdo"): the cycle hands over
+    the axes aligning and takes the values read so far; one axis at a time, in turn, at most
+    one read a cycle. Axes not aligning read as 0, so a value from before a fault never
+    passes for a fresh one. The CoE emergencies of a drive that faulted, read first.
+    `threaded=False` reads inline per request (tests that move a clock by hand)."""
 
     def __init__(self, read: Callable[[int], int], drives: int, pause_s: float,
-                 clock: Callable[[], float], threaded: bool = True) -> None:
+                 clock: Callable[[], float], threaded: bool = True,
+                 read_emergencies: Callable[[int], None] = lambda _position: None) -> None:
         self.read = read
+        self.read_emergencies = read_emergencies
+        self._emergencies: list[int] = []  # slave positions whose mailbox to empty
         self.values = [0] * drives
         self.pause_s = pause_s
         self.clock = clock
@@ -85,7 +89,33 @@ class AlignmentReader:
             self._read_next()
         return tuple(self.values)
 
+    def request_emergencies(self, positions: tuple[int, ...]) -> None:
+        with self._lock:
+            self._emergencies.extend(p for p in positions if p not in self._emergencies)
+        if not self.threaded:
+            while self._read_emergency():
+                pass
+            return
+        if self._thread is None:
+            self._thread = threading.Thread(target=self._run, name="mailbox", daemon=True)
+            self._thread.start()
+        self._wake.set()
+
+    def _read_emergency(self) -> bool:
+        with self._lock:
+            if not self._emergencies:
+                return False
+            position = self._emergencies.pop(0)
+        try:
+            self.read_emergencies(position)
+        except Exception as exc:  # the mailbox thread must go on; the fault is latched
+            self._log.log(self.clock(), logging.WARNING, "emergency",
+                          "slave %d: emergencies not read: %s", position, exc)
+        return True
+
     def _read_next(self) -> bool:
+        if self._read_emergency():
+            return True
         wanted = self._wanted
         if not wanted:
             return False
@@ -148,7 +178,10 @@ class EtherCatHardware:
         # thread cannot keep step with a clock a test moves by hand)
         threaded = clock is time.monotonic if mailbox_thread is None else mailbox_thread
         self.alignment_reader = AlignmentReader(self._alignment_value, bus.config.drives,
-                                                cycle_s, clock, threaded=threaded)
+                                                cycle_s, clock, threaded=threaded,
+                                                read_emergencies=bus.read_emergencies)
+        self._emergencies: tuple[DriveEmergency, ...] = ()  # as the bus last noted them
+        self._emergencies_seen = 0
         self.alignment_objects = self.alignment_reader.values  # alignment = "sdo": last read
         self.last: Exchange | None = None
         self.phase_lock: PhaseLock | None = None  # distributed clocks: steers the cycle
@@ -191,8 +224,12 @@ class EtherCatHardware:
                 self.capture_to_setpoint.clear()
             self._timing = CycleTiming(period, self.recent_p99(), *latency)
         assert self.last is not None
+        if self.bus.emergencies_noted != self._emergencies_seen:  # another thread's note
+            self._emergencies_seen = self.bus.emergencies_noted
+            self._emergencies = tuple(sorted(self.bus.emergencies.values(),
+                                             key=lambda e: e.position))
         return BusSample(self.last, self._timing, self.al_state, self._alignment_read,
-                         self.slaves_not_op)
+                         self.slaves_not_op, self._emergencies)
 
     def _exchange(self) -> None:
         if self._answering:  # these setpoints answer a ball state: they leave now
@@ -219,6 +256,8 @@ class EtherCatHardware:
         self._answering = actuation.ball_capture_time or self._answering
         self._exchange()
         self._read_alignment(actuation.read_alignment)
+        if actuation.read_emergencies:
+            self.alignment_reader.request_emergencies(actuation.read_emergencies)
         full = self.last is not None and \
             self.last.working_counter == self.bus.expected_working_counter
         if full:  # every slave exchanged its process data: each one is in OP

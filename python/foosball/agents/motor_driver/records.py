@@ -12,7 +12,7 @@ from typing import Any, NamedTuple
 from foosball.agents.motor_driver.config import AxisSetup
 from foosball.ethercat import layout as L
 from foosball.ethercat.bus import Exchange
-from foosball.wire.catalogue import DriveState, SlaveState
+from foosball.wire.catalogue import DriveEmergency, DriveState, SlaveState
 
 
 class Phase(enum.Enum):
@@ -60,6 +60,7 @@ class MdaInputs(NamedTuple):
     al_state: int = int(L.AlState.OP)  # lowest AL state read when the bus was last checked
     alignment_objects: tuple[int, ...] = ()  # alignment = "sdo": per axis, as last read
     slaves_not_op: tuple[SlaveState, ...] = ()  # see EtherCatHardware.slaves_not_op
+    emergencies: tuple[DriveEmergency, ...] = ()  # the last CoE emergency of each drive
 
 
 class MdaOutputs(NamedTuple):
@@ -67,6 +68,7 @@ class MdaOutputs(NamedTuple):
     messages: tuple[Any, ...] = ()
     recover_bus: bool = False
     read_alignment: tuple[int, ...] = ()  # axes whose alignment object to read by SDO
+    read_emergencies: tuple[int, ...] = ()  # slaves (positions) that newly faulted
     ball_capture_time: int = 0  # of the newest command these drives' setpoints answer
 
 
@@ -78,6 +80,7 @@ class BusSample(NamedTuple):
     al_state: int = int(L.AlState.OP)
     alignment_objects: tuple[int, ...] = ()
     slaves_not_op: tuple[SlaveState, ...] = ()
+    emergencies: tuple[DriveEmergency, ...] = ()
 
 
 @dataclass(slots=True)  # slots: the cycle reads and writes these eight times a period

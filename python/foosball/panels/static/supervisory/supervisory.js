@@ -107,16 +107,17 @@ function renderLink(v) {
   set("link-cycle", `${fixed(l.cycle_ms, 2)} ms`);
   set("link-jitter", `${fixed(l.jitter_p99_us, 0)} µs`);
   set("link-jitter-max", `${fixed(l.jitter_p99_max_us, 0)} µs`);
-  // Which slave a working-counter loss comes from, as the motor driver read it.
+  // Which slave a working-counter loss comes from, as the motor driver read it, and what
+  // each drive that faulted said of it (its CoE emergency).
   const out = $("link-slaves-out");
   out.textContent = "";
-  for (const line of l.slaves_not_op) {
+  for (const line of l.slave_lines) {
     const li = document.createElement("li");
     li.textContent = line;
     li.title = line;
     out.appendChild(li);
   }
-  out.hidden = l.slaves_not_op.length === 0;
+  out.hidden = l.slave_lines.length === 0;
 }
 
 function renderSafety(v) {
