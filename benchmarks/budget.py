@@ -375,7 +375,7 @@ class GamePanelWork(Work):
     def prepare(self) -> list[Any]:
         from foosball.agents.game_panel import ACTIONS, GamePanelCore
         from foosball.geometry import default_table
-        from foosball.panels.game_panel import STATIC
+        from foosball.panels.game_page import STATIC
 
         self.core = GamePanelCore(default_table())
         self.page = unstarted_page(STATIC, ACTIONS)

@@ -107,7 +107,7 @@ def build_supervisory_panel(board: BoardConfig, config: Any) -> AgentRuntime:
 
 
 def build_game_panel(board: BoardConfig, settings: Any) -> AgentRuntime:
-    from foosball.panels.game_panel import open_game_panel
+    from foosball.panels.game_page import open_game_panel
 
     endpoint = _endpoint(board, Agent.GAME_PANEL)
     try:

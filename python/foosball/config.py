@@ -123,7 +123,7 @@ def _supervisory_panel(section: dict[str, Any], table: Table) -> Any:
 
 
 def _game_panel(section: dict[str, Any], table: Table) -> Any:
-    from foosball.panels.game_panel import GamePanelSettings
+    from foosball.panels.game_page import GamePanelSettings
 
     return GamePanelSettings.from_section(section)
 

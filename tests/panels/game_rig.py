@@ -20,7 +20,7 @@ import pytest
 
 from foosball.agents.strategy import make_core
 from foosball.geometry import default_table
-from foosball.panels.game_panel import GamePanelSettings, open_game_panel
+from foosball.panels.game_page import GamePanelSettings, open_game_panel
 from foosball.panels.server import panel_token
 from foosball.runtime import AgentRuntime
 from foosball.safety.settings import SafetySettings

@@ -11,7 +11,7 @@ pytest.importorskip("aiohttp", reason="needs the panels extra (aiohttp)")
 from foosball.agent_cli import AGENTS
 from foosball.agents.game_panel import GamePanelConfig
 from foosball.geometry import default_table
-from foosball.panels.game_panel import GamePanelSettings, open_game_panel
+from foosball.panels.game_page import GamePanelSettings, open_game_panel
 from foosball.panels.server import panel_token
 from foosball.wire.catalogue import Agent
 from foosball.wire.codec import WireCodec

@@ -173,7 +173,7 @@ class ReplayPage:
 
     def __init__(self, replay: Replay, *, host: str, port: int, token: str | None = None
                  ) -> None:
-        from foosball.panels.game_panel import STATIC
+        from foosball.panels.game_page import STATIC
         from foosball.panels.server import PanelHardware, PanelServer
 
         self.replay = replay
