@@ -10,11 +10,11 @@ import pytest
 from foosball.ota.core import (
     Download,
     Pending,
-    Phase,
     RaucView,
     Request,
     UpdateAgentConfig,
     UpdateCore,
+    UpdatePhase,
 )
 from foosball.runtime import Inputs
 from foosball.wire.catalogue import (
@@ -87,7 +87,7 @@ def downloaded(agent: SteppedAgent) -> None:
 
 def healthy(agent: SteppedAgent) -> SteppedAgent:
     agent.run(6.0, *BOARD_BEATS)
-    assert agent.core.phase == Phase.IDLE, agent.core.text
+    assert agent.core.phase == UpdatePhase.IDLE, agent.core.text
     agent.requests.clear()
     return agent
 
@@ -95,7 +95,7 @@ def healthy(agent: SteppedAgent) -> SteppedAgent:
 def test_a_boot_is_marked_good_once_the_boards_agents_are_heard_steadily() -> None:
     agent = SteppedAgent()
     agent.run(4.0, *BOARD_BEATS)
-    assert agent.core.phase == Phase.CHECKING and agent.requests == []
+    assert agent.core.phase == UpdatePhase.CHECKING and agent.requests == []
     agent.run(1.5, *BOARD_BEATS)
     assert agent.kinds() == ["mark good"]
     assert (agent.last.state, agent.last.slot, agent.last.version) == ("idle", "rootfs.0", "1.0")
@@ -167,11 +167,11 @@ def test_install_then_reboot_at_a_safe_moment_with_the_pending_update_recorded()
                          versions={"rootfs.0": "", "rootfs.1": "2.0"})
     agent.step(game)  # a game started during the install: the reboot waits
     agent.run(0.5, game)
-    assert agent.core.phase == Phase.INSTALLED and "reboot waits" in agent.core.text
+    assert agent.core.phase == UpdatePhase.INSTALLED and "reboot waits" in agent.core.text
     assert agent.kinds() == [f"download {INSTALL.url}", f"install {BUNDLE}",
                              "discard_download"]
     agent.run(2.0)  # the game is over (its panel stopped saying PLAYING)
-    assert agent.core.phase == Phase.REBOOTING
+    assert agent.core.phase == UpdatePhase.REBOOTING
     assert agent.kinds()[3:] == ["save_pending", "reboot"]
     assert agent.requests[3].pending == Pending("rootfs.1", "2.0", "rootfs.0", "1.0")
 
@@ -261,11 +261,11 @@ def test_a_download_that_fails_or_takes_too_long_ends_in_failed_and_is_discarded
 
     agent.step(INSTALL)  # a server that trickles: the whole download's deadline
     agent.step()  # the last download's error is not this one's
-    assert agent.core.phase == Phase.DOWNLOADING
+    assert agent.core.phase == UpdatePhase.DOWNLOADING
     agent.rauc = replace(ON_A, download=Download(INSTALL.url, 2, BUNDLE, received=1 << 20,
                                                  total=8 << 20))
     agent.run(19.0)
-    assert agent.core.phase == Phase.DOWNLOADING and agent.last.progress == 12.0
+    assert agent.core.phase == UpdatePhase.DOWNLOADING and agent.last.progress == 12.0
     assert agent.last.text == "1024 KiB of 8192 KiB"
     agent.run(1.5)
     assert agent.last.state == "failed"
@@ -281,7 +281,7 @@ def test_rauc_restarting_mid_install_fails_it_at_once_and_the_next_install_is_ta
     agent.step()
     agent.rauc = RaucView(reachable=False, call_error="RAUC is not on the bus")  # killed
     agent.run(2.0)
-    assert agent.core.phase == Phase.INSTALLING  # a bus hiccup is not yet a failure
+    assert agent.core.phase == UpdatePhase.INSTALLING  # a bus hiccup is not yet a failure
     agent.rauc = replace(ON_A, owner=":1.9")  # systemd (or a person) started it again
     agent.step()
     assert agent.last.state == "failed"
@@ -295,7 +295,7 @@ def test_rauc_silent_or_stuck_ends_the_install_at_its_step_s_deadline() -> None:
     downloaded(agent)
     agent.rauc = RaucView(reachable=False)  # gone for good
     agent.run(9.9)
-    assert agent.core.phase == Phase.INSTALLING
+    assert agent.core.phase == UpdatePhase.INSTALLING
     agent.run(0.3)
     assert agent.last.state == "failed"
     assert "not done checking the bundle within 10 s (last: RAUC not reachable)" \
@@ -306,7 +306,7 @@ def test_rauc_silent_or_stuck_ends_the_install_at_its_step_s_deadline() -> None:
     agent.rauc = replace(ON_A, operation="installing", progress=60,
                          progress_text="Copying image to rootfs.1")
     agent.run(29.9)  # a card that hangs mid-write: the write's own deadline
-    assert agent.core.phase == Phase.INSTALLING
+    assert agent.core.phase == UpdatePhase.INSTALLING
     agent.run(0.3)
     assert agent.last.state == "failed"
     assert "not done writing the slot within 30 s (last: Copying image to rootfs.1)" \
@@ -323,7 +323,7 @@ def test_rauc_idle_again_with_no_result_ends_the_install() -> None:
     agent.step()
     agent.rauc = replace(ON_A, last_error="")  # idle, and no Completed signal came
     agent.run(2.9)
-    assert agent.core.phase == Phase.INSTALLING
+    assert agent.core.phase == UpdatePhase.INSTALLING
     agent.run(0.3)
     assert agent.last.text.startswith("RAUC stopped installing without a result")
 
@@ -335,7 +335,7 @@ def test_a_reboot_that_never_comes_ends_in_failed_saying_what_boots_next() -> No
     agent.run(1.0)
     assert agent.kinds()[-2:] == ["save_pending", "reboot"]
     agent.run(14.5)
-    assert agent.core.phase == Phase.REBOOTING
+    assert agent.core.phase == UpdatePhase.REBOOTING
     agent.run(1.0)
     assert (agent.last.state, agent.last.text) == (
         "failed", "no reboot within 15 s of asking for it; rootfs.1 boots next: reboot the "

@@ -49,7 +49,7 @@ DRIVE_ENABLED = frozenset({DriveState.ALIGNING, DriveState.HOMING, DriveState.RE
 ACTIONS = ("install", "status")
 
 
-class Phase:
+class UpdatePhase:
     """What the update agent is doing; the `state` of its OtaStatus."""
 
     CHECKING = "checking"  # after boot: waiting for the board's agents to be healthy
@@ -69,12 +69,12 @@ class Phase:
     REFUSED = "refused"
 
 
-ACCEPTING = frozenset({Phase.IDLE, Phase.UNHEALTHY, Phase.FAILED, Phase.UPDATED,
-                       Phase.ROLLED_BACK})
+ACCEPTING = frozenset({UpdatePhase.IDLE, UpdatePhase.UNHEALTHY, UpdatePhase.FAILED,
+                       UpdatePhase.UPDATED, UpdatePhase.ROLLED_BACK})
 # An update under way, from the command to the reboot into the new slot (the update tool
 # and the panels follow these).
-UNDER_WAY = frozenset({Phase.DOWNLOADING, Phase.INSTALLING, Phase.INSTALLED, Phase.REBOOTING,
-                       Phase.ROLLING_BACK})
+UNDER_WAY = frozenset({UpdatePhase.DOWNLOADING, UpdatePhase.INSTALLING, UpdatePhase.INSTALLED,
+                       UpdatePhase.REBOOTING, UpdatePhase.ROLLING_BACK})
 # RAUC's progress text once its check is over and it writes a slot (its install.c's step
 # "Updating slots", then per slot "Checking slot rootfs.1", "Copying image to rootfs.1";
 # seen from RAUC 1.8, and the same step name in later RAUC sources).
@@ -246,7 +246,7 @@ class UpdateCore:
         self.config = config
         self.start_s = start_s
         self.health = HealthWatch(config.watched, config.heartbeat_gap_s, config.healthy_for_s)
-        self.phase = Phase.CHECKING
+        self.phase = UpdatePhase.CHECKING
         self.text = "checking this boot's health"
         self.rauc = RaucView()
         self._game: tuple[float, GameState] | None = None
@@ -309,12 +309,12 @@ class UpdateCore:
         if command.url.startswith("/"):
             self._start_install(command.url, now, requests)
         else:
-            self._enter(Phase.DOWNLOADING, f"from {command.url}", now)
+            self._enter(UpdatePhase.DOWNLOADING, f"from {command.url}", now)
             self._download_after = self.rauc.download.serial if self.rauc.download else 0
             requests.append(Request("download", command.url))
 
     def _start_install(self, source: str, now: float, requests: list[Request]) -> None:
-        self._enter(Phase.INSTALLING, f"installing {self._install_url}", now)
+        self._enter(UpdatePhase.INSTALLING, f"installing {self._install_url}", now)
         self._install_completed_at = self.rauc.completed
         self._install_failed_calls_at = self.rauc.failed_calls
         self._install_owner = self.rauc.owner
@@ -326,13 +326,13 @@ class UpdateCore:
         self.phase, self.text, self._phase_since = phase, text, now
 
     def _fail(self, text: str, requests: list[Request]) -> None:
-        self.phase, self.text = Phase.FAILED, text
+        self.phase, self.text = UpdatePhase.FAILED, text
         if self._downloaded or self.rauc.download is not None:
             requests.append(Request("discard_download"))
             self._downloaded = False
 
     def _refuse(self, url: str, reason: str) -> None:
-        self._notice = (Phase.REFUSED, reason)
+        self._notice = (UpdatePhase.REFUSED, reason)
         self._refused_url = url
 
     def busy(self) -> str | None:
@@ -366,36 +366,37 @@ class UpdateCore:
         """What RAUC, the download and the clock say; every phase has its deadline, so a
         silent RAUC or server ends in `failed` with the reason."""
         rauc = self.rauc
-        if self.phase == Phase.DOWNLOADING:
+        if self.phase == UpdatePhase.DOWNLOADING:
             self._follow_download(now, requests)
-        elif self.phase == Phase.INSTALLING:
+        elif self.phase == UpdatePhase.INSTALLING:
             self._follow_install(now, requests)
         elif not rauc.reachable:
             return  # nothing below can be decided without RAUC's word
         # An old slot found unhealthy is marked good once it recovers.
-        elif self.phase == Phase.CHECKING or (self.phase == Phase.UNHEALTHY
+        elif self.phase == UpdatePhase.CHECKING or (self.phase == UpdatePhase.UNHEALTHY
                                               and self.health.healthy(now)):
             self._judge_boot(now, requests)
-        elif self.phase == Phase.INSTALLED and self._reboot_at is None:
+        elif self.phase == UpdatePhase.INSTALLED and self._reboot_at is None:
             reason = self.unsafe(now)
             if reason is None:
-                self._enter(Phase.REBOOTING, f"rebooting into {rauc.primary}", now)
+                self._enter(UpdatePhase.REBOOTING, f"rebooting into {rauc.primary}", now)
                 self._reboot_at = now + self.config.reboot_delay_s
             else:
                 self.text = f"installed on {rauc.primary}; reboot waits: {reason}"
         if self._reboot_at is not None and now >= self._reboot_at:
             self._reboot_at = math.inf  # once
-            if self.phase == Phase.REBOOTING:
+            if self.phase == UpdatePhase.REBOOTING:
                 requests.append(Request("save_pending", pending=Pending(
                     rauc.primary, rauc.version_of(rauc.primary), rauc.booted,
                     rauc.version_of(rauc.booted))))
             requests.append(Request("reboot"))
             self._phase_since = now
-        elif (self.phase in (Phase.REBOOTING, Phase.ROLLING_BACK) and self._reboot_at == math.inf
+        elif (self.phase in (UpdatePhase.REBOOTING, UpdatePhase.ROLLING_BACK)
+              and self._reboot_at == math.inf
               and now - self._phase_since > self.config.reboot_deadline_s):
             # Still running: the reboot command did nothing. The bootloader already says
             # what boots next, so the next reboot (by hand, or power) carries on from there.
-            self.phase = Phase.FAILED
+            self.phase = UpdatePhase.FAILED
             self.text = (f"no reboot within {self.config.reboot_deadline_s:.0f} s of asking for "
                          f"it; {rauc.primary} boots next: reboot the board")
 
@@ -475,7 +476,7 @@ class UpdateCore:
         if self._downloaded:
             requests.append(Request("discard_download"))
             self._downloaded = False
-        self.phase = Phase.INSTALLED
+        self.phase = UpdatePhase.INSTALLED
         self.text = f"installed {rauc.version_of(rauc.primary)} on {rauc.primary}"
 
     def _judge_boot(self, now: float, requests: list[Request]) -> None:
@@ -483,14 +484,14 @@ class UpdateCore:
         fresh = pending is not None and pending.slot == rauc.booted  # the new slot, on trial
         if self.health.healthy(now):
             requests.append(Request("mark", "good"))
-            self.phase, self.text = Phase.IDLE, f"healthy, {rauc.booted} marked good"
+            self.phase, self.text = UpdatePhase.IDLE, f"healthy, {rauc.booted} marked good"
             if pending is not None:
                 requests.append(Request("clear_pending"))
                 if fresh:
-                    self.phase = Phase.UPDATED
+                    self.phase = UpdatePhase.UPDATED
                     self.text = f"{pending.version} on {rauc.booted}, healthy, marked good"
                 else:
-                    self.phase = Phase.ROLLED_BACK
+                    self.phase = UpdatePhase.ROLLED_BACK
                     self.text = (f"{pending.version} on {pending.slot} did not become healthy; "
                                  f"back on {rauc.booted} ({rauc.version_of(rauc.booted)})")
             self._judged = True
@@ -504,29 +505,29 @@ class UpdateCore:
         missing = "; ".join(self.health.missing(now))
         if fresh:
             requests.append(Request("mark", "bad"))
-            self.phase = Phase.ROLLING_BACK
+            self.phase = UpdatePhase.ROLLING_BACK
             self.text = (f"not healthy within {self.config.health_deadline_s:.0f} s "
                          f"({missing}): {rauc.booted} marked bad, rebooting")
             self._reboot_at = now + self.config.reboot_delay_s
         else:
             # An old slot keeps its standing: U-Boot's attempts decide if it never recovers.
-            self.phase = Phase.UNHEALTHY
+            self.phase = UpdatePhase.UNHEALTHY
             self.text = f"not healthy within {self.config.health_deadline_s:.0f} s: {missing}"
 
     # -- status ------------------------------------------------------------------------------
     def status(self) -> OtaStatus:
         state, text = self._notice or (self.phase, self.text)
         rauc = self.rauc
-        progress = rauc.progress if self.phase == Phase.INSTALLING else (
-            100 if self.phase in (Phase.INSTALLED, Phase.REBOOTING) else 0)
-        if self.phase == Phase.DOWNLOADING and self._our_download().total:
+        progress = rauc.progress if self.phase == UpdatePhase.INSTALLING else (
+            100 if self.phase in (UpdatePhase.INSTALLED, UpdatePhase.REBOOTING) else 0)
+        if self.phase == UpdatePhase.DOWNLOADING and self._our_download().total:
             download = self._our_download()
             progress = round(100 * download.received / download.total)
         # Without RAUC nothing is decided, and the status says why; except where the text
         # says more: a download (no RAUC needed yet), an install (its deadline runs) or
         # the reason of a failure.
-        if not rauc.reachable and self.phase not in (Phase.DOWNLOADING, Phase.INSTALLING,
-                                                     Phase.FAILED):
+        if not rauc.reachable and self.phase not in (
+                UpdatePhase.DOWNLOADING, UpdatePhase.INSTALLING, UpdatePhase.FAILED):
             text = "RAUC is not reachable on D-Bus" + (f": {rauc.call_error}"
                                                        if rauc.call_error else "")
         return OtaStatus(board=self.config.board, slot=rauc.booted[:32], state=state,

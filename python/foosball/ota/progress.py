@@ -7,10 +7,10 @@ it goes with the outcome (updated, failed, rolled back), shown for `outcome_s`.
 
 from __future__ import annotations
 
-from foosball.ota.core import UNDER_WAY, Phase
+from foosball.ota.core import UNDER_WAY, UpdatePhase
 from foosball.wire.catalogue import OtaStatus
 
-OUTCOMES = frozenset({Phase.UPDATED, Phase.FAILED, Phase.ROLLED_BACK})
+OUTCOMES = frozenset({UpdatePhase.UPDATED, UpdatePhase.FAILED, UpdatePhase.ROLLED_BACK})
 
 
 class UpdatesSeen:
@@ -21,9 +21,9 @@ class UpdatesSeen:
     def observe(self, status: OtaStatus, now_s: float) -> None:
         board, state = status.board, status.state
         updating = board in self._lines and self._lines[board][1] is None
-        if state in UNDER_WAY or (state == Phase.CHECKING and updating):
-            percent = f" {status.progress:.0f}%" if state in (Phase.DOWNLOADING,
-                                                              Phase.INSTALLING) else ""
+        if state in UNDER_WAY or (state == UpdatePhase.CHECKING and updating):
+            percent = f" {status.progress:.0f}%" if state in (UpdatePhase.DOWNLOADING,
+                                                              UpdatePhase.INSTALLING) else ""
             self._lines[board] = (f"{board}: update {state}{percent}: {status.text}"[:160],
                                   None)
         elif state in OUTCOMES and updating:

@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
 
-from foosball.ota.core import UNDER_WAY, Phase
+from foosball.ota.core import UNDER_WAY, UpdatePhase
 from foosball.wire.catalogue import OtaCommand, OtaStatus
 
 BOARDS = ("pole", "vision", "strategy")
@@ -83,7 +83,7 @@ class BoardRollout:
 
     @property
     def ok(self) -> bool:
-        return self.outcome == Phase.UPDATED
+        return self.outcome == UpdatePhase.UPDATED
 
 
 @dataclass
@@ -108,7 +108,7 @@ class Rollout:
 
     def shown(self, status: OtaStatus) -> bool:
         """Whether the status belongs on this tool's bars: not another tool's refusal."""
-        return status.state != Phase.REFUSED or any(
+        return status.state != UpdatePhase.REFUSED or any(
             b.board == status.board and b.url == status.url for b in self.boards)
 
     def observe(self, status: OtaStatus, now_s: float) -> None:
@@ -124,25 +124,26 @@ class Rollout:
         # A status names the install it is about: another tool's push to the same board
         # (its refusal, its install) is not this roll-out's.
         ours = status.url == board.url
-        if state == Phase.REFUSED:
+        if state == UpdatePhase.REFUSED:
             if ours:
-                board.outcome, board.reason = Phase.REFUSED, status.text
+                board.outcome, board.reason = UpdatePhase.REFUSED, status.text
             return
         if state in UNDER_WAY:
             if not ours:
                 return
             board.acknowledged = True
-            if state == Phase.INSTALLED or (state == Phase.REBOOTING and not board.target):
+            if state == UpdatePhase.INSTALLED or (state == UpdatePhase.REBOOTING
+                                                  and not board.target):
                 board.target = status.primary
             return
         if not board.acknowledged:
             return  # still its outcome of before this command
-        if state == Phase.UPDATED:
-            board.outcome = Phase.UPDATED
-        elif state in (Phase.FAILED, Phase.ROLLED_BACK, Phase.UNHEALTHY):
+        if state == UpdatePhase.UPDATED:
+            board.outcome = UpdatePhase.UPDATED
+        elif state in (UpdatePhase.FAILED, UpdatePhase.ROLLED_BACK, UpdatePhase.UNHEALTHY):
             board.outcome, board.reason = state, status.text
-        elif state == Phase.IDLE and board.target and status.slot != board.target:
-            board.outcome, board.reason = Phase.ROLLED_BACK, status.text
+        elif state == UpdatePhase.IDLE and board.target and status.slot != board.target:
+            board.outcome, board.reason = UpdatePhase.ROLLED_BACK, status.text
 
     def due(self, now_s: float) -> list[OtaCommand]:
         """Install commands to send now (again, while a board has not taken it)."""
@@ -157,7 +158,7 @@ class Rollout:
             # Sent when the board is free, or busy with another tool's install: then it
             # refuses this one, and says so (a board checking its boot is free soon).
             ready = status is not None and (
-                status.state not in UNDER_WAY | {Phase.CHECKING}
+                status.state not in UNDER_WAY | {UpdatePhase.CHECKING}
                 or (status.state in UNDER_WAY and status.url != board.url))
             if ready and not board.acknowledged and now_s - board.last_sent_s >= RESEND_S:
                 board.sent, board.last_sent_s = True, now_s
