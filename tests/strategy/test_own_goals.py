@@ -1,0 +1,129 @@
+"""Issue 30: the improved strategy's own goals, each source with a small deterministic case.
+
+The plans and setpoints of one strategy instance are driven step by step with made-up ball
+and rod states on a clock passed in (no simulator, no sleeping).
+"""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from foosball.geometry import default_table
+from foosball.strategy.base import BallView, RodView
+from foosball.strategy.behind import BEHIND_REACH
+from foosball.strategy.improved import FOOT_AT_BALL, LIFTED, ImprovedStrategy, RodPlan
+from foosball.strategy.kick import SEARCH_STRIKE_END, KickEngine, KickRequest, Phase
+
+TABLE = default_table()
+GOALKEEPER, DEFENCE, MIDFIELD, ATTACK = TABLE.robot_rods
+DOWN = RodView(0.0, 0.0)
+
+
+def _men_near(rod, translation: float, y: float) -> bool:
+    half = TABLE.man.foot_width / 2 + TABLE.ball.radius
+    return any(abs(m - y) < half for m in rod.men_y(translation))
+
+
+def test_feet_lifted_forward_do_not_come_down_through_a_ball_in_front():
+    """Issue 30, seed 7008 against pro: the 2-man rod lifted its feet forward for our clear,
+    the ball (lost under them) lay in front of it, and the feet came back down through it:
+    struck back at 2.3 m/s into our goal. Now the feet stay up while the rod steps aside,
+    and come down once no man is behind the ball."""
+    s = ImprovedStrategy(TABLE)
+    ball = BallView(DEFENCE.x + 0.02, 0.0, 0.0, 0.0)
+    lifted = [DOWN, RodView(0.12, 1.5), DOWN, DOWN]  # a man right behind the ball
+    out = s.decide(0.0, ball, lifted)
+    assert out[1].rotation == pytest.approx(1.5)  # not down through the ball
+    assert not _men_near(DEFENCE, out[1].translation, 0.0)  # aside
+    aside = [DOWN, RodView(out[1].translation, 1.5), DOWN, DOWN]
+    out = s.decide(0.005, ball, aside)
+    assert out[1].rotation < 1.5 - FOOT_AT_BALL  # now down beside the ball
+
+
+def test_no_backswing_through_a_ball_just_behind_a_rod():
+    """A wind-up (feet swung back) with the ball right behind a man would strike it at our
+    goal: the rod holds its feet and steps aside first."""
+    s = ImprovedStrategy(TABLE)
+    s.decide(0.0, BallView(MIDFIELD.x - 0.03, 0.0, 0.0, 0.0), [DOWN] * 4)
+    windup = RodPlan("control", translation=0.0, rotation=s.profile.windup_angle, absolute=True)
+    setpoint = s.act(2, MIDFIELD, 0.005, windup, DOWN)
+    assert setpoint.rotation == 0.0
+    assert not _men_near(MIDFIELD, setpoint.translation, 0.0)
+
+
+def test_a_ball_lost_rolling_under_our_lifted_feet_rolls_on():
+    """Lifted feet hide the ball from the camera; the ball does not stop under them (issue
+    30: taken to lie where it was last seen, in front of the rod, and the feet came down on
+    it)."""
+    s = ImprovedStrategy(TABLE)
+    here = [DOWN, RodView(0.0, 1.5), DOWN, DOWN]
+    seen = BallView(DEFENCE.x - 0.005, -0.09, 0.55, 0.0)
+    s.detected = (seen.x, seen.y)  # as step() records a ball the camera detected
+    s.decide(0.0, seen, here)
+    s.decide(0.005, None, here)
+    for k in range(2, 21):
+        s.decide(k * 0.005, None, here)
+    assert s.last_ball is not None
+    assert s.last_ball.x > DEFENCE.x + 0.04  # rolled on about 55 mm in 0.1 s
+    assert s.plans_last[1].mode != "control" or s.plans_last[1].kick is None  # no sweep
+
+
+def test_the_goalkeeper_does_not_swing_back_over_a_ball_rolling_behind_it():
+    """Issue 30, seed 7021 against pro: a ball rolling along behind the goalkeeper, in front
+    of the mouth; the goalkeeper stepped aside and wound up, the ball rolled under the
+    backswing, into our goal. Now its feet stay down; once the ball lies still (or is out of
+    the mouth) it is played as before."""
+    s = ImprovedStrategy(TABLE)
+    rolling = BallView(GOALKEEPER.x - 0.029, -0.11, 0.0, 0.46)
+    out = s.decide(0.0, rolling, [RodView(-0.123, 0.0)] + [DOWN] * 3)
+    assert s.plans_last[0].mode == "control" and out[0].rotation == 0.0
+    assert out[0].translation == pytest.approx(-0.123)  # not into the ball's way
+    s = ImprovedStrategy(TABLE)
+    out = s.decide(0.0, BallView(GOALKEEPER.x - 0.029, -0.05, 0.3, 0.0), [DOWN] * 4)
+    assert out[0].rotation > LIFTED  # rolling out at the man: feet forward and up, away
+    still = BallView(GOALKEEPER.x - 0.029, 0.05, 0.0, 0.0)
+    s = ImprovedStrategy(TABLE)
+    s.decide(0.0, still, [DOWN] * 4)
+    assert s.behind[0] is not None  # a still ball behind it: played (aside, wind up, strike)
+
+
+def test_never_all_four_rods_lifted_with_the_ball_in_our_half():
+    """A ball rolling out of our defence along a line every rod has a man on: the rods in
+    its way lift, but not all four (issue 30: up to 3.9 % of play time, an open goal)."""
+    s = ImprovedStrategy(TABLE)
+    ball = BallView(GOALKEEPER.x - 0.04, 0.0, 1.0, 0.0)
+    here = [DOWN, RodView(0.12, 0.0), DOWN, DOWN]  # a man of each rod at y = 0
+    s.decide(0.0, ball, here)
+    plans = s.plans_last
+    assert sum(p.mode == "lift" for p in plans) == 3
+    assert plans[1].mode == "control" and plans[1].rotation == 0.0  # the first out of reach
+
+
+def test_a_ball_lying_60mm_behind_a_rod_is_played():
+    """The men touch the ball up to 66 mm behind the rod (issue 30: one lay 55 mm behind
+    the 5-man rod for 10 s, a possession foul; the strategy played only up to 53 mm)."""
+    assert pytest.approx(TABLE.man.contact_reach) == BEHIND_REACH
+    s = ImprovedStrategy(TABLE)
+    s.decide(0.0, BallView(MIDFIELD.x - 0.06, 0.0, 0.0, 0.0), [DOWN] * 4)
+    assert s.behind[2] is not None
+
+
+def test_a_search_strike_that_misses_turns_less_than_a_full_turn():
+    """The sweep for a hidden ball strikes again and again, mostly at nothing: from the
+    wind-up to the end of the strike its run stays under 360 degrees."""
+    s = ImprovedStrategy(TABLE)
+    engine = KickEngine(s.profile)
+    engine.start(0.0, KickRequest(power=120.0, strike_angle=SEARCH_STRIKE_END), 0.0)
+    rotation, extreme_back, extreme_forward = 0.0, 0.0, 0.0
+    for k in range(1, 400):
+        out = engine.step(k * 0.005, rotation)
+        if out is None:
+            break
+        rotation = out.rotation  # the rod arrives at once: the run's ends are the targets
+        extreme_back = min(extreme_back, rotation)
+        if out.phase in (Phase.STRIKE, Phase.FOLLOW_THROUGH):
+            extreme_forward = max(extreme_forward, rotation)
+    assert extreme_forward - extreme_back < 2 * math.pi
+    assert extreme_back < -LIFTED  # it did wind up
