@@ -127,3 +127,55 @@ def test_a_search_strike_that_misses_turns_less_than_a_full_turn():
             extreme_forward = max(extreme_forward, rotation)
     assert extreme_forward - extreme_back < 2 * math.pi
     assert extreme_back < -LIFTED  # it did wind up
+
+
+def test_midfield_and_attack_are_lifted_before_a_block_in_our_defence_rebounds():
+    """Issue 30, pro seeds 7020, 7031, 7036: a shot blocked by our 2-man rod came off it at
+    5-6 m/s into our own 5-man rod, whose feet were still coming up, and back into our goal.
+    With the ball in our defence (behind the opponent's 3-man rod) midfield and attack have
+    their feet up (back) before it comes; goalkeeper and defence keep theirs down. Coming
+    out fast, the feet stay up as they are."""
+    s = ImprovedStrategy(TABLE)
+    front = min(rod.x for rod in TABLE.human_rods)
+    ball = BallView(front - 0.04, 0.1, -0.7, 0.0)
+    out = s.decide(0.0, ball, [DOWN] * 4)
+    assert [p.mode == "lift" for p in s.plans_last] == [False, False, True, True]
+    assert out[2].rotation < -LIFTED and out[3].rotation < -LIFTED  # back and up
+    assert abs(out[0].rotation) < FOOT_AT_BALL and abs(out[1].rotation) < FOOT_AT_BALL
+    up = [DOWN, DOWN, RodView(0.0, -1.5), RodView(0.0, -1.5)]
+    out = s.decide(0.005, BallView(DEFENCE.x + 0.05, 0.1, 6.0, 0.0), up)  # the rebound
+    assert out[2].rotation < -LIFTED and out[3].rotation < -LIFTED
+
+
+def test_a_covering_rod_does_not_walk_a_man_into_a_ball_at_its_line():
+    """Issue 30, pro seeds 7016, 7034, 7039: a slow ball (0.7 m/s) from the opponent's 3-man
+    rod rolled through our 2-man rod's line between its men while the rod moved to cover;
+    a man walked into it (0.7 -> 1.3 m/s), it went on past the goalkeeper's reach and in.
+    The rod stops short of the ball; moving away from it is left alone."""
+    s = ImprovedStrategy(TABLE)
+    s.last_ball = s.predictor.compensate(DEFENCE.x, 0.03, -0.7, 0.0, 0.0)
+    man = DEFENCE.men_y(0.0)[1]  # the man at +120 mm, walking down to the ball at +30 mm
+    cover = RodPlan("cover", translation=-0.08)
+    here = RodView(0.0, 0.0)
+    setpoint = s.act(1, DEFENCE, 0.0, cover, here)
+    assert setpoint.translation > -0.08
+    assert not _men_near(DEFENCE, setpoint.translation, 0.03)
+    assert man + setpoint.translation - 0.03 >= s.block_half  # short of it, on its side
+    away = RodPlan("cover", translation=0.05)
+    assert s.act(1, DEFENCE, 0.005, away, here).translation == pytest.approx(0.05)
+
+
+def test_the_goalkeepers_play_behind_it_goes_on_through_the_cameras_jitter():
+    """Issue 30, pro seed 7037: a still ball behind the goalkeeper, in front of the mouth,
+    seen at 0.02-0.13 m/s by the camera: the play behind (aside, wind up, strike) stopped
+    whenever a frame said faster than 0.08 m/s and began again on the next, five wind-ups
+    in half a second, the last into the ball and our goal. Once begun it goes on unless
+    the ball really rolls."""
+    s = ImprovedStrategy(TABLE)
+    x = GOALKEEPER.x - 0.05
+    s.decide(0.0, BallView(x, -0.04, 0.0, 0.02), [DOWN] * 4)
+    assert s.behind[0] is not None  # seen still: played
+    s.decide(0.005, BallView(x, -0.04, 0.0, 0.12), [DOWN] * 4)
+    assert s.behind[0] is not None  # the same ball seen a little faster: still played
+    s.decide(0.010, BallView(x, -0.04, 0.0, 0.4), [DOWN] * 4)
+    assert s.behind[0] is None  # rolling: feet down, still

@@ -100,8 +100,10 @@ BACKSWING_LOOKAHEAD_S = 0.04  # s: latency and a backswing's way to the ball's h
 PATH_MARGIN = 0.01  # m: our men stand this much further from our own shot's line
 ROLLING_OUT = 0.05  # m/s: a ball behind the goalkeeper this fast forwards rolls out
 STILL_SPEED = 0.08  # m/s: a ball seen slower than this lies still (for the goalkeeper)
+STILL_PLAYING_SPEED = 0.2  # m/s: and goes on lying still once the goalkeeper plays it
 ROLL_ON_S = 0.3  # s: how long a ball lost under our lifted feet is taken to roll on
 ROLLING_SPEED = 0.1  # m/s: a ball lost faster than this under lifted feet rolls on
+SIDE_MARGIN = 0.004  # m: a man moving sideways stops this far short of touching the ball
 
 
 @dataclass(slots=True)
@@ -175,6 +177,7 @@ class ImprovedStrategy(RodStrategy):
             for rod in self.rods
         ]
         self.their_xs = [h.x for h in self.their_rods]
+        self.their_front_x = min(self.their_xs)  # the opponent's rod nearest our goal
         self.time_to_contact = self._time_to_contact()
         limit = math.radians(max(p.kick_engine.aim_angles_deg))
         angles = sorted(np.linspace(-limit, limit, 25).tolist(), key=lambda a: (abs(a), a))
@@ -320,6 +323,16 @@ class ImprovedStrategy(RodStrategy):
             if line is not None:
                 plans[i], blocked = self.clear_path(rod, line, here[i])
                 waiting = waiting or blocked
+            elif i >= 2 and b.x < self.their_front_x and (
+                    b.vx <= 0.3 or abs(here[i].rotation) > LIFTED):
+                # the ball in our defence, behind the opponent's front rod: our midfield and
+                # attack can only be in the way of our clears and of our blocks' rebounds,
+                # which come off them back at our goal faster than feet lift (issue 30: a
+                # shot blocked by our defence at 6 m/s, back off our own midfield at 3 m/s
+                # and in): their feet are up before the ball comes, and stay up as they are
+                # while it comes through (a ball on its way to feet still down: below)
+                forward = here[i].rotation > LIFTED
+                plans[i] = RodPlan("lift", rotation=-LIFT if forward else LIFT)
             elif b.vx > 0.3:
                 # (close: within reach, or there before the feet are up; feet swung back
                 # into a ball coming at them knock it back at our goal, issue 13: 15 s in
@@ -539,7 +552,12 @@ class ImprovedStrategy(RodStrategy):
         saw it still (a ball rolling behind the man comes under his backswing, issue 30)."""
         if abs(b.y) > self.mouth.high + self.radius:
             return True
-        return self.seen_speed < STILL_SPEED
+        # once a play has begun it goes on unless the ball really rolls: the camera's speed
+        # of a still ball jitters about STILL_SPEED, and a play stopped and started again
+        # every few frames swung the feet back and forth over the ball (issue 30, pro seed
+        # 7037: the fifth wind-up in 0.5 s struck it in)
+        still = STILL_SPEED if self.behind[0] is None else STILL_PLAYING_SPEED
+        return self.seen_speed < still
 
     def play_behind(self, i: int, rod: Rod, now: float, b: BallPoint,
                     here: RodView) -> RodPlan:
@@ -711,8 +729,11 @@ class ImprovedStrategy(RodStrategy):
         else:
             rotation = plan.rotation if plan.absolute else self._unwound(plan.rotation,
                                                                           here.rotation)
-            setpoint = RodSetpoint(self._translation(rod, plan, here), rotation,
-                                   p.translation_speed, plan.rotation_speed)
+            translation = self._translation(rod, plan, here)
+            if i > 0 and plan.mode == "cover":
+                translation = self._short_of_ball(rod, translation, here)
+            setpoint = RodSetpoint(translation, rotation, p.translation_speed,
+                                   plan.rotation_speed)
         sweep = self._strikes_back(rod, setpoint, here)
         if sweep == SWEEP_NOW:
             # its feet would swing back through the ball and strike it at our goal: they
@@ -773,6 +794,33 @@ class ImprovedStrategy(RodStrategy):
         if self._man_near(rod, setpoint.translation, b.y, y_later):
             return SWEEP_ON_THE_WAY
         return 0
+
+    def _short_of_ball(self, rod: Rod, target: float, here: RodView) -> float:
+        """`target`, or where a rod with its feet down stops short of a ball beside them (at
+        the rod's line): a man walking into it there pushes it sideways at the rod's speed,
+        on towards our goal (issue 30: the defence covering as a slow ball from the
+        opponent's attack rolled through its line, 0.7 -> 1.3 m/s, past the goalkeeper's
+        reach and in). Moving away from the ball is left alone."""
+        b = self.last_ball
+        move = target - here.translation
+        if b is None or move == 0.0 or abs(here.rotation) > FOOT_AT_BALL:
+            return target
+        ahead = b.x - rod.x
+        soon = ahead + b.vx * self.params.prediction.actuation_latency
+        band = self.contact_ahead + SIDE_MARGIN
+        if min(ahead, soon) > band or max(ahead, soon) < -band:
+            return target
+        clear = self.block_half + SIDE_MARGIN
+        stop = target
+        for offset in men_offsets(rod):
+            gap = b.y - (here.translation + offset)  # from the man to the ball
+            if gap * move <= 0.0:
+                continue  # moving away from it
+            room = max(abs(gap) - clear, 0.0)
+            if room < abs(move):
+                limit = here.translation + math.copysign(room, move)
+                stop = min(stop, limit) if move > 0 else max(stop, limit)
+        return stop
 
     def _man_near(self, rod: Rod, translation: float, y: float, y_later: float) -> bool:
         """Whether a man of `rod` at `translation` can touch a ball on its way from `y` to
