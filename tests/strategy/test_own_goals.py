@@ -179,3 +179,37 @@ def test_the_goalkeepers_play_behind_it_goes_on_through_the_cameras_jitter():
     assert s.behind[0] is not None  # the same ball seen a little faster: still played
     s.decide(0.010, BallView(x, -0.04, 0.0, 0.4), [DOWN] * 4)
     assert s.behind[0] is None  # rolling: feet down, still
+
+
+def test_feet_come_down_onto_a_shot_coming_in():
+    """Issue 30, pro seed 7001: the goalkeeper's feet half up in front, a shot at 3.7 m/s
+    coming in: held up (so as not to swing back through the ball) they let it through. A
+    foot swinging back is slower than such a ball: it can only slow it, so the feet come
+    down."""
+    s = ImprovedStrategy(TABLE)
+    s.last_ball = s.predictor.compensate(GOALKEEPER.x + 0.06, 0.0, -3.7, 0.0, 0.0)
+    cover = RodPlan("cover", translation=0.0)
+    setpoint = s.act(0, GOALKEEPER, 0.0, cover, RodView(0.0, 0.69))
+    assert setpoint.rotation == pytest.approx(0.0)
+
+
+def test_feet_coming_down_from_in_front_do_not_strike_a_ball_under_the_rod():
+    """Issue 30, pro seed 7007: the goalkeeper's feet coming down from 0.18 rad (in front)
+    met a ball lying 12 mm behind its axis and sent it into our goal: a ball that close is
+    at the foot from either side. The feet hold and the rod steps aside."""
+    s = ImprovedStrategy(TABLE)
+    s.last_ball = s.predictor.compensate(GOALKEEPER.x - 0.012, 0.0, 0.0, 0.0, 0.0)
+    cover = RodPlan("cover", translation=0.0)
+    setpoint = s.act(0, GOALKEEPER, 0.0, cover, RodView(0.0, 0.18))
+    assert setpoint.rotation == pytest.approx(0.18)
+    assert not _men_near(GOALKEEPER, setpoint.translation, 0.0)
+
+
+def test_midfield_and_attack_lift_for_a_ball_the_opponents_front_rod_holds_behind_it():
+    """Issue 30, pro seed 7017: the opponent's 3-man rod shot from a ball it held 23 mm on
+    its far side (not yet in our defence); blocked by our 2-man rod, it came back off our
+    5-man rod's feet, still coming up. Where his front rod reaches, ours are up already."""
+    s = ImprovedStrategy(TABLE)
+    front = min(rod.x for rod in TABLE.human_rods)
+    s.decide(0.0, BallView(front + 0.023, 0.07, 0.0, 0.0), [DOWN] * 4)
+    assert [p.mode == "lift" for p in s.plans_last] == [False, False, True, True]

@@ -103,6 +103,7 @@ STILL_SPEED = 0.08  # m/s: a ball seen slower than this lies still (for the goal
 STILL_PLAYING_SPEED = 0.2  # m/s: and goes on lying still once the goalkeeper plays it
 ROLL_ON_S = 0.3  # s: how long a ball lost under our lifted feet is taken to roll on
 ROLLING_SPEED = 0.1  # m/s: a ball lost faster than this under lifted feet rolls on
+INCOMING_SPEED = 1.5  # m/s: a foot swinging back (about 20 rad/s) is slower than this
 SIDE_MARGIN = 0.004  # m: a man moving sideways stops this far short of touching the ball
 
 
@@ -323,9 +324,10 @@ class ImprovedStrategy(RodStrategy):
             if line is not None:
                 plans[i], blocked = self.clear_path(rod, line, here[i])
                 waiting = waiting or blocked
-            elif i >= 2 and b.x < self.their_front_x and (
+            elif i >= 2 and b.x < self.their_front_x + self.reach_ahead and (
                     b.vx <= 0.3 or abs(here[i].rotation) > LIFTED):
-                # the ball in our defence, behind the opponent's front rod: our midfield and
+                # the ball in our defence, where the opponent's front rod plays it (and our
+                # midfield does not reach it): our midfield and
                 # attack can only be in the way of our clears and of our blocks' rebounds,
                 # which come off them back at our goal faster than feet lift (issue 30: a
                 # shot blocked by our defence at 6 m/s, back off our own midfield at 3 m/s
@@ -767,6 +769,11 @@ class ImprovedStrategy(RodStrategy):
             return 0
         if 0.0 < setpoint.rotation_speed <= SWEEP_SLOW:
             return 0
+        if b.vx < -INCOMING_SPEED:
+            # coming at our goal faster than a foot swinging back: the foot can only slow it
+            # (held up in its way, the goalkeeper's feet let a 3.7 m/s shot through, pro
+            # seed 7001)
+            return 0
         # where the ball is and will be while the feet turn (a ball rolling at 0.6 m/s
         # covers the men's reach in the 0.1 s the feet take to come down)
         # (behind: over a shorter time, since a backswing from the feet down passes the
@@ -776,8 +783,11 @@ class ImprovedStrategy(RodStrategy):
         later = ahead + b.vx * SWEEP_LOOKAHEAD_S
         soon = ahead + b.vx * BACKSWING_LOOKAHEAD_S
         reach = self.reach_ahead
+        # (feet coming down from in front also meet a ball under the rod, up to a foot's
+        # half thickness and the ball's radius behind the axis: pro seed 7007, from 0.18
+        # rad onto a ball 12 mm behind the axis, into our goal)
         sectors = []
-        if max(ahead, later) > 0.0 and min(ahead, later) < reach:
+        if max(ahead, later) > -self.contact_ahead and min(ahead, later) < reach:
             sectors.append((0.0, FOOT_AT_BALL))  # in front
         if min(ahead, soon) < 0.0 and max(ahead, soon) > -reach:
             sectors.append((-FOOT_AT_BALL, 0.0))  # behind
