@@ -213,3 +213,19 @@ def test_midfield_and_attack_lift_for_a_ball_the_opponents_front_rod_holds_behin
     front = min(rod.x for rod in TABLE.human_rods)
     s.decide(0.0, BallView(front + 0.023, 0.07, 0.0, 0.0), [DOWN] * 4)
     assert [p.mode == "lift" for p in s.plans_last] == [False, False, True, True]
+
+
+def test_a_wind_up_keeps_further_from_a_ball_the_camera_does_not_see():
+    """Issue 30, pro seed 7018: the ball lost behind our 2-man rod, taken to lie where it
+    was last seen, 34 mm off where it was; the sweep for it wound up 39 mm from where it
+    was taken to be and struck it into our goal. Unseen, a man of goalkeeper or defence
+    keeps a margin more from it before swinging back."""
+    s = ImprovedStrategy(TABLE)
+    here = [DOWN, RodView(-0.176, 0.0), DOWN, DOWN]  # a man at -56 mm
+    s.decide(0.0, BallView(DEFENCE.x - 0.025, -0.017, 0.0, 0.0), here)
+    windup = RodPlan("control", translation=-0.176, rotation=s.profile.windup_angle,
+                     absolute=True)
+    assert s.act(1, DEFENCE, 0.005, windup, here[1]).rotation == s.profile.windup_angle
+    s.decide(0.01, None, here)  # out of sight: where it was last seen
+    assert s.lost_at is not None
+    assert s.act(1, DEFENCE, 0.015, windup, here[1]).rotation == 0.0  # held, not swung back
