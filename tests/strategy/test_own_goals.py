@@ -229,3 +229,28 @@ def test_a_wind_up_keeps_further_from_a_ball_the_camera_does_not_see():
     s.decide(0.01, None, here)  # out of sight: where it was last seen
     assert s.lost_at is not None
     assert s.act(1, DEFENCE, 0.015, windup, here[1]).rotation == 0.0  # held, not swung back
+
+
+def test_the_goalkeepers_feet_lifted_for_a_ball_rolling_out_stay_up_until_it_rolls_back():
+    """Issue 30, pro seed 7027: a ball rolling out from behind the goalkeeper at about
+    0.05 m/s (ROLLING_OUT): its feet went up and down with the camera's speed, and came
+    down onto the ball, into our goal. Lifted, they stay up while it does not roll back."""
+    s = ImprovedStrategy(TABLE)
+    up = [RodView(0.0, 1.5), DOWN, DOWN, DOWN]
+    out = s.decide(0.0, BallView(GOALKEEPER.x - 0.03, 0.02, 0.03, 0.1), up)  # not still
+    assert out[0].rotation > LIFTED
+    out = s.decide(0.005, BallView(GOALKEEPER.x - 0.03, 0.02, -0.3, 0.0), up)
+    assert out[0].rotation < LIFTED  # rolling back: down (and still)
+
+
+def test_feet_coming_down_keep_further_from_a_ball_the_camera_does_not_see():
+    """Issue 30, pro seed 7005: the ball lost, taken to lie 22 mm behind the goalkeeper's
+    axis (just outside the feet's reach from in front), in fact 13 mm behind it and 40 mm
+    to the side: the feet came down from 0.13 rad onto it, into our goal."""
+    s = ImprovedStrategy(TABLE)
+    here = [RodView(-0.089, 0.13), DOWN, DOWN, DOWN]
+    s.decide(0.0, BallView(GOALKEEPER.x - 0.022, -0.115, 0.0, 0.0), here)
+    s.decide(0.005, None, here)
+    assert s.lost_at is not None
+    setpoint = s.act(0, GOALKEEPER, 0.01, RodPlan("cover", translation=-0.089), here[0])
+    assert setpoint.rotation == pytest.approx(0.13)  # held while the rod steps aside

@@ -322,20 +322,24 @@ class ImprovedStrategy(RodStrategy):
         for i, rod in enumerate(self.rods):
             if i == owner or b.x >= rod.x - self.radius:
                 continue
-            if line is not None:
-                plans[i], blocked = self.clear_path(rod, line, here[i])
-                waiting = waiting or blocked
-            elif i >= 2 and b.x < self.their_front_x + self.reach_ahead and (
+            if i >= 2 and b.x < self.their_front_x + self.reach_ahead and (
                     b.vx <= 0.3 or abs(here[i].rotation) > LIFTED):
                 # the ball in our defence, where the opponent's front rod plays it (and our
-                # midfield does not reach it): our midfield and
-                # attack can only be in the way of our clears and of our blocks' rebounds,
-                # which come off them back at our goal faster than feet lift (issue 30: a
-                # shot blocked by our defence at 6 m/s, back off our own midfield at 3 m/s
-                # and in): their feet are up before the ball comes, and stay up as they are
-                # while it comes through (a ball on its way to feet still down: below)
+                # midfield does not reach it): our midfield and attack can only be in the
+                # way of our clears and of our blocks' rebounds, which come off them back at
+                # our goal faster than feet lift (issue 30: a shot blocked by our defence at
+                # 6 m/s, back off our own midfield at 3 m/s and in; pro seed 7001: our 2-man
+                # rod's clear off a 5-man rod that held still off the clear's line, which
+                # the kick only roughly keeps): their feet are up before the ball comes,
+                # and stay up as they are while it comes through (a ball on its way to feet
+                # still down: below); our shot waits for feet in its path to be up
                 forward = here[i].rotation > LIFTED
                 plans[i] = RodPlan("lift", rotation=-LIFT if forward else LIFT)
+                if line is not None and abs(here[i].rotation) < LIFTED:
+                    waiting = waiting or self.in_path(rod, line, here[i].translation)
+            elif line is not None:
+                plans[i], blocked = self.clear_path(rod, line, here[i])
+                waiting = waiting or blocked
             elif b.vx > 0.3:
                 # (close: within reach, or there before the feet are up; feet swung back
                 # into a ball coming at them knock it back at our goal, issue 13: 15 s in
@@ -508,7 +512,10 @@ class ImprovedStrategy(RodStrategy):
                 # rolling out towards the man, his feet swing forward and up out of its way
                 # (it came back off his foot into our goal, issue 30)
                 self.behind[i] = None
-                if b.vx > ROLLING_OUT:
+                # (lifted, they stay up until it rolls back: pro seed 7027, the ball's speed
+                # about ROLLING_OUT took them up and down and down onto it, into our goal)
+                lifted = here.rotation > LIFTED and b.vx > -ROLLING_OUT
+                if b.vx > ROLLING_OUT or lifted:
                     return RodPlan("lift", rotation=-LIFT)
                 return RodPlan("control", translation=here.translation)
             return self.play_behind(i, rod, now, b, here)
@@ -787,8 +794,9 @@ class ImprovedStrategy(RodStrategy):
         # (feet coming down from in front also meet a ball under the rod, up to a foot's
         # half thickness and the ball's radius behind the axis: pro seed 7007, from 0.18
         # rad onto a ball 12 mm behind the axis, into our goal)
+        margin = self.unseen_margin(rod)
         sectors = []
-        if max(ahead, later) > -self.contact_ahead and min(ahead, later) < reach:
+        if max(ahead, later) > -self.contact_ahead - margin and min(ahead, later) < reach:
             sectors.append((0.0, FOOT_AT_BALL))  # in front
         if min(ahead, soon) < 0.0 and max(ahead, soon) > -reach:
             sectors.append((-FOOT_AT_BALL, 0.0))  # behind
@@ -800,7 +808,6 @@ class ImprovedStrategy(RodStrategy):
                    for shift in (2 * math.pi * k for k in (turns - 1, turns, turns + 1))):
             return 0
         y_later = b.y + b.vy * SWEEP_LOOKAHEAD_S
-        margin = self.unseen_margin(rod)
         if self._man_near(rod, here.translation, b.y, y_later, margin):
             return SWEEP_NOW
         if self._man_near(rod, setpoint.translation, b.y, y_later, margin):
