@@ -15,7 +15,6 @@ from foosball.strategy.base import BallView, RodView
 from foosball.strategy.behind import BEHIND_REACH
 from foosball.strategy.improved import FOOT_AT_BALL, LIFTED, ImprovedStrategy, RodPlan
 from foosball.strategy.kick import SEARCH_STRIKE_END, KickEngine, KickRequest, Phase
-from foosball.wire.catalogue import BallState, BallStatus, RodId, RodPosition, RodStatus
 
 TABLE = default_table()
 GOALKEEPER, DEFENCE, MIDFIELD, ATTACK = TABLE.robot_rods
@@ -255,21 +254,3 @@ def test_feet_coming_down_keep_further_from_a_ball_the_camera_does_not_see():
     assert s.lost_at is not None
     setpoint = s.act(0, GOALKEEPER, 0.01, RodPlan("cover", translation=-0.089), here[0])
     assert setpoint.rotation == pytest.approx(0.13)  # held while the rod steps aside
-
-
-def _seen(ball: BallView, status: BallStatus, now_ns: int) -> BallState:
-    return BallState(now_ns, 0, ball.x, ball.y, ball.vx, ball.vy, (0.0, 0.0, 0.0, 0.0), status)
-
-
-def test_the_goalkeeper_does_not_begin_a_play_behind_on_the_trackers_prediction():
-    """Issue 30, pro seed 7024: the ball hidden under the goalkeeper's man, the tracker's
-    prediction held it at rest where it last saw it, 39 mm from where it rolled on at 0.4
-    m/s; the goalkeeper wound up over the ball it took to be still and struck the real one
-    into our goal. A play behind begins only on a ball the camera sees still."""
-    rods = RodStatus(tuple(RodPosition(RodId(i), 0.0, 0.0, 0.0, 0.0) for i in range(4)))
-    ball = BallView(GOALKEEPER.x - 0.03, 0.05, 0.0, 0.0)
-    s = ImprovedStrategy(TABLE)
-    s.step(_seen(ball, BallStatus.PREDICTED, 0), rods, 0)
-    assert s.behind[0] is None
-    s.step(_seen(ball, BallStatus.DETECTED, 5_000_000), rods, 5_000_000)
-    assert s.behind[0] is not None  # seen still: played

@@ -152,10 +152,6 @@ class ImprovedStrategy(RodStrategy):
         self.detected: tuple[float, float] | None = None  # where the camera last saw the ball
         self.seen_vx = 0.0  # the ball's velocity along the table when last in view
         self.seen_speed = 0.0  # and its speed
-        # whether the tracker's ball is its prediction (the ball hidden): it holds a hidden
-        # ball where it last saw it, at rest, while the ball rolls on under a man (pro seed
-        # 7024: held still 39 mm from where it rolled at 0.4 m/s under the goalkeeper)
-        self.predicted = False
         # (when, the ball as last seen) if it was lost rolling under our lifted feet
         self.lost_rolling: tuple[float, BallPoint] | None = None
         self.clock = PossessionClock(self.table)
@@ -225,7 +221,6 @@ class ImprovedStrategy(RodStrategy):
         view = self.ball_view(ball, now_ns)
         if ball is not None and ball.status == BallStatus.DETECTED:
             self.detected = (ball.x, ball.y)
-        self.predicted = ball is not None and ball.status == BallStatus.PREDICTED
         setpoints = self.decide(now, view, rod_view_list(rods, len(self.rods)))
         sent = self.sent
         for i, setpoint in enumerate(setpoints):
@@ -571,10 +566,8 @@ class ImprovedStrategy(RodStrategy):
         # of a still ball jitters about STILL_SPEED, and a play stopped and started again
         # every few frames swung the feet back and forth over the ball (issue 30, pro seed
         # 7037: the fifth wind-up in 0.5 s struck it in)
-        # (begun only on a ball the camera sees: one it does not is held at rest)
-        if self.behind[0] is None:
-            return not self.predicted and self.seen_speed < STILL_SPEED
-        return self.seen_speed < STILL_PLAYING_SPEED
+        still = STILL_SPEED if self.behind[0] is None else STILL_PLAYING_SPEED
+        return self.seen_speed < still
 
     def play_behind(self, i: int, rod: Rod, now: float, b: BallPoint,
                     here: RodView) -> RodPlan:
@@ -823,14 +816,12 @@ class ImprovedStrategy(RodStrategy):
 
     def unseen_margin(self, rod: Rod) -> float:
         """How much further from the ball a man of goalkeeper or defence keeps when the
-        camera does not see it (lost, or the tracker's prediction): the ball stands where
-        it was last seen, often tens of mm
+        camera does not see it: the ball stands where it was last seen, often tens of mm
         from where it is (pro seed 7018, club 7002: 34 and 46 mm; a wind-up to sweep for
         it, and feet coming down, struck it into our goal). (Not further up the table:
         there a ball in a corner could then never be played.)"""
         close = rod.x < self.their_front_x
-        unseen = self.lost_at is not None or self.predicted
-        return LOST_MARGIN if close and unseen else 0.0
+        return LOST_MARGIN if close and self.lost_at is not None else 0.0
 
     def _short_of_ball(self, rod: Rod, target: float, here: RodView) -> float:
         """`target`, or where a rod with its feet down stops short of a ball beside them (at
