@@ -158,18 +158,33 @@ def test_rods_with_our_ball_coming_through_from_behind_lift_their_feet():
     assert out[2].rotation > 1.0 and out[3].rotation < -1.0
 
 
-def test_rods_ahead_of_a_shot_from_rest_lift_and_the_shot_waits_for_them():
-    """The dead ball at rest before our goalkeeper: the rods ahead lift their feet, and the
-    goalkeeper does not strike before they are up (its shot went off our own 2-man rod)."""
+@pytest.mark.parametrize("sideways", [0.0, 0.27])
+def test_rods_ahead_of_our_clear_step_out_of_its_path_and_the_clear_waits_for_them(sideways):
+    """The ball before our goalkeeper, at rest (the referee's restart) or rolling slowly
+    away (issue 30: cleared at 7.6 m/s into our own 2-man rod, back in 90 ms later): the
+    2-man rod's men in the clear's path step aside, feet down (or it holds still, out of
+    the path); midfield and attack lift their feet (the kick keeps its line only roughly);
+    the goalkeeper does not strike before the path is clear."""
     s = ImprovedStrategy(TABLE)
-    ball = BallView(GOALKEEPER.x + 0.035, 0.0, 0.0, 0.0)
+    ball = BallView(GOALKEEPER.x + 0.035, 0.0, 0.0, sideways)
     s.decide(0.0, ball, AT_REST)
     plans = s.plans_last
     assert plans is not None
-    assert plans[0].mode == "control" and plans[0].kick is None  # feet ahead still down
-    assert all(p.mode == "lift" for p in plans[1:])
-    lifted = [RodView(0.0, 0.0)] + [RodView(0.0, -1.5) for _ in range(3)]
-    s.decide(0.005, ball, lifted)
+    assert plans[0].shot is not None and plans[0].kick is None  # path not clear yet
+    line = plans[0].shot
+    clear = BLOCK + 0.01
+    path_y = line.y + line.slope * (DEFENCE.x - line.x)
+    in_path = any(abs(y - path_y) < clear for y in DEFENCE.men_y(0.0))
+    defence = plans[1]
+    assert defence.mode == "control" and defence.translation is not None
+    assert all(abs(y - path_y) >= clear for y in DEFENCE.men_y(defence.translation))
+    assert in_path or defence.translation == 0.0  # out of the path: holds still
+    assert sideways or defence.translation == 0.0  # the 2-man rod's men at +-120 mm
+    assert plans[2].mode == "lift" and plans[3].mode == "lift"
+    assert plans[2].rotation < -1.0 and plans[3].rotation < -1.0  # back and up
+    here = [RodView(plans[0].translation, 0.0), RodView(defence.translation, 0.0),
+            RodView(0.0, -1.5), RodView(0.0, -1.5)]
+    s.decide(0.005, ball, here)  # keeper in line, the path clear
     assert s.plans_last is not None and s.plans_last[0].kick is not None
 
 

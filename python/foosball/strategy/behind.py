@@ -28,10 +28,11 @@ from dataclasses import dataclass
 from foosball.geometry import Rod
 from foosball.strategy.rods import men_offsets
 
-# m behind the rod's axis: the foot meets the ball on its downswing (a foot is at the
-# ball's height within about 48 deg of the bottom: 72 mm x sin 48 deg = 53 mm; the referee
-# counts a ball up to 66 mm behind as the rod's, issue 13: 10 s at 52 mm)
-BEHIND_REACH = 0.053
+# m behind the rod's axis: as far as the men touch the ball (`Man.contact_reach` of the
+# default table; the referee counts a ball this far behind as the rod's). Only up to 53 mm
+# (72 mm x sin 48 deg, the foot's tip at the ball's centre height) before issue 30, and a
+# ball lying 55 mm behind the 5-man rod was left there for 10 s (a possession foul)
+BEHIND_REACH = 0.066
 STRIKE_FROM_WINDUP_S = 0.09  # s from the wind-up angle to the foot at the ball (120 rad/s)
 SIDESTEP_CLEARANCE = 0.012  # m between the foot's edge and the ball while winding up
 ALIGN_TOLERANCE = 0.004  # m

@@ -49,6 +49,7 @@ from foosball.strategy.behind import (
 from foosball.strategy.cover import Interval, plan_cover, rod_shadows
 from foosball.strategy.kick import (
     RULES_STRIKE_END,
+    SEARCH_STRIKE_END,
     KickEngine,
     KickProfile,
     KickRequest,
@@ -58,7 +59,7 @@ from foosball.strategy.kick import (
 from foosball.strategy.params import StrategyParams
 from foosball.strategy.possession import PossessionClock
 from foosball.strategy.prediction import BallPoint, BallPredictor
-from foosball.strategy.rods import reach
+from foosball.strategy.rods import men_offsets, reach
 from foosball.strategy.setpoint import RodSetpoint
 from foosball.wire.catalogue import (
     BallState,
@@ -90,6 +91,21 @@ GAP_MARGIN = 0.005  # m: room for the human's men moving while the shot is on it
 IDLE_PLAN = "idle"
 LOST_TOWARDS_REACH = 0.14  # m: a ball lost rolling at a rod from this close stops at it
 IDLE_FEET_UP = 1.0  # rad: an idle rod turned further than this puts its feet down
+FOOT_AT_BALL = 0.84  # rad: a foot is at the ball's height within about 48 deg of the bottom
+SWEEP_SLIVER = 0.05  # rad: a turn overlapping those angles by less touches nothing
+SWEEP_SLOW = 4.0  # rad/s: a foot turning back no faster than this only nudges a ball
+SWEEP_NOW, SWEEP_ON_THE_WAY = 1, 2  # what _strikes_back found
+SWEEP_LOOKAHEAD_S = 0.12  # s: about how long feet lifted up take to come down
+BACKSWING_LOOKAHEAD_S = 0.04  # s: latency and a backswing's way to the ball's height
+PATH_MARGIN = 0.01  # m: our men stand this much further from our own shot's line
+ROLLING_OUT = 0.05  # m/s: a ball behind the goalkeeper this fast forwards rolls out
+STILL_SPEED = 0.08  # m/s: a ball seen slower than this lies still (for the goalkeeper)
+STILL_PLAYING_SPEED = 0.2  # m/s: and goes on lying still once the goalkeeper plays it
+ROLL_ON_S = 0.3  # s: how long a ball lost under our lifted feet is taken to roll on
+ROLLING_SPEED = 0.1  # m/s: a ball lost faster than this under lifted feet rolls on
+INCOMING_SPEED = 1.5  # m/s: a foot swinging back (about 20 rad/s) is slower than this
+LOST_MARGIN = 0.02  # m: a man's further way from a ball out of the camera's sight
+SIDE_MARGIN = 0.004  # m: a man moving sideways stops this far short of touching the ball
 
 
 @dataclass(slots=True)
@@ -103,6 +119,16 @@ class RodPlan:
     rotation_speed: float = 0.0
     kick: KickRequest | None = None
     absolute: bool = False  # the rotation as it is, not the nearest same pose (a wind-up)
+    shot: ShotLine | None = None  # the line of the shot this rod lines up (shoot)
+
+
+@dataclass(frozen=True, slots=True)
+class ShotLine:
+    """Where one of our shots starts and its direction (dy/dx, before the side walls)."""
+
+    x: float
+    y: float
+    slope: float
 
 
 _IDLE = RodPlan(IDLE_PLAN)  # shared by every idle rod (plans are changed only where made)
@@ -118,12 +144,16 @@ class ImprovedStrategy(RodStrategy):
         self.profile = KickProfile.from_params(p.kick_engine)
         self.kicks = [KickEngine(self.profile) for _ in self.rods]
         self.kick_base = [0.0 for _ in self.rods]  # translation held while a kick runs
+        self.kick_lines: list[ShotLine | None] = [None for _ in self.rods]  # each kick's line
         self.behind: list[BehindPlay | None] = [None for _ in self.rods]
         self.sweeps: list[HiddenSweep | None] = [None for _ in self.rods]
         self.lost_at: float | None = None  # when the ball went out of sight on the table
         self.lost_slow = False  # whether it was slow then (it lies where it was last seen)
         self.detected: tuple[float, float] | None = None  # where the camera last saw the ball
         self.seen_vx = 0.0  # the ball's velocity along the table when last in view
+        self.seen_speed = 0.0  # and its speed
+        # (when, the ball as last seen) if it was lost rolling under our lifted feet
+        self.lost_rolling: tuple[float, BallPoint] | None = None
         self.clock = PossessionClock(self.table)
         self.urgency = 0.0  # fraction of our zone's possession limit used up
         self.last: list[RodSetpoint | None] = [None for _ in self.rods]
@@ -149,6 +179,7 @@ class ImprovedStrategy(RodStrategy):
             for rod in self.rods
         ]
         self.their_xs = [h.x for h in self.their_rods]
+        self.their_front_x = min(self.their_xs)  # the opponent's rod nearest our goal
         self.time_to_contact = self._time_to_contact()
         limit = math.radians(max(p.kick_engine.aim_angles_deg))
         angles = sorted(np.linspace(-limit, limit, 25).tolist(), key=lambda a: (abs(a), a))
@@ -207,11 +238,19 @@ class ImprovedStrategy(RodStrategy):
             self.last_ball = self.predictor.compensate(ball.x, ball.y, ball.vx, ball.vy, ball.age)
             self.urgency = self.clock.update(self.last_ball.x, now)
             self.seen_vx = self.last_ball.vx
+            self.seen_speed = self.last_ball.speed
             self.lost_at = None
+            self.lost_rolling = None
             self.sweeps = [None for _ in self.rods]
+        elif self.lost_rolling is not None and now - self.lost_rolling[0] < ROLL_ON_S:
+            # lost rolling under one of our rods with its feet up: nothing stops it there,
+            # so it rolls on as predicted (frozen where it was last seen, it lay in front of
+            # the rod, whose feet then came down on it and struck it back at our goal)
+            self._roll_on(now)
         elif self.last_ball is not None and (
             self.last_ball.speed < HIDDEN_SPEED
             or (hidden_under := self.hiding_rod()) is not None
+            or self.lost_rolling is not None
         ):
             # lost while slow (most likely under a man: the camera does not see through
             # them), or rolling along one of our rods right under its axis (the rod hides
@@ -220,12 +259,21 @@ class ImprovedStrategy(RodStrategy):
             last = self.last_ball
             if self.lost_at is None:
                 self.lost_at, self.lost_slow = now, last.speed < HIDDEN_SPEED
-            if hidden_under is None:
-                hidden_under = self.hiding_rod()
-            wall = self.table.field.half_width - self.radius
-            y = max(-wall, min(wall, last.y))
-            self.last_ball = BallPoint(0.0, last.x, y, 0.0, 0.0)
-            self.urgency = self.clock.urgency(now)
+                under = self.hiding_rod()
+                if under is not None and abs(here[under].rotation) > LIFTED and (
+                        last.speed > ROLLING_SPEED):
+                    self.lost_rolling = (now, last)
+            if self.lost_rolling is not None:
+                hidden_under = None  # it passed under the lifted feet: no sweep for it
+            if self.lost_rolling is not None and now - self.lost_rolling[0] < ROLL_ON_S:
+                self._roll_on(now)
+            else:
+                if hidden_under is None and self.lost_rolling is None:
+                    hidden_under = self.hiding_rod()
+                wall = self.table.field.half_width - self.radius
+                y = max(-wall, min(wall, last.y))
+                self.last_ball = BallPoint(0.0, last.x, y, 0.0, 0.0)
+                self.urgency = self.clock.urgency(now)
         else:
             self.clock.reset()  # lost fast: a goal, or the ball taken off the table
             self.urgency = 0.0
@@ -243,6 +291,14 @@ class ImprovedStrategy(RodStrategy):
             out.append(self.act(i, rod, now, plan, here[i]))
         return out
 
+    def _roll_on(self, now: float) -> None:
+        """The ball lost under our lifted feet, where it has rolled to since (`lost_rolling`)."""
+        assert self.lost_rolling is not None
+        since, seen = self.lost_rolling
+        on = self.predictor.state_at(seen.x, seen.y, seen.vx, seen.vy, now - since)
+        self.last_ball = BallPoint(0.0, on.x, on.y, on.vx, on.vy)
+        self.urgency = self.clock.urgency(now)
+
     def plan_rods(self, now: float, b: BallPoint, here: list[RodView]) -> list[RodPlan]:
         plans = [_IDLE for _ in self.rods]  # every rod's entry is replaced, never changed
         keeper, defence = self.rods[0], self.rods[1]
@@ -254,34 +310,66 @@ class ImprovedStrategy(RodStrategy):
                 plans[i] = plan
                 owner = i
                 break
-        # 2. rods with the ball behind them lift their feet (our shots pass)
-        # (a ball coming through, or one at rest that a rod behind them is about to shoot:
-        # a man left in its path sends it back into our goal, issue 13's restart at the
-        # goalkeeper; the feet swing away from a ball within their reach, since lifting
-        # them towards it would knock it back towards our goal)
-        # (a ball in view: lifted feet hide a ball from the camera, so not for one lost)
-        shot_from_rest = (owner is not None and self.lost_at is None
-                          and b.speed < self.params.improved.shoot_speed)
-        waiting = False  # a rod in the path of a shot from rest is not lifted yet
+        # 2. our rods ahead of our own shot clear its path, and rods with our ball coming
+        # through from behind lift their feet (a man left in its path sends it back into
+        # our goal: issue 13's restart at the goalkeeper, issue 30's clear at 7.6 m/s into
+        # our own 2-man rod). A rod whose men are in the shot's path steps aside, feet down,
+        # or lifts if it cannot; the others hold still, feet down, so as not to walk into
+        # it; the shot waits until the path is clear. (A ball in view only: lifted feet
+        # hide a ball from the camera.)
+        line = self.shot_line_of(owner, plans, here) if self.lost_at is None else None
+        waiting = False  # the shot's path is not clear yet
         for i, rod in enumerate(self.rods):
-            if i == owner:
+            if i == owner or b.x >= rod.x - self.radius:
                 continue
-            if b.x < rod.x - self.radius and (b.vx > 0.3 or shot_from_rest):
+            if i >= 2 and b.x < self.their_front_x + self.reach_ahead and (
+                    b.vx <= 0.3 or abs(here[i].rotation) > LIFTED):
+                # the ball in our defence, where the opponent's front rod plays it (and our
+                # midfield does not reach it): our midfield and attack can only be in the
+                # way of our clears and of our blocks' rebounds, which come off them back at
+                # our goal faster than feet lift (issue 30: a shot blocked by our defence at
+                # 6 m/s, back off our own midfield at 3 m/s and in; pro seed 7001: our 2-man
+                # rod's clear off a 5-man rod that held still off the clear's line, which
+                # the kick only roughly keeps): their feet are up before the ball comes,
+                # and stay up as they are while it comes through (a ball on its way to feet
+                # still down: below); our shot waits for feet in its path to be up
+                forward = here[i].rotation > LIFTED
+                plans[i] = RodPlan("lift", rotation=-LIFT if forward else LIFT)
+                if line is not None and abs(here[i].rotation) < LIFTED:
+                    waiting = waiting or self.in_path(rod, line, here[i].translation)
+            elif line is not None:
+                plans[i], blocked = self.clear_path(rod, line, here[i])
+                waiting = waiting or blocked
+            elif b.vx > 0.3:
                 # (close: within reach, or there before the feet are up; feet swung back
                 # into a ball coming at them knock it back at our goal, issue 13: 15 s in
-                # the corner between our goalkeeper and 2-man rod)
+                # the corner between our goalkeeper and 2-man rod); a rod none of whose
+                # men is on the ball's way keeps its feet down (issue 30: all four rods
+                # lifted while the ball rolled out of our defence)
                 close = b.x + max(b.vx, 0.0) * LIFT_TIME > rod.x - self.reach_ahead - 0.01
+                rolling = ShotLine(b.x, b.y, b.vy / b.vx)
+                if not close and not self.in_path(rod, rolling, here[i].translation):
+                    # feet down, and still: moving, its men could walk into the ball's way
+                    plans[i] = RodPlan("control", translation=here[i].translation)
+                    continue
+                # back and up unless the backswing would meet the ball: feet lifted forward
+                # must come down again through the ball that has just passed under them
+                # (issue 30: struck back at our goal), feet lifted back come down behind it
+                backswing_meets = (b.x + max(b.vx, 0.0) * BACKSWING_LOOKAHEAD_S
+                                   > rod.x - self.reach_ahead - 0.005)
                 lifted_back = here[i].rotation < -1.0
-                plans[i] = RodPlan("lift", rotation=-LIFT if close and not lifted_back else LIFT)
-                waiting = waiting or abs(here[i].rotation) < LIFTED
+                forward = backswing_meets and not lifted_back
+                plans[i] = RodPlan("lift", rotation=-LIFT if forward else LIFT)
         if waiting and owner is not None and self.urgency <= URGENT:
-            plans[owner].kick = None  # the shot waits for the feet ahead to be up
+            plans[owner].kick = None  # the shot waits for its path to be clear
+        if b.x < 0.0:
+            self.keep_feet_down(plans, here, b)
         # 3. a ball that will reach a rod before any opponent can touch it: go to its crossing;
         #    otherwise block the shot the opponent can take where he next meets the ball
         origin_x, origin_y = self.threat_origin(b)
         fast = b.speed > SHOT_SPEED
         for i, rod in enumerate(self.rods):
-            if i == owner or plans[i].mode == "lift":
+            if plans[i] is not _IDLE:  # the owner, and rods that clear or lift (2.)
                 continue
             # a shot (fast) passes the opponent's rods, which lift for it or miss it
             unhindered = fast or not _any_between(self.their_xs, rod.x, b.x)
@@ -322,6 +410,58 @@ class ImprovedStrategy(RodStrategy):
             if free_defence:
                 plans[1] = RodPlan("cover", translation=cover.defence_translation)
         return plans
+
+    def shot_line_of(self, owner: int | None, plans: list[RodPlan],
+                     here: list[RodView]) -> ShotLine | None:
+        """The line of the shot the ball's owner is lining up or striking (until its foot is
+        through the ball), or None."""
+        if owner is None:
+            return None
+        if plans[owner].shot is not None:
+            return plans[owner].shot
+        # while the kick runs, and after the strike while the ball is on its way: the
+        # tracker's velocity lags a kick by a few frames, too late to lift for it
+        phase = self.kicks[owner].phase
+        if phase in (Phase.WIND_UP, Phase.STRIKE, Phase.FOLLOW_THROUGH):
+            return self.kick_lines[owner]
+        return None
+
+    def in_path(self, rod: Rod, line: ShotLine, translation: float) -> bool:
+        """Whether a man of `rod` at `translation` stands (feet down) in the ball's way."""
+        wall = self.table.field.half_width - self.radius
+        path_y = _fold(line.y + line.slope * (rod.x - line.x), wall)
+        clear = self.block_half + PATH_MARGIN
+        return any(abs(translation + o - path_y) < clear for o in men_offsets(rod))
+
+    def keep_feet_down(self, plans: list[RodPlan], here: list[RodView], b: BallPoint) -> None:
+        """With the ball in our half, never every rod's feet up at once (issue 30: all four
+        up for seconds with the ball in our defence, an open goal for the opponent's attack
+        rod): the first rod asked to lift whose men the ball cannot reach keeps them down."""
+        for i, plan in enumerate(plans):
+            kicking = self.kicks[i].active or (plan.absolute and plan.rotation < -LIFTED)
+            if plan.mode != "lift" and not kicking and abs(here[i].rotation) < LIFTED:
+                return  # this rod's feet are down and stay down
+        for i, plan in enumerate(plans):
+            if plan.mode == "lift" and abs(b.x - self.rods[i].x) > self.reach_ahead:
+                plans[i] = RodPlan("control", translation=here[i].translation)
+                return
+
+    def clear_path(self, rod: Rod, line: ShotLine, here: RodView) -> tuple[RodPlan, bool]:
+        """A rod ahead of our shot: its plan, and whether the path is still blocked by it."""
+        wall = self.table.field.half_width - self.radius
+        path_y = _fold(line.y + line.slope * (rod.x - line.x), wall)
+        clear = self.block_half + PATH_MARGIN
+        lifted = abs(here.rotation) > LIFTED
+        if not self.in_path(rod, line, here.translation):
+            if lifted:  # feet up and out of the way: they stay so until the ball is past
+                return RodPlan("lift", rotation=math.copysign(-LIFT, here.rotation)), False
+            return RodPlan("control", translation=here.translation), False
+        if lifted:
+            return RodPlan("lift", rotation=math.copysign(-LIFT, here.rotation)), False
+        aside = aside_translation(rod, path_y, here.translation, clear + ALIGN_TOLERANCE)
+        if aside is not None:
+            return RodPlan("control", translation=aside), True
+        return RodPlan("lift", rotation=LIFT), True
 
     def threat_origin(self, b: BallPoint) -> tuple[float, float]:
         """Where the opponent can next shoot from: the ball itself when it is slow, else the
@@ -366,6 +506,18 @@ class ImprovedStrategy(RodStrategy):
         if not _within(self.touch_bands[i], b.y):
             return None
         if is_behind(ahead, self.contact_ahead) and -0.4 < b.vx < 0.3 and speed < 1.6:
+            if i == 0 and not self.keeper_may_swing(b):
+                # a backswing would strike it into our goal: feet down and still, so the
+                # ball rolls on behind the man (until it is still, or out of the mouth);
+                # rolling out towards the man, his feet swing forward and up out of its way
+                # (it came back off his foot into our goal, issue 30)
+                self.behind[i] = None
+                # (lifted, they stay up until it rolls back: pro seed 7027, the ball's speed
+                # about ROLLING_OUT took them up and down and down onto it, into our goal)
+                lifted = here.rotation > LIFTED and b.vx > -ROLLING_OUT
+                if b.vx > ROLLING_OUT or lifted:
+                    return RodPlan("lift", rotation=-LIFT)
+                return RodPlan("control", translation=here.translation)
             return self.play_behind(i, rod, now, b, here)
         self.behind[i] = None
         urgent = self.urgency > URGENT
@@ -403,6 +555,19 @@ class ImprovedStrategy(RodStrategy):
             if due > self.time_to_contact:
                 return RodPlan("block", y=hit.y)  # get the man there in time
         return None
+
+    def keeper_may_swing(self, b: BallPoint) -> bool:
+        """Whether the goalkeeper may swing its feet back over a ball behind it: only if the
+        ball cannot reach our goal (outside the mouth's band), or lies still where the camera
+        saw it still (a ball rolling behind the man comes under his backswing, issue 30)."""
+        if abs(b.y) > self.mouth.high + self.radius:
+            return True
+        # once a play has begun it goes on unless the ball really rolls: the camera's speed
+        # of a still ball jitters about STILL_SPEED, and a play stopped and started again
+        # every few frames swung the feet back and forth over the ball (issue 30, pro seed
+        # 7037: the fifth wind-up in 0.5 s struck it in)
+        still = STILL_SPEED if self.behind[0] is None else STILL_PLAYING_SPEED
+        return self.seen_speed < still
 
     def play_behind(self, i: int, rod: Rod, now: float, b: BallPoint,
                     here: RodView) -> RodPlan:
@@ -472,7 +637,7 @@ class ImprovedStrategy(RodStrategy):
         if abs(here.translation - target) < ALIGN_TOLERANCE:
             power = self.params.improved.strike_power if i >= 2 else (
                 self.params.improved.clear_power)
-            plan.kick = KickRequest(power=power, strike_angle=RULES_STRIKE_END)
+            plan.kick = KickRequest(power=power, strike_angle=SEARCH_STRIKE_END)
             sweep.next = (sweep.next + 1) % len(sweep.translations)
         return plan
 
@@ -535,7 +700,8 @@ class ImprovedStrategy(RodStrategy):
         aligned = abs(here.translation - best.translation) < tolerance
         power = self.params.improved.strike_power if i >= 2 else self.params.improved.clear_power
         kick = KickRequest(power=power, strike_angle=RULES_STRIKE_END) if aligned else None
-        return RodPlan("control", translation=best.translation, kick=kick)
+        return RodPlan("control", translation=best.translation, kick=kick,
+                       shot=ShotLine(at.x, at.y, math.tan(angle)))
 
     # --- from plan to setpoint --------------------------------------------------------
 
@@ -546,6 +712,7 @@ class ImprovedStrategy(RodStrategy):
         # on its wind-up would be one long run through the ball (the no-spinning rule)
         if plan.kick is not None and not engine.active and abs(here.rotation) < math.pi:
             engine.start(now, plan.kick, here.rotation)
+            self.kick_lines[i] = plan.shot
             if self.log is not None:
                 self.log.append((now, i, self.last_ball, plan.mode))
             self.kick_base[i] = plan.translation if plan.translation is not None else (
@@ -572,10 +739,127 @@ class ImprovedStrategy(RodStrategy):
         else:
             rotation = plan.rotation if plan.absolute else self._unwound(plan.rotation,
                                                                           here.rotation)
-            setpoint = RodSetpoint(self._translation(rod, plan, here), rotation,
-                                   p.translation_speed, plan.rotation_speed)
+            translation = self._translation(rod, plan, here)
+            if i > 0 and plan.mode == "cover":
+                translation = self._short_of_ball(rod, translation, here)
+            setpoint = RodSetpoint(translation, rotation, p.translation_speed,
+                                   plan.rotation_speed)
+        sweep = self._strikes_back(rod, setpoint, here)
+        if sweep == SWEEP_NOW:
+            # its feet would swing back through the ball and strike it at our goal: they
+            # hold their angle while the rod steps aside, so they pass beside it
+            if engine.active:
+                engine.abort(now, here.rotation)
+            clear = self.block_half + SIDESTEP_CLEARANCE + self.unseen_margin(rod)
+            assert self.last_ball is not None
+            aside = aside_translation(rod, self.last_ball.y, here.translation, clear)
+            setpoint = RodSetpoint(here.translation if aside is None else aside, here.rotation,
+                                   p.translation_speed, 0.0)
+        elif sweep == SWEEP_ON_THE_WAY:
+            # beside the ball now, but the move would bring a man behind it mid-turn: the
+            # feet turn first, the rod moves after
+            setpoint = RodSetpoint(here.translation, setpoint.rotation,
+                                   setpoint.translation_speed, setpoint.rotation_speed)
         self.last[i] = setpoint
         return setpoint
+
+    def _strikes_back(self, rod: Rod, setpoint: RodSetpoint, here: RodView) -> int:
+        """Whether moving to `setpoint` swings a foot backwards (towards our goal) through
+        the ball: the ball within the men's reach along the table and in a man's band
+        across it, and the backward turn passing the angles where the foot is at the
+        ball's height on the ball's side of the rod (in front: the feet coming down from
+        lifted forward; behind: a backswing). A slow turn (the foot giving way to a ball it
+        stops) only nudges it and is left alone. SWEEP_NOW: a man is behind the ball now;
+        SWEEP_ON_THE_WAY: only where the move would take him; 0: no such sweep."""
+        b = self.last_ball
+        start, end = here.rotation, setpoint.rotation
+        if b is None or end > start - SWEEP_SLIVER:
+            return 0
+        if 0.0 < setpoint.rotation_speed <= SWEEP_SLOW:
+            return 0
+        if b.vx < -INCOMING_SPEED:
+            # coming at our goal faster than a foot swinging back: the foot can only slow it
+            # (held up in its way, the goalkeeper's feet let a 3.7 m/s shot through, pro
+            # seed 7001)
+            return 0
+        # where the ball is and will be while the feet turn (a ball rolling at 0.6 m/s
+        # covers the men's reach in the 0.1 s the feet take to come down)
+        # (behind: over a shorter time, since a backswing from the feet down passes the
+        # ball's height within a few ms; a kick timed for a ball rolling in from the front
+        # winds up while the ball is still in front)
+        ahead = b.x - rod.x
+        later = ahead + b.vx * SWEEP_LOOKAHEAD_S
+        soon = ahead + b.vx * BACKSWING_LOOKAHEAD_S
+        reach = self.reach_ahead
+        # (feet coming down from in front also meet a ball under the rod, up to a foot's
+        # half thickness and the ball's radius behind the axis: pro seed 7007, from 0.18
+        # rad onto a ball 12 mm behind the axis, into our goal)
+        margin = self.unseen_margin(rod)
+        sectors = []
+        if max(ahead, later) > -self.contact_ahead - margin and min(ahead, later) < reach:
+            sectors.append((0.0, FOOT_AT_BALL))  # in front
+        if min(ahead, soon) < 0.0 and max(ahead, soon) > -reach:
+            sectors.append((-FOOT_AT_BALL, 0.0))  # behind
+        if not sectors:
+            return 0
+        turns = round(start / (2 * math.pi))
+        if not any(min(start, high + shift) - max(end, low + shift) > SWEEP_SLIVER
+                   for low, high in sectors
+                   for shift in (2 * math.pi * k for k in (turns - 1, turns, turns + 1))):
+            return 0
+        y_later = b.y + b.vy * SWEEP_LOOKAHEAD_S
+        if self._man_near(rod, here.translation, b.y, y_later, margin):
+            return SWEEP_NOW
+        if self._man_near(rod, setpoint.translation, b.y, y_later, margin):
+            return SWEEP_ON_THE_WAY
+        return 0
+
+    def unseen_margin(self, rod: Rod) -> float:
+        """How much further from the ball a man of goalkeeper or defence keeps when the
+        camera does not see it: the ball stands where it was last seen, often tens of mm
+        from where it is (pro seed 7018, club 7002: 34 and 46 mm; a wind-up to sweep for
+        it, and feet coming down, struck it into our goal). (Not further up the table:
+        there a ball in a corner could then never be played.)"""
+        close = rod.x < self.their_front_x
+        return LOST_MARGIN if close and self.lost_at is not None else 0.0
+
+    def _short_of_ball(self, rod: Rod, target: float, here: RodView) -> float:
+        """`target`, or where a rod with its feet down stops short of a ball beside them (at
+        the rod's line): a man walking into it there pushes it sideways at the rod's speed,
+        on towards our goal (issue 30: the defence covering as a slow ball from the
+        opponent's attack rolled through its line, 0.7 -> 1.3 m/s, past the goalkeeper's
+        reach and in). Moving away from the ball is left alone."""
+        b = self.last_ball
+        move = target - here.translation
+        if b is None or move == 0.0 or abs(here.rotation) > FOOT_AT_BALL:
+            return target
+        ahead = b.x - rod.x
+        soon = ahead + b.vx * self.params.prediction.actuation_latency
+        band = self.contact_ahead + SIDE_MARGIN
+        if min(ahead, soon) > band or max(ahead, soon) < -band:
+            return target
+        clear = self.block_half + SIDE_MARGIN
+        stop = target
+        for offset in men_offsets(rod):
+            gap = b.y - (here.translation + offset)  # from the man to the ball
+            if gap * move <= 0.0:
+                continue  # moving away from it
+            room = max(abs(gap) - clear, 0.0)
+            if room < abs(move):
+                limit = here.translation + math.copysign(room, move)
+                stop = min(stop, limit) if move > 0 else max(stop, limit)
+        return stop
+
+    def _man_near(self, rod: Rod, translation: float, y: float, y_later: float,
+                  margin: float = 0.0) -> bool:
+        """Whether a man of `rod` at `translation` can touch a ball on its way from `y` to
+        `y_later` (with `margin` more on either side)."""
+        half = self.block_half + margin
+        low, high = min(y, y_later) - half, max(y, y_later) + half
+        for offset in men_offsets(rod):  # noqa: SIM110 - a loop, as _within
+            if low < translation + offset < high:
+                return True
+        return False
 
     def _translation(self, rod: Rod, plan: RodPlan, here: RodView) -> float:
         if plan.translation is not None:

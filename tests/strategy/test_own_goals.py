@@ -1,0 +1,256 @@
+"""Issue 30: the improved strategy's own goals, each source with a small deterministic case.
+
+The plans and setpoints of one strategy instance are driven step by step with made-up ball
+and rod states on a clock passed in (no simulator, no sleeping).
+"""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from foosball.geometry import default_table
+from foosball.strategy.base import BallView, RodView
+from foosball.strategy.behind import BEHIND_REACH
+from foosball.strategy.improved import FOOT_AT_BALL, LIFTED, ImprovedStrategy, RodPlan
+from foosball.strategy.kick import SEARCH_STRIKE_END, KickEngine, KickRequest, Phase
+
+TABLE = default_table()
+GOALKEEPER, DEFENCE, MIDFIELD, ATTACK = TABLE.robot_rods
+DOWN = RodView(0.0, 0.0)
+
+
+def _men_near(rod, translation: float, y: float) -> bool:
+    half = TABLE.man.foot_width / 2 + TABLE.ball.radius
+    return any(abs(m - y) < half for m in rod.men_y(translation))
+
+
+def test_feet_lifted_forward_do_not_come_down_through_a_ball_in_front():
+    """Issue 30, seed 7008 against pro: the 2-man rod lifted its feet forward for our clear,
+    the ball (lost under them) lay in front of it, and the feet came back down through it:
+    struck back at 2.3 m/s into our goal. Now the feet stay up while the rod steps aside,
+    and come down once no man is behind the ball."""
+    s = ImprovedStrategy(TABLE)
+    ball = BallView(DEFENCE.x + 0.02, 0.0, 0.0, 0.0)
+    lifted = [DOWN, RodView(0.12, 1.5), DOWN, DOWN]  # a man right behind the ball
+    out = s.decide(0.0, ball, lifted)
+    assert out[1].rotation == pytest.approx(1.5)  # not down through the ball
+    assert not _men_near(DEFENCE, out[1].translation, 0.0)  # aside
+    aside = [DOWN, RodView(out[1].translation, 1.5), DOWN, DOWN]
+    out = s.decide(0.005, ball, aside)
+    assert out[1].rotation < 1.5 - FOOT_AT_BALL  # now down beside the ball
+
+
+def test_no_backswing_through_a_ball_just_behind_a_rod():
+    """A wind-up (feet swung back) with the ball right behind a man would strike it at our
+    goal: the rod holds its feet and steps aside first."""
+    s = ImprovedStrategy(TABLE)
+    s.decide(0.0, BallView(MIDFIELD.x - 0.03, 0.0, 0.0, 0.0), [DOWN] * 4)
+    windup = RodPlan("control", translation=0.0, rotation=s.profile.windup_angle, absolute=True)
+    setpoint = s.act(2, MIDFIELD, 0.005, windup, DOWN)
+    assert setpoint.rotation == 0.0
+    assert not _men_near(MIDFIELD, setpoint.translation, 0.0)
+
+
+def test_a_ball_lost_rolling_under_our_lifted_feet_rolls_on():
+    """Lifted feet hide the ball from the camera; the ball does not stop under them (issue
+    30: taken to lie where it was last seen, in front of the rod, and the feet came down on
+    it)."""
+    s = ImprovedStrategy(TABLE)
+    here = [DOWN, RodView(0.0, 1.5), DOWN, DOWN]
+    seen = BallView(DEFENCE.x - 0.005, -0.09, 0.55, 0.0)
+    s.detected = (seen.x, seen.y)  # as step() records a ball the camera detected
+    s.decide(0.0, seen, here)
+    s.decide(0.005, None, here)
+    for k in range(2, 21):
+        s.decide(k * 0.005, None, here)
+    assert s.last_ball is not None
+    assert s.last_ball.x > DEFENCE.x + 0.04  # rolled on about 55 mm in 0.1 s
+    assert s.plans_last[1].mode != "control" or s.plans_last[1].kick is None  # no sweep
+
+
+def test_the_goalkeeper_does_not_swing_back_over_a_ball_rolling_behind_it():
+    """Issue 30, seed 7021 against pro: a ball rolling along behind the goalkeeper, in front
+    of the mouth; the goalkeeper stepped aside and wound up, the ball rolled under the
+    backswing, into our goal. Now its feet stay down; once the ball lies still (or is out of
+    the mouth) it is played as before."""
+    s = ImprovedStrategy(TABLE)
+    rolling = BallView(GOALKEEPER.x - 0.029, -0.11, 0.0, 0.46)
+    out = s.decide(0.0, rolling, [RodView(-0.123, 0.0)] + [DOWN] * 3)
+    assert s.plans_last[0].mode == "control" and out[0].rotation == 0.0
+    assert out[0].translation == pytest.approx(-0.123)  # not into the ball's way
+    s = ImprovedStrategy(TABLE)
+    out = s.decide(0.0, BallView(GOALKEEPER.x - 0.029, -0.05, 0.3, 0.0), [DOWN] * 4)
+    assert out[0].rotation > LIFTED  # rolling out at the man: feet forward and up, away
+    still = BallView(GOALKEEPER.x - 0.029, 0.05, 0.0, 0.0)
+    s = ImprovedStrategy(TABLE)
+    s.decide(0.0, still, [DOWN] * 4)
+    assert s.behind[0] is not None  # a still ball behind it: played (aside, wind up, strike)
+
+
+def test_never_all_four_rods_lifted_with_the_ball_in_our_half():
+    """A ball rolling out of our defence along a line every rod has a man on: the rods in
+    its way lift, but not all four (issue 30: up to 3.9 % of play time, an open goal)."""
+    s = ImprovedStrategy(TABLE)
+    ball = BallView(GOALKEEPER.x - 0.04, 0.0, 1.0, 0.0)
+    here = [DOWN, RodView(0.12, 0.0), DOWN, DOWN]  # a man of each rod at y = 0
+    s.decide(0.0, ball, here)
+    plans = s.plans_last
+    assert sum(p.mode == "lift" for p in plans) == 3
+    assert plans[1].mode == "control" and plans[1].rotation == 0.0  # the first out of reach
+
+
+def test_a_ball_lying_60mm_behind_a_rod_is_played():
+    """The men touch the ball up to 66 mm behind the rod (issue 30: one lay 55 mm behind
+    the 5-man rod for 10 s, a possession foul; the strategy played only up to 53 mm)."""
+    assert pytest.approx(TABLE.man.contact_reach) == BEHIND_REACH
+    s = ImprovedStrategy(TABLE)
+    s.decide(0.0, BallView(MIDFIELD.x - 0.06, 0.0, 0.0, 0.0), [DOWN] * 4)
+    assert s.behind[2] is not None
+
+
+def test_a_search_strike_that_misses_turns_less_than_a_full_turn():
+    """The sweep for a hidden ball strikes again and again, mostly at nothing: from the
+    wind-up to the end of the strike its run stays under 360 degrees."""
+    s = ImprovedStrategy(TABLE)
+    engine = KickEngine(s.profile)
+    engine.start(0.0, KickRequest(power=120.0, strike_angle=SEARCH_STRIKE_END), 0.0)
+    rotation, extreme_back, extreme_forward = 0.0, 0.0, 0.0
+    for k in range(1, 400):
+        out = engine.step(k * 0.005, rotation)
+        if out is None:
+            break
+        rotation = out.rotation  # the rod arrives at once: the run's ends are the targets
+        extreme_back = min(extreme_back, rotation)
+        if out.phase in (Phase.STRIKE, Phase.FOLLOW_THROUGH):
+            extreme_forward = max(extreme_forward, rotation)
+    assert extreme_forward - extreme_back < 2 * math.pi
+    assert extreme_back < -LIFTED  # it did wind up
+
+
+def test_midfield_and_attack_are_lifted_before_a_block_in_our_defence_rebounds():
+    """Issue 30, pro seeds 7020, 7031, 7036: a shot blocked by our 2-man rod came off it at
+    5-6 m/s into our own 5-man rod, whose feet were still coming up, and back into our goal.
+    With the ball in our defence (behind the opponent's 3-man rod) midfield and attack have
+    their feet up (back) before it comes; goalkeeper and defence keep theirs down. Coming
+    out fast, the feet stay up as they are."""
+    s = ImprovedStrategy(TABLE)
+    front = min(rod.x for rod in TABLE.human_rods)
+    ball = BallView(front - 0.04, 0.1, -0.7, 0.0)
+    out = s.decide(0.0, ball, [DOWN] * 4)
+    assert [p.mode == "lift" for p in s.plans_last] == [False, False, True, True]
+    assert out[2].rotation < -LIFTED and out[3].rotation < -LIFTED  # back and up
+    assert abs(out[0].rotation) < FOOT_AT_BALL and abs(out[1].rotation) < FOOT_AT_BALL
+    up = [DOWN, DOWN, RodView(0.0, -1.5), RodView(0.0, -1.5)]
+    out = s.decide(0.005, BallView(DEFENCE.x + 0.05, 0.1, 6.0, 0.0), up)  # the rebound
+    assert out[2].rotation < -LIFTED and out[3].rotation < -LIFTED
+
+
+def test_a_covering_rod_does_not_walk_a_man_into_a_ball_at_its_line():
+    """Issue 30, pro seeds 7016, 7034, 7039: a slow ball (0.7 m/s) from the opponent's 3-man
+    rod rolled through our 2-man rod's line between its men while the rod moved to cover;
+    a man walked into it (0.7 -> 1.3 m/s), it went on past the goalkeeper's reach and in.
+    The rod stops short of the ball; moving away from it is left alone."""
+    s = ImprovedStrategy(TABLE)
+    s.last_ball = s.predictor.compensate(DEFENCE.x, 0.03, -0.7, 0.0, 0.0)
+    man = DEFENCE.men_y(0.0)[1]  # the man at +120 mm, walking down to the ball at +30 mm
+    cover = RodPlan("cover", translation=-0.08)
+    here = RodView(0.0, 0.0)
+    setpoint = s.act(1, DEFENCE, 0.0, cover, here)
+    assert setpoint.translation > -0.08
+    assert not _men_near(DEFENCE, setpoint.translation, 0.03)
+    assert man + setpoint.translation - 0.03 >= s.block_half  # short of it, on its side
+    away = RodPlan("cover", translation=0.05)
+    assert s.act(1, DEFENCE, 0.005, away, here).translation == pytest.approx(0.05)
+
+
+def test_the_goalkeepers_play_behind_it_goes_on_through_the_cameras_jitter():
+    """Issue 30, pro seed 7037: a still ball behind the goalkeeper, in front of the mouth,
+    seen at 0.02-0.13 m/s by the camera: the play behind (aside, wind up, strike) stopped
+    whenever a frame said faster than 0.08 m/s and began again on the next, five wind-ups
+    in half a second, the last into the ball and our goal. Once begun it goes on unless
+    the ball really rolls."""
+    s = ImprovedStrategy(TABLE)
+    x = GOALKEEPER.x - 0.05
+    s.decide(0.0, BallView(x, -0.04, 0.0, 0.02), [DOWN] * 4)
+    assert s.behind[0] is not None  # seen still: played
+    s.decide(0.005, BallView(x, -0.04, 0.0, 0.12), [DOWN] * 4)
+    assert s.behind[0] is not None  # the same ball seen a little faster: still played
+    s.decide(0.010, BallView(x, -0.04, 0.0, 0.4), [DOWN] * 4)
+    assert s.behind[0] is None  # rolling: feet down, still
+
+
+def test_feet_come_down_onto_a_shot_coming_in():
+    """Issue 30, pro seed 7001: the goalkeeper's feet half up in front, a shot at 3.7 m/s
+    coming in: held up (so as not to swing back through the ball) they let it through. A
+    foot swinging back is slower than such a ball: it can only slow it, so the feet come
+    down."""
+    s = ImprovedStrategy(TABLE)
+    s.last_ball = s.predictor.compensate(GOALKEEPER.x + 0.06, 0.0, -3.7, 0.0, 0.0)
+    cover = RodPlan("cover", translation=0.0)
+    setpoint = s.act(0, GOALKEEPER, 0.0, cover, RodView(0.0, 0.69))
+    assert setpoint.rotation == pytest.approx(0.0)
+
+
+def test_feet_coming_down_from_in_front_do_not_strike_a_ball_under_the_rod():
+    """Issue 30, pro seed 7007: the goalkeeper's feet coming down from 0.18 rad (in front)
+    met a ball lying 12 mm behind its axis and sent it into our goal: a ball that close is
+    at the foot from either side. The feet hold and the rod steps aside."""
+    s = ImprovedStrategy(TABLE)
+    s.last_ball = s.predictor.compensate(GOALKEEPER.x - 0.012, 0.0, 0.0, 0.0, 0.0)
+    cover = RodPlan("cover", translation=0.0)
+    setpoint = s.act(0, GOALKEEPER, 0.0, cover, RodView(0.0, 0.18))
+    assert setpoint.rotation == pytest.approx(0.18)
+    assert not _men_near(GOALKEEPER, setpoint.translation, 0.0)
+
+
+def test_midfield_and_attack_lift_for_a_ball_the_opponents_front_rod_holds_behind_it():
+    """Issue 30, pro seed 7017: the opponent's 3-man rod shot from a ball it held 23 mm on
+    its far side (not yet in our defence); blocked by our 2-man rod, it came back off our
+    5-man rod's feet, still coming up. Where his front rod reaches, ours are up already."""
+    s = ImprovedStrategy(TABLE)
+    front = min(rod.x for rod in TABLE.human_rods)
+    s.decide(0.0, BallView(front + 0.023, 0.07, 0.0, 0.0), [DOWN] * 4)
+    assert [p.mode == "lift" for p in s.plans_last] == [False, False, True, True]
+
+
+def test_a_wind_up_keeps_further_from_a_ball_the_camera_does_not_see():
+    """Issue 30, pro seed 7018: the ball lost behind our 2-man rod, taken to lie where it
+    was last seen, 34 mm off where it was; the sweep for it wound up 39 mm from where it
+    was taken to be and struck it into our goal. Unseen, a man of goalkeeper or defence
+    keeps a margin more from it before swinging back."""
+    s = ImprovedStrategy(TABLE)
+    here = [DOWN, RodView(-0.176, 0.0), DOWN, DOWN]  # a man at -56 mm
+    s.decide(0.0, BallView(DEFENCE.x - 0.025, -0.017, 0.0, 0.0), here)
+    windup = RodPlan("control", translation=-0.176, rotation=s.profile.windup_angle,
+                     absolute=True)
+    assert s.act(1, DEFENCE, 0.005, windup, here[1]).rotation == s.profile.windup_angle
+    s.decide(0.01, None, here)  # out of sight: where it was last seen
+    assert s.lost_at is not None
+    assert s.act(1, DEFENCE, 0.015, windup, here[1]).rotation == 0.0  # held, not swung back
+
+
+def test_the_goalkeepers_feet_lifted_for_a_ball_rolling_out_stay_up_until_it_rolls_back():
+    """Issue 30, pro seed 7027: a ball rolling out from behind the goalkeeper at about
+    0.05 m/s (ROLLING_OUT): its feet went up and down with the camera's speed, and came
+    down onto the ball, into our goal. Lifted, they stay up while it does not roll back."""
+    s = ImprovedStrategy(TABLE)
+    up = [RodView(0.0, 1.5), DOWN, DOWN, DOWN]
+    out = s.decide(0.0, BallView(GOALKEEPER.x - 0.03, 0.02, 0.03, 0.1), up)  # not still
+    assert out[0].rotation > LIFTED
+    out = s.decide(0.005, BallView(GOALKEEPER.x - 0.03, 0.02, -0.3, 0.0), up)
+    assert out[0].rotation < LIFTED  # rolling back: down (and still)
+
+
+def test_feet_coming_down_keep_further_from_a_ball_the_camera_does_not_see():
+    """Issue 30, pro seed 7005: the ball lost, taken to lie 22 mm behind the goalkeeper's
+    axis (just outside the feet's reach from in front), in fact 13 mm behind it and 40 mm
+    to the side: the feet came down from 0.13 rad onto it, into our goal."""
+    s = ImprovedStrategy(TABLE)
+    here = [RodView(-0.089, 0.13), DOWN, DOWN, DOWN]
+    s.decide(0.0, BallView(GOALKEEPER.x - 0.022, -0.115, 0.0, 0.0), here)
+    s.decide(0.005, None, here)
+    assert s.lost_at is not None
+    setpoint = s.act(0, GOALKEEPER, 0.01, RodPlan("cover", translation=-0.089), here[0])
+    assert setpoint.rotation == pytest.approx(0.13)  # held while the rod steps aside
