@@ -52,29 +52,27 @@ class FaultHandling:
         self.last_wkc = max(0, wkc)
         if wkc < 0:
             self.consecutive_no_frame += 1
-            self.bad_working_counters += 1
-            if self.consecutive_no_frame == 1:
-                self._bad_since_s = now
-            if self._past_tolerance(self.consecutive_no_frame, now):
-                self._latch(AlarmCode.ETHERCAT_LINK, -1, now, out,
-                            f"EtherCAT link lost: no frame returned for "
-                            f"{self.consecutive_no_frame} cycles "
-                            f"({1e3 * (now - self._bad_since_s):.0f} ms)")
+            self._bad_frame(self.consecutive_no_frame, now, out, AlarmCode.ETHERCAT_LINK,
+                            "EtherCAT link lost: no frame returned")
             return False
         self.consecutive_no_frame = 0
         if wkc != self.expected_wkc:
             self.consecutive_bad_wkc += 1
-            self.bad_working_counters += 1
-            if self.consecutive_bad_wkc == 1:
-                self._bad_since_s = now
-            if self._past_tolerance(self.consecutive_bad_wkc, now):
-                self._latch(AlarmCode.WORKING_COUNTER, -1, now, out,
-                            f"working counter {wkc}, expected {self.expected_wkc}, for "
-                            f"{self.consecutive_bad_wkc} cycles "
-                            f"({1e3 * (now - self._bad_since_s):.0f} ms)")
+            self._bad_frame(self.consecutive_bad_wkc, now, out, AlarmCode.WORKING_COUNTER,
+                            f"working counter {wkc}, expected {self.expected_wkc},")
             return False
         self.consecutive_bad_wkc = 0
         return True
+
+    def _bad_frame(self, in_a_row: int, now: float, out: list[Any], code: AlarmCode,
+                   what: str) -> None:
+        """One more bad frame in a row: the alarm once they are past the tolerance."""
+        self.bad_working_counters += 1
+        if in_a_row == 1:
+            self._bad_since_s = now
+        if self._past_tolerance(in_a_row, now):
+            self._latch(code, -1, now, out, f"{what} for {in_a_row} cycles "
+                        f"({1e3 * (now - self._bad_since_s):.0f} ms)")
 
     def _past_tolerance(self, bad_in_a_row: int, now: float) -> bool:
         """So many bad frames in a row are past the bus error tolerance: more cycles than it
