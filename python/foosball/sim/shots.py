@@ -31,8 +31,8 @@ import time
 from dataclasses import replace
 from typing import Any
 
-from foosball.sim.tournament import add_engine_arguments, progress, stop_on_signals
-from foosball.strategy.engine import EngineError, run_jobs
+from foosball.sim.tournament import add_engine_arguments, progress, run_stoppable
+from foosball.strategy.engine import run_jobs
 
 EPISODE_S = 3.0
 # m in front of the rod: the ball at the toe of the upright foot (half the foot's 8.4 mm
@@ -150,16 +150,11 @@ def _main(args: argparse.Namespace) -> int:
     if not kinds or any(k not in KINDS for k in kinds):
         print(f"error: --kinds takes {', '.join(KINDS)}", file=sys.stderr)
         return 2
-    stop_on_signals()
-    try:
-        report = run_battery(args.robot, speeds, args.episodes, args.jobs, args.seed,
-                             not args.no_progress, kinds, args.ray_address)
-    except KeyboardInterrupt:
-        print("\nshot battery stopped; its workers with it", file=sys.stderr)
-        return 130
-    except EngineError as exc:  # Ray missing, a cluster not answering
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
+    report, status = run_stoppable("shot battery", lambda: run_battery(
+        args.robot, speeds, args.episodes, args.jobs, args.seed, not args.no_progress, kinds,
+        args.ray_address))
+    if report is None:
+        return status
     if args.json:
         print(json.dumps(report))
         return 0

@@ -24,10 +24,13 @@ import json
 import signal
 import sys
 import time
+from collections.abc import Callable
 from dataclasses import replace
-from typing import Any
+from typing import Any, TypeVar
 
 from foosball.strategy.engine import Engine, EngineError, run_jobs
+
+T = TypeVar("T")
 
 SPEED_BANDS = ((0.0, 5.0), (5.0, 10.0), (10.0, 15.0), (15.0, 99.0))
 
@@ -221,11 +224,20 @@ def _interrupted(signum: int, _frame: object) -> None:
     raise KeyboardInterrupt(signal.Signals(signum).name)
 
 
-def stop_on_signals() -> None:
-    """SIGTERM and SIGHUP (a closed terminal) stop a run as Ctrl-C does: by default they
-    would end this process alone and leave its workers playing."""
+def run_stoppable(what: str, job: Callable[[], T]) -> tuple[T | None, int]:
+    """A command's run on the engine: (its result, 0), or (None, the exit status) with why
+    on stderr. SIGTERM and SIGHUP (a closed terminal) stop it as Ctrl-C does: by default
+    they would end this process alone and leave its workers playing."""
     for signum in (signal.SIGTERM, signal.SIGHUP):
         signal.signal(signum, _interrupted)
+    try:
+        return job(), 0
+    except KeyboardInterrupt:
+        print(f"\n{what} stopped; its workers with it", file=sys.stderr)
+        return None, 130
+    except EngineError as exc:  # Ray missing, a cluster not answering
+        print(f"error: {exc}", file=sys.stderr)
+        return None, 2
 
 
 def run_tournament(robot: str, opponent: str, matches: int, jobs: int, seed: int,
@@ -328,17 +340,11 @@ def _main(args: argparse.Namespace) -> int:
     except (KeyError, ValueError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
-    stop_on_signals()
-    try:
-        report = run_tournament(args.robot, args.opponent, args.matches, args.jobs, args.seed,
-                                args.duration, args.randomise, not args.no_progress,
-                                args.ray_address)
-    except KeyboardInterrupt:
-        print("\ntournament stopped; its workers with it", file=sys.stderr)
-        return 130
-    except EngineError as exc:  # Ray missing, a cluster not answering
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
+    report, status = run_stoppable("tournament", lambda: run_tournament(
+        args.robot, args.opponent, args.matches, args.jobs, args.seed, args.duration,
+        args.randomise, not args.no_progress, args.ray_address))
+    if report is None:
+        return status
     if args.json:
         print(json.dumps(report))
     else:

@@ -32,10 +32,10 @@ from typing import Any
 from foosball.sim.tournament import (
     Overrides,
     add_engine_arguments,
+    run_stoppable,
     run_tournament,
-    stop_on_signals,
 )
-from foosball.strategy.engine import Engine, EngineError
+from foosball.strategy.engine import Engine
 
 # (section, key) -> (low, high): the improved strategy's own knobs
 SPACE: dict[tuple[str, str], tuple[float, float]] = {
@@ -192,16 +192,12 @@ def _main(args: argparse.Namespace) -> int:
         if path is not None and not path.parent.is_dir():
             print(f"error: {path}: no folder {path.parent}", file=sys.stderr)
             return 2
-    stop_on_signals()
-    try:
+    def searched() -> dict[str, Any]:
         with Engine(args.jobs, args.ray_address) as engine:
-            report = search(args, engine)
-    except KeyboardInterrupt:
-        print("\nsearch stopped; its workers with it", file=sys.stderr)
-        return 130
-    except EngineError as exc:  # Ray missing, a cluster not answering
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
+            return search(args, engine)
+    report, status = run_stoppable("search", searched)
+    if report is None:
+        return status
     report_path = args.report
     if args.write is not None:
         report_path = report_path or args.write.with_suffix(".report.json")
