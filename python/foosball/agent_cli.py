@@ -36,6 +36,18 @@ def _endpoint(board: BoardConfig, agent: Agent) -> Any:
     return open_endpoint(board.wire, agent, key=board.wire_key)  # the key the loader checked
 
 
+def _built_on(board: BoardConfig, agent: Agent,
+              build: Callable[[Any], AgentRuntime]) -> AgentRuntime:
+    """An agent whose build opens more than its endpoint (a bus, a web server): the
+    endpoint is closed again if the build fails."""
+    endpoint = _endpoint(board, agent)
+    try:
+        return build(endpoint)
+    except BaseException:
+        endpoint.close()
+        raise
+
+
 def build_ball_tracker(board: BoardConfig, settings: Any) -> AgentRuntime:
     from foosball.agents.ball_tracker import BallTrackerCore, Camera
     from foosball.vision.calibration import load_calibration
@@ -85,37 +97,24 @@ def build_motor_driver(board: BoardConfig, settings: Any) -> AgentRuntime:
     from foosball.agents.motor_driver import open_motor_driver
     from foosball.ethercat.bus import open_bus
 
-    endpoint = _endpoint(board, Agent.MOTOR_DRIVER)
-    try:
-        return open_motor_driver(open_bus(settings.bus), endpoint, settings.agent,
-                                 board.safety, realtime=True)
-    except BaseException:
-        endpoint.close()
-        raise
+    return _built_on(board, Agent.MOTOR_DRIVER, lambda endpoint: open_motor_driver(
+        open_bus(settings.bus), endpoint, settings.agent, board.safety, realtime=True))
 
 
 def build_supervisory_panel(board: BoardConfig, config: Any) -> AgentRuntime:
     from foosball.panels.supervisory import open_supervisory_panel
 
-    endpoint = _endpoint(board, Agent.SUPERVISORY_PANEL)
-    try:
-        return open_supervisory_panel(board.table, endpoint, config, board.safety,
-                                      wire_key=board.wire_key, notifier=SystemdNotifier())
-    except BaseException:
-        endpoint.close()
-        raise
+    return _built_on(board, Agent.SUPERVISORY_PANEL, lambda endpoint: open_supervisory_panel(
+        board.table, endpoint, config, board.safety, wire_key=board.wire_key,
+        notifier=SystemdNotifier()))
 
 
 def build_game_panel(board: BoardConfig, settings: Any) -> AgentRuntime:
     from foosball.panels.game_page import open_game_panel
 
-    endpoint = _endpoint(board, Agent.GAME_PANEL)
-    try:
-        return open_game_panel(board.table, settings, endpoint, board.wire_key,
-                               board.safety, notifier=SystemdNotifier())
-    except BaseException:
-        endpoint.close()
-        raise
+    return _built_on(board, Agent.GAME_PANEL, lambda endpoint: open_game_panel(
+        board.table, settings, endpoint, board.wire_key, board.safety,
+        notifier=SystemdNotifier()))
 
 
 def build_match_recorder(board: BoardConfig, config: Any) -> AgentRuntime:
