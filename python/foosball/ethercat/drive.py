@@ -38,6 +38,7 @@ from foosball.ethercat.layout import (
     rad_to_counts,
 )
 
+EMERGENCY_ERROR_REGISTER = 0x01  # 0x1001 bit 0: generic error
 DEFAULT_HOMING_SPEED = 10.0  # rad/s: the search speed while 0x6099:01 is not written
 
 
@@ -176,7 +177,15 @@ class Cia402Drive:
     def read_object(self, index: int, subindex: int) -> int:
         if index == HOMING_SPEEDS and subindex in (1, 2):
             return self.homing_speeds[subindex - 1]
-        return self.homing_method
+        if (index, subindex) == (HOMING_METHOD, 0):
+            return self.homing_method
+        raise KeyError(f"0x{index:04x}:{subindex:02x}: not a homing object")
+
+    def emergency(self) -> tuple[int, int, int]:
+        """What its CoE emergency says of its fault (CiA 301): the error code, the error
+        register (0x1001: generic error) and five manufacturer bytes (here its digital
+        inputs, the live causes)."""
+        return int(self.error_code), EMERGENCY_ERROR_REGISTER, self.tx().digital_inputs
 
     # --- process data --------------------------------------------------------------------
     def apply(self, rx: RxPdo) -> None:

@@ -51,7 +51,6 @@ REG_DC_SYSTEM_OFFSET = 0x0920
 REG_DC_ACTIVATION = 0x0981
 REG_DC_SYNC0_CYCLE = 0x09A0
 DC_SYNC0_ACTIVE = 0x03  # cyclic operation and SYNC0 on
-EMERGENCY_ERROR_REGISTER = 0x01  # 0x1001 bit 0: generic error
 
 SDO_ABORT_UNSUPPORTED = 0x0504_0001  # client/server command specifier not valid
 SDO_ABORT_READ_ONLY = 0x0601_0002
@@ -567,12 +566,11 @@ class EscSlave:
         response = self._sdo(command, index, sub, payload)
         self._queue_mailbox(response, counter)
 
-    def _queue_emergency(self, error_code: int) -> None:
-        """CoE emergency (CiA 301): error code, error register (generic error), and five
-        manufacturer bytes (here the drive's digital inputs, the live causes)."""
-        inputs = self.drive.tx().digital_inputs
-        payload = struct.pack("<HHB", 1 << 12, error_code, EMERGENCY_ERROR_REGISTER)
-        self._queue_mailbox(payload + inputs.to_bytes(5, "little"), 0)
+    def _queue_emergency(self) -> None:
+        """The drive's CoE emergency (CoE service 1) in the mailbox for the master."""
+        code, register, data = self.drive.emergency()
+        payload = struct.pack("<HHB", 1 << 12, code, register)
+        self._queue_mailbox(payload + data.to_bytes(5, "little"), 0)
 
     def _queue_mailbox(self, coe_payload: bytes, counter: int) -> None:
         header = struct.pack("<HHBB", len(coe_payload), 0, 0, 0x03 | (counter << 4))
@@ -680,7 +678,7 @@ class EscSlave:
         if tx.error_code != self._emergency_sent:  # a new fault: the drive says so by CoE
             self._emergency_sent = tx.error_code
             if tx.error_code:
-                self._queue_emergency(tx.error_code)
+                self._queue_emergency()
         if self.tx_pdo.is_layout:
             packed = tx.pack()
         else:

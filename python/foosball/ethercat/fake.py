@@ -82,13 +82,11 @@ class FakeBus(EtherCatBus):
                         tuple(drive.tx() for drive in self.drives))
 
     def read_emergencies(self, position: int) -> None:
-        """As the emulated ESC says it: an emergency with the drive's error code when it
-        faults (generic error; the live causes as the manufacturer's bytes)."""
-        tx = self.drives[position - 1].tx()
+        """As the emulated ESC sends it: the drive's emergency, once per fault."""
+        code, register, data = self.drives[position - 1].emergency()
         known = self.emergencies.get(position)
-        if tx.error_code and (known is None or known.error_code != tx.error_code):
-            self.note_emergency(DriveEmergency(position, tx.error_code, 0x01,
-                                               tx.digital_inputs))
+        if code and (known is None or known.error_code != code):
+            self.note_emergency(DriveEmergency(position, code, register, data))
 
     def read_object(self, position: int, index: int, subindex: int) -> bytes:
         if (index, subindex) != (L.ALIGNMENT_OBJECT, 0):
