@@ -62,6 +62,7 @@ CONTROLLERS: dict[str, ControllerFactory] = {
     "pro": lambda table, seed: ScriptedOpponent(table, PRO, seed),
     "seed-rules": strategy_factory("seed-rules"),
     "improved": strategy_factory("improved"),
+    "learned-keeper": strategy_factory("learned-keeper"),
 }
 
 
