@@ -8,6 +8,8 @@ ONNX (`policy`), which the strategy agent runs (`foosball.strategy.learned`). Ne
 
 from __future__ import annotations
 
+import contextlib
+
 GOALKEEPER_ID = "foosball/Goalkeeper-v0"
 
 
@@ -19,7 +21,5 @@ def register_envs() -> None:
         gymnasium.register(id=GOALKEEPER_ID, entry_point="foosball.learning.env:GoalkeeperEnv")
 
 
-try:
+with contextlib.suppress(ModuleNotFoundError):  # without gymnasium the policy tools import
     register_envs()
-except ModuleNotFoundError:  # without gymnasium the policy tools still import
-    pass

@@ -20,7 +20,7 @@ Our other three rods play `improved`. The agent plays the goalkeeper:
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, ClassVar
 
 import gymnasium
 import numpy as np
@@ -60,7 +60,7 @@ class _Team(ImprovedStrategy):
 
 
 class GoalkeeperEnv(gymnasium.Env):
-    metadata: dict[str, Any] = {"render_modes": []}
+    metadata: ClassVar[dict[str, Any]] = {"render_modes": []}
 
     def __init__(self, *, randomise: bool = True, kinds: tuple[str, ...] = KINDS,
                  speeds: tuple[float, float] = SPEEDS, foul_penalty: float = 0.5,

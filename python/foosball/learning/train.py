@@ -29,7 +29,7 @@ from typing import Any
 
 import numpy as np
 
-TRAIN_SEED_BASE = 1_000_000  # training episodes: env seeds from here (held-out batteries: < 100,000)
+TRAIN_SEED_BASE = 1_000_000  # training episodes' env seeds start here (held-out: < 100,000)
 _WORKER: dict[str, Any] = {}
 
 
@@ -162,21 +162,17 @@ def plot_curve(curve: dict[str, list[dict[str, float]]], path: Path) -> None:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    fig, (left, right) = plt.subplots(1, 2, figsize=(10, 4))
-    dagger = curve["dagger"]
-    left.plot([d["round"] for d in dagger], [d["loss"] for d in dagger], "o-",
-              label="imitation loss (MSE)")
-    left.plot([d["round"] for d in dagger], [d["goals_per_episode"] for d in dagger], "s-",
-              label="goals per episode (its rollouts)")
-    left.set_xlabel("DAgger round")
-    left.legend()
-    es = curve["es"]
-    right.plot([e["iteration"] for e in es], [e["centre_reward"] for e in es], "o-",
-               label="centre's reward per episode")
-    right.plot([e["iteration"] for e in es], [e["population_reward"] for e in es], ".-",
-               label="population's mean")
-    right.set_xlabel("ES iteration")
-    right.legend()
+    fig, axes = plt.subplots(1, 2, figsize=(10, 4))
+    panels = (("dagger", "round", "DAgger round", (("loss", "imitation loss (MSE)"), (
+                  "goals_per_episode", "goals per episode (its rollouts)"))),
+              ("es", "iteration", "ES iteration", (("centre_reward", "centre's reward"), (
+                  "population_reward", "population's mean reward"))))
+    for axis, (stage, x, label, series) in zip(axes, panels, strict=True):
+        rows = curve[stage]
+        for key, name in series:
+            axis.plot([r[x] for r in rows], [r[key] for r in rows], "o-", label=name)
+        axis.set_xlabel(label)
+        axis.legend()
     fig.suptitle("foosball/Goalkeeper-v0: training curve")
     fig.tight_layout()
     fig.savefig(path, dpi=80)
