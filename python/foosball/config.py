@@ -2,7 +2,7 @@
 
     [wire]            how this board reaches the agent LAN (foosball.wire.settings)
     [table]           geometry = path of the table geometry JSON ("" or absent: the packaged one)
-    [safety]          heartbeats, deadlines, budgets (foosball.safety.settings)
+    [safety]          heartbeats, deadlines, budgets (foosball.runtime.settings)
     [<agent name>]    one section per agent the board runs, with that agent's parameters
 
 Nothing else is read: no environment variables, no search path. `load_board_config` is the
@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from foosball.geometry import Table, default_table, load_table
-from foosball.safety.settings import SafetySettings
+from foosball.runtime.settings import SafetySettings
 from foosball.schema import SettingError, parse, parse_split, setting
 from foosball.wire.settings import WireSettings
 

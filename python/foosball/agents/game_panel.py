@@ -21,7 +21,7 @@ The game (DESIGN.md's safety states), as sent in GameState at 10 Hz and on every
 GameControl from the wire (`foosball wire send GameControl command=PAUSE`, the supervisory
 panel) and from the page follow the same rules: a page action becomes a GameControl the
 core sends, and the runtime hands every GameControl the core sends back to the core as a
-message (runtime.py), so the core applies each one exactly once, in order, from one path.
+message (runtime/loop.py), so the core applies each one exactly once, in order, from one path.
 
 Score: a goal is a track that ends in a goal mouth. When the tracker reports the ball LOST,
 its last sighting (DETECTED only: a prediction drifts), carried on for GOAL_HORIZON_S at its

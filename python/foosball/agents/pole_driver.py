@@ -25,7 +25,7 @@ from typing import Any
 
 from foosball.geometry import Rod, Table
 from foosball.runtime import Inputs, Outputs
-from foosball.safety.latch import Cause
+from foosball.runtime.latch import Cause
 from foosball.schema import seconds, setting, validate
 from foosball.wire.catalogue import (
     Agent,

@@ -31,7 +31,7 @@ from foosball.ethercat.layout import ErrorCode
 from foosball.geometry import Rod, Table
 from foosball.ota.progress import UpdatesSeen
 from foosball.runtime import Inputs, Outputs
-from foosball.safety.latch import SafetyView
+from foosball.runtime.latch import SafetyView
 from foosball.wire import catalogue
 from foosball.wire.catalogue import (
     Agent,
