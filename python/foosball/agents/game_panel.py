@@ -67,6 +67,7 @@ from dataclasses import dataclass, fields
 from datetime import UTC, datetime
 from typing import Any
 
+from foosball.drivetrain import is_translation, rod_of
 from foosball.geometry import Table
 from foosball.ota.progress import UpdatesSeen
 from foosball.runtime import NO_FAULT, Inputs, Outputs
@@ -347,8 +348,8 @@ class GamePanelCore:
         assert self.motors is not None
         state = DriveState.FAULT if phase == SafetyState.FAULT else DriveState.QUICK_STOP
         rods = self.table.robot_rods
-        named = [f"{a.axis} ({rods[a.axis // 2].role if a.axis // 2 < len(rods) else '?'} "
-                 f"{'rotation' if a.axis % 2 else 'translation'})"
+        named = [f"{a.axis} ({rods[rod_of(a.axis)].role if rod_of(a.axis) < len(rods) else '?'} "
+                 f"{'translation' if is_translation(a.axis) else 'rotation'})"
                  for a in sorted(self.motors.axes, key=lambda a: a.axis) if a.state == state]
         drives = f"drive{'s' if len(named) > 1 else ''} {', '.join(named)}"
         if phase == SafetyState.FAULT:
