@@ -43,7 +43,6 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 
-from foosball.drivetrain import rotation_axis, translation_axis
 from foosball.geometry import Rod, Table
 from foosball.recording.format import WorldState
 from foosball.sim.drives import AxisBank
@@ -162,7 +161,7 @@ class World:
                 limits += [human_t, human_r]
         self.axes = AxisBank(limits)
         for i, rod in enumerate(self.rods):
-            self.axes.set_travel(translation_axis(i), rod.travel_min, rod.travel_max)
+            self.axes.set_travel(2 * i, rod.travel_min, rod.travel_max)
         self.time = 0.0
         self.ball = _Ball()
         self.score = _Score()
@@ -186,8 +185,8 @@ class World:
         raise KeyError(name)
 
     def set_rod_limits(self, index: int, translation: AxisLimits, rotation: AxisLimits) -> None:
-        self.axes.set_limits(translation_axis(index), translation)
-        self.axes.set_limits(rotation_axis(index), rotation)
+        self.axes.set_limits(2 * index, translation)
+        self.axes.set_limits(2 * index + 1, rotation)
 
     def place_ball(self, x: float, y: float, vx: float = 0.0, vy: float = 0.0) -> None:
         self.ball = _Ball(float(x), float(y), float(vx), float(vy), True)
@@ -205,9 +204,9 @@ class World:
     ) -> None:
         """Setpoints in the table frame; speeds > 0 cap this move (0: the axis maximum)."""
         if translation is not None:
-            self.axes.command(translation_axis(index), translation, translation_speed)
+            self.axes.command(2 * index, translation, translation_speed)
         if rotation is not None:
-            self.axes.command(rotation_axis(index), rotation, rotation_speed)
+            self.axes.command(2 * index + 1, rotation, rotation_speed)
 
     def drive_rod_externally(
         self,
@@ -219,18 +218,23 @@ class World:
     ) -> None:
         """The rod will be at this pose at the end of the next `step` (linear in between):
         for coupling emulated motor drives. `command_rod` hands it back to the setpoints."""
-        self.axes.drive_externally(translation_axis(index), translation, translation_velocity)
-        self.axes.drive_externally(rotation_axis(index), rotation, rotation_velocity)
+        self.axes.drive_externally(2 * index, translation, translation_velocity)
+        self.axes.drive_externally(2 * index + 1, rotation, rotation_velocity)
 
     def set_rod_pose(self, index: int, translation: float, rotation: float) -> None:
         """Teleport a rod (test set-up); it then holds that pose."""
-        self.axes.hold(translation_axis(index), translation)
-        self.axes.hold(rotation_axis(index), rotation)
+        self.axes.hold(2 * index, translation)
+        self.axes.hold(2 * index + 1, rotation)
 
     def rod_pose(self, index: int) -> tuple[float, float, float, float]:
         """(translation, rotation, translation velocity, rotation velocity) now."""
-        a, t, r = self.axes, translation_axis(index), rotation_axis(index)
-        return (a.position[t], a.position[r], a.velocity[t], a.velocity[r])
+        a = self.axes
+        return (
+            a.position[2 * index],
+            a.position[2 * index + 1],
+            a.velocity[2 * index],
+            a.velocity[2 * index + 1],
+        )
 
     def state(self) -> WorldState:
         b = self.ball
