@@ -18,12 +18,12 @@ from __future__ import annotations
 
 import dataclasses
 import stat
-import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from foosball.agent_registry import AGENTS, named_file
+from foosball.files import load_file
 from foosball.geometry import Table, default_table, load_table
 from foosball.runtime.settings import SafetySettings
 from foosball.schema import SettingError, parse
@@ -88,13 +88,7 @@ def load_agent_settings(path: str | Path, name: str) -> Any:
 
 
 def _read(path: Path) -> dict[str, Any]:
-    try:
-        with path.open("rb") as f:
-            return tomllib.load(f)
-    except OSError as exc:
-        raise BoardConfigError(f"{path}: cannot read: {exc.strerror}") from exc
-    except tomllib.TOMLDecodeError as exc:
-        raise BoardConfigError(f"{path}: not TOML: {exc}") from exc
+    return load_file(path, dict, BoardConfigError, kind="TOML")
 
 
 def _board(path: Path, data: dict[str, Any], only: str | None = None) -> BoardConfig:
