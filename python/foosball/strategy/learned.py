@@ -25,8 +25,10 @@ from typing import Any, Protocol
 import numpy as np
 
 from foosball.geometry import Rod, Table
+from foosball.strategy.base import BallView, RodView, to_target
 from foosball.strategy.improved import ImprovedStrategy
 from foosball.strategy.params import StrategyParams
+from foosball.strategy.setpoint import RodSetpoint
 from foosball.wire.catalogue import (
     BallState,
     BallStatus,
@@ -65,7 +67,7 @@ class KeeperObservation:
 
     def __call__(self, ball: BallState | None, rods: RodStatus | None,
                  now_ns: int) -> np.ndarray:
-        out = np.zeros(OBS_SIZE, dtype=np.float32)
+        out = [0.0] * OBS_SIZE  # a list: item by item, much cheaper than into an array
         # 0-3 the ball (robot frame), 4-6 its status, 7 its age, 8-9 where and when it
         # crosses the goalkeeper's line; 10-29 our rods; 30-37 the human's rods
         if ball is not None and ball.status != BallStatus.LOST:
@@ -95,7 +97,7 @@ class KeeperObservation:
                 if h.rod < len(self.human):
                     out[i + 2 * h.rod] = _travel_fraction(self.human[h.rod], h.translation)
                     out[i + 2 * h.rod + 1] = h.rotation / math.pi
-        return np.clip(out, -3.0, 3.0)
+        return np.clip(np.array(out, dtype=np.float32), -3.0, 3.0)
 
     def _crossing(self, ball: BallState) -> tuple[float, float]:
         """Where the ball's straight line (folded at the side walls) crosses the
@@ -119,14 +121,19 @@ def _travel_fraction(rod: Rod, translation: float) -> float:
     return 2.0 * (translation - rod.travel_min) / span - 1.0 if span > 0 else 0.0
 
 
-def keeper_target(action: Any, rod: Rod) -> RodTarget:
-    """The policy's action (two numbers, clipped to [-1, 1]) as the goalkeeper's target: the
-    translation across the rod's travel, the rotation within +-ROTATION_RANGE; 0 speed means
-    the axis maximum (the pole driver caps it)."""
+def keeper_setpoint(action: Any, rod: Rod) -> RodSetpoint:
+    """The policy's action (two numbers, clipped to [-1, 1]) as the goalkeeper's setpoint:
+    the translation across the rod's travel, the rotation within +-ROTATION_RANGE; 0 speed
+    means the axis maximum (the pole driver caps it)."""
     a0 = min(1.0, max(-1.0, float(action[0])))
     a1 = min(1.0, max(-1.0, float(action[1])))
     translation = rod.travel_min + (a0 + 1.0) / 2.0 * (rod.travel_max - rod.travel_min)
-    return RodTarget(RodId.GOALKEEPER, translation, a1 * ROTATION_RANGE, 0.0, 0.0)
+    return RodSetpoint(translation, a1 * ROTATION_RANGE, 0.0, 0.0)
+
+
+def keeper_target(action: Any, rod: Rod) -> RodTarget:
+    """`keeper_setpoint` as the wire's RodTarget (what the environment sends)."""
+    return to_target(RodId.GOALKEEPER, rod, keeper_setpoint(action, rod))
 
 
 def target_action(target: RodTarget, rod: Rod) -> np.ndarray:
@@ -178,6 +185,7 @@ class LearnedKeeperStrategy(ImprovedStrategy):
                  policy: Policy | None = None) -> None:
         super().__init__(table, params)
         self.observation = KeeperObservation(self.table)
+        self._inputs: tuple[BallState | None, RodStatus | None, int] = (None, None, 0)
         self.policy = policy if policy is not None else OnnxPolicy(
             model_path(self.params.learned.model))
 
@@ -191,10 +199,12 @@ class LearnedKeeperStrategy(ImprovedStrategy):
             super().observe_human_rods(rods)
 
     def step(self, ball: BallState, rods: RodStatus, now_ns: int) -> RodCommand | None:
-        command = super().step(ball, rods, now_ns)
-        action = self.policy(self.observation(ball, rods, now_ns))
-        keeper = keeper_target(action, self.rods[0])
-        if command is None:
-            return RodCommand(ball_capture_time=ball.capture_time if ball else 0, rods=(keeper,))
-        others = tuple(t for t in command.rods if t.rod != RodId.GOALKEEPER)
-        return RodCommand(ball_capture_time=command.ball_capture_time, rods=(keeper, *others))
+        self._inputs = (ball, rods, now_ns)  # the messages, for the policy's observation
+        return super().step(ball, rods, now_ns)
+
+    def decide(self, now: float, ball: BallView | None, here: list[RodView]) -> list[RodSetpoint]:
+        """improved's setpoints, the goalkeeper's replaced by the policy's."""
+        setpoints = super().decide(now, ball, here)
+        action = self.policy(self.observation(*self._inputs))
+        setpoints[0] = keeper_setpoint(action, self.rods[0])
+        return setpoints
