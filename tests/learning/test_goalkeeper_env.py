@@ -59,3 +59,24 @@ def test_the_vectorised_form_steps_copies_side_by_side() -> None:
     observations, rewards, _, _, _ = vec.step(np.zeros((2, 2), np.float32))
     assert observations.shape == (2, OBS_SIZE) and rewards.shape == (2,)
     vec.close()
+
+
+def test_the_team_environment_passes_the_checker_and_moves_every_rod() -> None:
+    from gymnasium.utils.env_checker import check_env
+
+    from foosball.learning.env import TeamEnv
+
+    check_env(gymnasium.make("foosball/Team-v0").unwrapped, skip_render_check=True)
+    env = TeamEnv(duration=1.0)
+    env.reset(seed=2)
+    action = np.array([1.0, 0.0] * 4, np.float32)  # every rod to the end of its travel
+    truncated, steps, info = False, 0, {}
+    while not truncated:
+        _, _, _, truncated, info = env.step(action)
+        steps += 1
+    assert 190 <= steps <= 200  # 1 s of ball states at 200 Hz, less the first few's delay
+    table = env.table
+    for rod in table.robot_rods:
+        index = table.rods.index(rod)
+        assert env.match.world.rod_pose(index)[0] == pytest.approx(rod.travel_max, abs=0.01)
+    assert set(info) == {"goals_for", "goals_against", "fouls", "saves"}

@@ -3,9 +3,10 @@
 The simulator's own speed: the same battery episodes (`sim.shots.battery_match`, improved
 against the scripted pro, randomised tables) played by `Match.run`, in frames per second
 (one frame is one ball state, as one environment step is). The environment: the same count
-of episodes stepped with a fixed action, alone and vectorised (Gymnasium's `make_vec`,
-sync and async with `--envs` copies). Wall time by `time.perf_counter`: run it under
-`flock /tmp/foosball-measure.lock` and say the load beside it.
+of episodes stepped with a fixed action, alone and vectorised (Gymnasium's
+`make_vec`, sync and async with `--envs` copies); and `foosball/Team-v0` alone. Wall
+time by `time.perf_counter`: run it under `flock /tmp/foosball-measure.lock` and say the
+load beside it.
 """
 
 from __future__ import annotations
@@ -36,14 +37,15 @@ def simulator_rate(episodes: int, seed: int) -> float:
     return frames / spent
 
 
-def env_rate(episodes: int, seed: int, envs: int = 1, mode: str = "") -> float:
+def env_rate(episodes: int, seed: int, envs: int = 1, mode: str = "",
+             env_id: str = "foosball/Goalkeeper-v0") -> float:
     import gymnasium
 
     import foosball.learning  # noqa: F401  (registers the environment)
 
-    action = np.zeros(2, np.float32)
     if not mode:
-        env = gymnasium.make("foosball/Goalkeeper-v0")
+        env = gymnasium.make(env_id)
+        action = np.zeros(env.action_space.shape, np.float32)
         steps, spent = 0, 0.0
         for k in range(episodes):
             env.reset(seed=seed + k)
@@ -78,6 +80,9 @@ def measure(episodes: int, seed: int, envs: int) -> dict[str, Any]:
         "env_vs_simulator": round(single / simulator, 2),
         f"sync_vector_{envs}_steps_per_s": round(env_rate(episodes, seed, envs, "sync")),
         f"async_vector_{envs}_steps_per_s": round(env_rate(episodes, seed, envs, "async")),
+        # the whole team (20 s matches from the kick-off; improved plans nothing there)
+        "team_env_steps_per_s": round(env_rate(max(1, episodes // 5), seed,
+                                               env_id="foosball/Team-v0")),
         "load_after": os.getloadavg(),
     }
 
