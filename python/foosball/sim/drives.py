@@ -209,6 +209,9 @@ class AxisBank:
             at_rest = v == 0.0 and a == 0.0
             jerk = 0.0
             p_new = v_new = a_new = 0.0
+            # what every candidate adds its jerk's part to (v + a dt + j h2 and
+            # p + v dt + a h2 + j h6 add up left to right: the same sums)
+            v_coast, p_coast = v + a * dt, p + v * dt + a * h2
             for scale in _FROM_REST if at_rest else _MOVING:
                 jerk = push * scale
                 a_new = a + jerk * dt
@@ -217,8 +220,8 @@ class AxisBank:
                 elif a_new < -amax:
                     a_new = -amax
                 j = (a_new - a) / dt
-                v_new = v + a * dt + j * h2
-                p_new = p + v * dt + a * h2 + j * h6
+                v_new = v_coast + j * h2
+                p_new = p_coast + j * h6
                 if scale < 0.0:
                     break
                 ramp = abs(a_new) / jmax
