@@ -35,6 +35,7 @@ import cbor2
 
 from foosball.geometry import Table, parse_table
 from foosball.wire.catalogue import BY_TYPE_ID, SchemaError, from_body, to_body, type_id
+from foosball.wire.quick_init import quick_init
 
 FORMAT = "foosball-recording"
 VERSION = 2
@@ -43,6 +44,7 @@ RESULT = -1  # record type of the simulator's accounting of the match (shots, sa
 SUFFIX = ".cbors"
 
 
+@quick_init  # made every frame of a simulated match
 @dataclass(frozen=True, slots=True)
 class WorldState:
     """One snapshot of the table: what the renderer draws and a recording stores."""

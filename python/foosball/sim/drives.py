@@ -19,12 +19,31 @@ are whatever the caller supplies (for example an emulated EtherCAT drive).
 from __future__ import annotations
 
 import math
+from typing import NamedTuple
 
 from foosball.sim.params import AxisLimits
 
 # candidate jerks, as fractions of +J towards the target, in order of preference
 _MOVING = (1.0, 0.25, 0.0, -1.0)
 _FROM_REST = (1.0, 0.25, 1 / 16, 1 / 64, 0.0, -1.0)
+# tick constants kept (by axis and dt) before the memo starts again: a step's dt is the
+# frame period or a part of it, up to a rounding error of the world's clock
+_TICKS_KEPT = 1024
+
+
+class _Tick(NamedTuple):
+    """An axis's tick in a step of some dt: how many, how long, and its constants."""
+
+    ticks: int
+    dt: float
+    amax_dt: float
+    jmax_dt: float
+    land_moving: float
+    land_rest: float
+    h2: float
+    h6: float
+    tolerance: float
+    snap_speed: float
 
 
 class AxisBank:
@@ -49,10 +68,12 @@ class AxisBank:
         self._fine = [0.0] * n
         self._knee = [0.0] * n
         self._inv_sqrt_jerk = [0.0] * n
+        self._ticks: dict[tuple[int, float], _Tick] = {}  # by axis and step dt (_tick)
         for i in range(n):
             self._derive(i)
 
     def _derive(self, i: int) -> None:
+        self._ticks.clear()  # made of the limits
         self._fine[i] = math.sqrt(0.05 * self.max_speed[i] / self.max_jerk[i])
         self._knee[i] = self.max_accel[i] * self.max_accel[i] / self.max_jerk[i]
         self._inv_sqrt_jerk[i] = 1.0 / math.sqrt(self.max_jerk[i])
@@ -112,42 +133,63 @@ class AxisBank:
         if not self._active:
             return
         done = []
-        fine = self._fine
+        external = self.external
+        ticks = self._ticks
         for i in sorted(self._active):  # sorted: the same order every run
-            if self.external[i]:
+            if external[i]:
                 self.position[i] = self.target[i]
                 self.velocity[i] = self._ext_velocity[i]
                 self.accel[i] = 0.0
                 continue
-            # fine substeps where one tick of full jerk would change the speed by more than
-            # 5 % of the axis maximum (human hands), so speeds are not quantised coarsely
-            substeps = 1 if fine[i] >= dt else math.ceil(dt / fine[i])
-            if self._advance(i, dt / substeps, substeps):
+            tick = ticks.get((i, dt))
+            if tick is None:
+                if len(ticks) >= _TICKS_KEPT:
+                    ticks.clear()
+                tick = ticks[(i, dt)] = self._tick(i, dt)
+            if self._advance(i, tick):
                 done.append(i)
         for i in done:
             self._active.discard(i)
 
-    def _advance(self, i: int, dt: float, ticks: int) -> bool:
-        """Up to `ticks` ticks of dt of axis i; True when it has come to rest on its target.
+    def _tick(self, i: int, dt: float) -> _Tick:
+        """The constants of axis i's ticks in a step of dt (a match steps by two or three
+        dts only, so they are worked out once per axis and dt)."""
+        fine = self._fine[i]
+        # fine substeps where one tick of full jerk would change the speed by more than
+        # 5 % of the axis maximum (human hands), so speeds are not quantised coarsely
+        substeps = 1 if fine >= dt else math.ceil(dt / fine)
+        dt = dt / substeps
+        amax, jmax = self.max_accel[i], self.max_jerk[i]
+        return _Tick(
+            ticks=substeps,
+            dt=dt,
+            amax_dt=amax * dt,
+            jmax_dt=jmax * dt,
+            land_moving=amax * dt * dt / 2,
+            land_rest=min(amax * dt * dt, jmax * dt**3) / 6,
+            h2=dt * dt / 2,
+            h6=dt * dt * dt / 6,
+            # a remainder smaller than one tick of jerk cannot be moved any finer: snap to it
+            tolerance=min(0.01, max(1e-5, 2 * jmax * dt**3)),
+            snap_speed=max(jmax * dt * dt, 0.05 * amax * dt),
+        )
 
-        The tick's constants (which depend on dt and the axis alone) are worked out once for
-        all its ticks, and the state is kept in locals in between: the same arithmetic, in
-        the same order, as one tick at a time."""
+    def _advance(self, i: int, tick: _Tick) -> bool:
+        """Up to `tick.ticks` ticks of axis i; True when it has come to rest on its target.
+
+        The tick's constants (which depend on dt and the axis alone: `_tick`) are worked out
+        once, and the state is kept in locals in between: the same arithmetic, in the same
+        order, as one tick at a time."""
         p, v, a = self.position[i], self.velocity[i], self.accel[i]
         target = self.target[i]
         amax, jmax, cap = self.max_accel[i], self.max_jerk[i], self.speed_cap[i]
         knee = self._knee[i]
         inv_sqrt_jerk = self._inv_sqrt_jerk[i]
         low, high = self.low[i], self.high[i]
-        amax_dt, jmax_dt = amax * dt, jmax * dt
-        land_moving = amax * dt * dt / 2
-        land_rest = min(amax * dt * dt, jmax * dt**3) / 6
-        h2, h6 = dt * dt / 2, dt * dt * dt / 6
+        (ticks, dt, amax_dt, jmax_dt, land_moving, land_rest, h2, h6, tolerance,
+         snap_speed) = tick
         two_amax = 2 * amax
         two_jmax = 2 * jmax
-        # a remainder smaller than one tick of jerk cannot be moved any finer: snap to it
-        tolerance = min(0.01, max(1e-5, 2 * jmax * dt**3))
-        snap_speed = max(jmax * dt * dt, 0.05 * amax * dt)
         sqrt = math.sqrt
         for _ in range(ticks):
             error = target - p
@@ -167,6 +209,9 @@ class AxisBank:
             at_rest = v == 0.0 and a == 0.0
             jerk = 0.0
             p_new = v_new = a_new = 0.0
+            # what every candidate adds its jerk's part to (v + a dt + j h2 and
+            # p + v dt + a h2 + j h6 add up left to right: the same sums)
+            v_coast, p_coast = v + a * dt, p + v * dt + a * h2
             for scale in _FROM_REST if at_rest else _MOVING:
                 jerk = push * scale
                 a_new = a + jerk * dt
@@ -175,8 +220,8 @@ class AxisBank:
                 elif a_new < -amax:
                     a_new = -amax
                 j = (a_new - a) / dt
-                v_new = v + a * dt + j * h2
-                p_new = p + v * dt + a * h2 + j * h6
+                v_new = v_coast + j * h2
+                p_new = p_coast + j * h6
                 if scale < 0.0:
                     break
                 ramp = abs(a_new) / jmax

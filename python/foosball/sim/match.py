@@ -288,7 +288,7 @@ class Match:
         rods = None
         if self._measure_human and self.tracker.frame % HUMAN_RODS_EVERY == 0:
             rods = human_rods(self.table.human_rods,
-                              [world.rod_pose(i) for i in self.team_rods["human"]],
+                              world.rod_poses(self.team_rods["human"]),
                               state.time_ns, self.tracker.frame, self._rods_rng)
         self._deliveries.append((now + delivery_delay, ball, rods))
         while self._deliveries and self._deliveries[0][0] <= now + 1e-9:
@@ -305,9 +305,7 @@ class Match:
 
     def _run_controllers(self, ball: BallState, now: float) -> None:
         now_ns = round(now * 1e9)
-        poses = {
-            team: [self.world.rod_pose(i) for i in rods] for team, rods in self.team_rods.items()
-        }
+        poses = {team: self.world.rod_poses(rods) for team, rods in self.team_rods.items()}
         for team, controller in self.controllers.items():
             other = "human" if team == "robot" else "robot"
             observe = getattr(controller, "observe_opponents", None)

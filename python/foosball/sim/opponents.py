@@ -174,6 +174,7 @@ class ScriptedOpponent:
         self._half_foot = man.foot_width / 2
         self._radius = table.ball.radius
         self._reach = man.contact_reach
+        self._wall = table.field.half_width - self._radius  # the ball centre's y limit
 
     # --- interface -------------------------------------------------------------------------
 
@@ -216,7 +217,7 @@ class ScriptedOpponent:
         age = (now_ns - chosen.capture_time) * 1e-9
         # extrapolate, bouncing off the side walls like the eye does
         x = chosen.x + chosen.vx * age
-        y = _fold(chosen.y + chosen.vy * age, self.table.field.half_width - self._radius)
+        y = _fold(chosen.y + chosen.vy * age, self._wall)
         return x, y, chosen.vx, chosen.vy
 
     # --- one rod ---------------------------------------------------------------------------
@@ -271,7 +272,7 @@ class ScriptedOpponent:
         # block where the ball will cross this rod
         cross_y = y
         if vx < -0.2 and ahead > 0:
-            cross_y = _fold(y + vy * (-ahead / vx), self.table.field.half_width - self._radius)
+            cross_y = _fold(y + vy * (-ahead / vx), self._wall)
         if rod.role == "goalkeeper":
             cross_y = max(-0.09, min(0.09, cross_y))
         cross_y += self._block_error[i]
@@ -368,7 +369,7 @@ class ScriptedOpponent:
         near side wall): the centre +- a bit, or for a pro the target whose path passes
         farthest from every opponent man between the ball and the goal."""
         half_goal = self.table.field.goal_width / 2 - self._radius
-        wall = self.table.field.half_width - self._radius
+        wall = self._wall
         if not self.skill.aim_at_gaps or self._opponents is None:
             goal_y = float(rng.uniform(-0.6, 0.6) * half_goal)
             return math.copysign(2 * wall, y) - goal_y if bank else goal_y
@@ -466,9 +467,13 @@ class ScriptedOpponent:
 
     def _man_for(self, rod: Rod, y: float) -> int:
         best, best_cost = 0, math.inf
+        centre, spacing = (rod.men - 1) / 2, rod.spacing
+        low, high = rod.travel_min, rod.travel_max
         for man in range(rod.men):
-            t = rod.translation_for(man, y)
-            cost = abs(t) + (0.0 if rod.within_travel(t) else 10.0 + abs(rod.clamp(t) - t))
+            # Rod.translation_for, within_travel and clamp written out (the same arithmetic):
+            # every rod of the scripted human asks every step
+            t = y - (man - centre) * spacing
+            cost = abs(t) + (0.0 if low <= t <= high else 10.0 + abs(min(high, max(low, t)) - t))
             if cost < best_cost:
                 best, best_cost = man, cost
         return best

@@ -236,6 +236,12 @@ class World:
             a.velocity[2 * index + 1],
         )
 
+    def rod_poses(self, indices: list[int]) -> list[tuple[float, float, float, float]]:
+        """`rod_pose` of each of these rods (the match asks for every rod every frame)."""
+        position, velocity = self.axes.position, self.axes.velocity
+        return [(position[2 * i], position[2 * i + 1], velocity[2 * i], velocity[2 * i + 1])
+                for i in indices]
+
     def state(self) -> WorldState:
         b = self.ball
         pos = self.axes.position
@@ -494,7 +500,10 @@ class World:
         turn = abs(q.r1 - q.r0) + (abs(q.vr0) + abs(q.vr1)) * dt * 0.25
         pieces = max(1, math.ceil(turn * (s_b - s_a) / MAX_SLICE_ANGLE))
         tr_a, rot_a, vtr_a, vrot_a = self._pose_at(i, s_a, dt)
-        interval_a = self.man_interval(rot_a)
+        known = self._intervals  # man_interval's memo, read here first (twice a piece)
+        interval_a = known.get(rot_a, _UNKNOWN)
+        if interval_a is _UNKNOWN:
+            interval_a = self.man_interval(rot_a)
         half_y = m.half_width + r
         piece = horizon / pieces
         offsets = self._men_offsets[i]
@@ -502,7 +511,9 @@ class World:
             tau_a = k * piece
             tau_b = tau_a + piece
             tr_b, rot_b, vtr_b, vrot_b = self._pose_at(i, (t_start + tau_b) / dt, dt)
-            interval_b = self.man_interval(rot_b)
+            interval_b = known.get(rot_b, _UNKNOWN)
+            if interval_b is _UNKNOWN:
+                interval_b = self.man_interval(rot_b)
             if interval_a is not None or interval_b is not None:
                 if interval_a is None:
                     tip = self.man.reach * math.sin(rot_a)

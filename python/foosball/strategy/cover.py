@@ -161,14 +161,17 @@ class _Projection:
     """One rod seen from the ball onto the goal line: its shadows for a translation, and the
     translation that centres a shadow on a point; the factors are worked out once per plan."""
 
+    __slots__ = ("ball_y", "between", "half", "high", "known", "low", "offsets", "scale",
+                 "to_goal", "to_man")
+
     def __init__(self, rod: Rod, ball_x: float, ball_y: float, goal_x: float,
                  block_half: float) -> None:
-        self.rod = rod
         self.ball_y = ball_y
         self.offsets = men_offsets(rod)
         self.between = ball_x < rod.x < goal_x or goal_x < rod.x < ball_x
         self.scale = (goal_x - ball_x) / (rod.x - ball_x) if self.between else 0.0
-        self.ball_x, self.goal_x = ball_x, goal_x
+        # man_y_for_shadow_centre's two differences (the same for every centre)
+        self.to_man, self.to_goal = rod.x - ball_x, goal_x - ball_x
         self.half = block_half * self.scale
         self.known: dict[float, list[Interval]] = {}  # candidates share translations
         self.low, self.high = rod.travel_min, rod.travel_max
@@ -187,7 +190,8 @@ class _Projection:
 
     def place(self, centre: float, current: float) -> float:
         """Translation throwing a shadow centred on `centre` (see `_place` for the man)."""
-        man_y = man_y_for_shadow_centre(self.ball_x, self.ball_y, self.rod.x, self.goal_x, centre)
+        # man_y_for_shadow_centre, the same arithmetic with its differences made once
+        man_y = self.ball_y + (centre - self.ball_y) * self.to_man / self.to_goal
         return _place_on(self.offsets, self.low, self.high, man_y, current)
 
 

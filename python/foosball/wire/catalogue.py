@@ -21,6 +21,8 @@ from enum import IntEnum
 from functools import partial
 from typing import Any, ClassVar
 
+from foosball.wire.quick_init import quick_inits
+
 # --- enums ---------------------------------------------------------------------------------
 
 
@@ -924,3 +926,6 @@ def from_json(cls: type, data: dict[str, Any]) -> Any:
             value = tuple(from_json(spec.record, v) for v in value)
         values[name] = spec.check(f"{cls.__name__}.{name}", value)
     return cls(**values)
+
+
+quick_inits(globals())  # every message made in half the time (foosball.wire.quick_init)
