@@ -135,15 +135,17 @@ WHITE_BALL_BAND = DetectorConfig(hue_low=0, hue_high=179, sat_low=0, sat_high=70
                                  val_low=150)
 
 
-def white_ball_frames(count: int, seed: int = 3,
+def white_ball_frames(count: int, seed: int = 3, light: float = 1.0,
                       ) -> tuple[list[EvalFrame], Calibration]:
-    """Shots of a white ball on a light field, the camera tilted (issue 15's scene)."""
+    """Shots of a white ball on a light field, the camera tilted (issue 15's scene);
+    `light` the lighting's brightness (0.6 a dim table)."""
     _, _, (camera_config, _, _) = _sim()
     from foosball.sim.render import Palette
 
     oblique = camera_config(position=(0.0, -0.15, 1.12), pitch=-0.12, roll=0.02)
     return sim_eval_frames(count, seed, "shots", camera=oblique,
-                           palette=Palette(ball=(245.0, 245.0, 245.0), field=(200, 212, 205)))
+                           palette=Palette(ball=(245.0, 245.0, 245.0), field=(200, 212, 205),
+                                           brightness=light))
 
 
 # Issue 32: a patch of the table in the orange ball's hue, a little paler and darker than

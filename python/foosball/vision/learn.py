@@ -38,6 +38,9 @@ COVERAGES = (0.98, 0.95, 0.9, 0.8)
 # The table's pixels the band may take in (scattered ones; the blob filter drops them).
 MAX_TABLE_SHARE = 0.002
 HSV_MARGIN = 12
+# A moving blob whose median colour is further than this (sum of |B|, |G|, |R|) from the
+# median of all of them is not the ball.
+COLOUR_AGREEMENT = 75
 # The frames the band's blobs are looked for in (evenly spread over those given).
 CHECKED_FRAMES = 24
 # Without a calibration the ball's size is unknown. A 34-36 mm ball on a 1.2 m field that
@@ -133,14 +136,26 @@ def learn_colour(frames: Sequence[np.ndarray], base: DetectorConfig,
     table = np.median(np.stack(frames), axis=0).astype(np.uint8)
     where = field_mask if field_mask is not None else np.full(table.shape[:2], 255, np.uint8)
     gate = base if radius_at is not None else _image_limits(base, table.shape[1])
+    # The moving, round, ball-sized blob of each frame. In a few frames it is not the ball
+    # (a man's head passing, the hole a ball that lay still leaves in the median): those
+    # blobs' colour differs from the rest, and they are left out.
+    blobs = [_moving_ball(image, table, where, gate, radius_at) for image in frames]
+    colours = {i: np.median(frames[i][_full(blob[0], table.shape[:2]) > 0], axis=0)
+               for i, blob in enumerate(blobs) if blob is not None}
+    if colours:
+        consensus = np.median(np.stack(list(colours.values())), axis=0)
+        for i, colour in colours.items():
+            if float(np.abs(colour - consensus).sum()) > COLOUR_AGREEMENT:
+                blobs[i] = None
+    left_out = len(colours) - sum(blob is not None for blob in blobs)
     ball_samples, whole_samples, not_ball, sizes = [], [], [], []
     searched: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
     keep_every = max(1, math.ceil(len(frames) / CHECKED_FRAMES))
-    for image in frames:
-        moving = _moving_ball(image, table, where, gate, radius_at)
+    for i, image in enumerate(frames):
         hsv = cv2.cvtColor(image, cv2.COLOR_BGR2HSV)
-        if moving is not None:
-            blob, stats = moving
+        if blobs[i] is not None:
+            box, stats = blobs[i]
+            blob = _full(box, table.shape[:2])
             sizes.append((stats.area, stats.perimeter))
             core = cv2.erode(blob, np.ones((3, 3), np.uint8), iterations=2)
             ball_samples.append(hsv[core > 0])
@@ -153,6 +168,8 @@ def learn_colour(frames: Sequence[np.ndarray], base: DetectorConfig,
                 ball_area = cv2.dilate(blob, np.ones((25, 25), np.uint8))
                 searched.append((hsv, np.where(ball_area == 0, where, 0).astype(np.uint8),
                                  hsv[core > 0]))
+        elif i in colours:
+            continue  # what moved was not the ball, which is somewhere in this frame
         else:
             away = np.ones(table.shape[:2], bool)
         # The whole frame counts as table: the wooden frame and what lies beside the table
@@ -171,6 +188,9 @@ def learn_colour(frames: Sequence[np.ndarray], base: DetectorConfig,
     ball = np.concatenate(ball_samples)
     check = _TableCheck(np.concatenate(not_ball), table, where, searched)
     narrowed: list[str] = []
+    if left_out:
+        narrowed.append(f"left out the moving blob of {left_out} frames: its colour is not "
+                        f"the ball's (a man, or where the ball lay before)")
 
     def learnt(band: DetectorConfig) -> LearntColour:
         band = _widen(band, check, narrowed)
@@ -194,7 +214,8 @@ def learn_colour(frames: Sequence[np.ndarray], base: DetectorConfig,
         f"cannot tell the ball from the table by colour: the narrowest band that holds "
         f"{COVERAGES[-1]:.0%} of the ball's pixels (hue {band.hue_low}-{band.hue_high}, "
         f"saturation from {band.sat_low}, value from {band.val_low}) {why}, and no "
-        f"saturation or value floor or hue edge moved in keeps the table out; "
+        f"saturation or value floor or hue edge moved in keeps the table out"
+        f"{'; ' + narrowed[0] if left_out else ''}; "
         f"use the background detector: "
         f"`learn-colour --for-background` writes the ball's own band with "
         f"detector.method = \"background\" (`detect --track` then finds it)",
@@ -309,10 +330,22 @@ def _sized_for_ball(base: DetectorConfig, area: float, perimeter: float) -> Dete
                    roi_max_half=min(256, max(base.roi_max_half, refine))).validate()
 
 
+Box = tuple[tuple[int, int, int, int], np.ndarray]  # (x, y, w, h) and the mask within it
+
+
+def _full(box: Box, shape: tuple[int, ...]) -> np.ndarray:
+    """A blob's mask (from `_moving_ball`) as a mask of the whole frame."""
+    (x, y, w, h), small = box
+    mask = np.zeros(shape[:2], np.uint8)
+    mask[y:y + h, x:x + w] = small
+    return mask
+
+
 def _moving_ball(image: np.ndarray, table: np.ndarray, where: np.ndarray,
                  base: DetectorConfig, radius_at: Any,
-                 ) -> tuple[np.ndarray, BlobStats] | None:
-    """Mask of the most ball-like moving blob of `image` and its statistics, or None."""
+                 ) -> tuple[Box, BlobStats] | None:
+    """The most ball-like moving blob of `image` (its box and the mask within it) and its
+    statistics, or None."""
     difference = cv2.absdiff(image, table).astype(np.int16).sum(axis=2)
     moving = np.where((difference > MOTION_THRESHOLD) & (where > 0), 255, 0).astype(np.uint8)
     contours, _ = cv2.findContours(moving, cv2.RETR_EXTERNAL, cv2.CHAIN_APPROX_SIMPLE)
@@ -333,9 +366,10 @@ def _moving_ball(image: np.ndarray, table: np.ndarray, where: np.ndarray,
             best, best_stats, best_score = contour, stats, fill
     if best is None or best_stats is None:
         return None
-    mask = np.zeros(moving.shape, np.uint8)
-    cv2.drawContours(mask, [best], -1, 255, -1)
-    return mask, best_stats
+    x, y, w, h = cv2.boundingRect(best)
+    mask = np.zeros((h, w), np.uint8)
+    cv2.drawContours(mask, [best], -1, 255, -1, offset=(-x, -y))
+    return ((x, y, w, h), mask), best_stats
 
 
 def _band(ball: np.ndarray, coverage: float, base: DetectorConfig) -> DetectorConfig:
