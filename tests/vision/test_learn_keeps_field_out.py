@@ -86,4 +86,24 @@ def test_a_moving_blob_not_coloured_like_the_others_is_not_taken_for_the_ball():
                      FieldRegion(projector, default_table()).mask(), projector.radius_px)
     assert refused.value.band is not None and refused.value.band.sat_high <= 70, \
         refused.value.band
-    assert "its colour is not the ball's" in str(refused.value)
+    assert "left out the moving blob of" in str(refused.value)
+
+
+def test_a_blob_standing_in_one_place_is_not_taken_for_the_ball():
+    # A red man stands at one place for the first 18 of 30 frames, so he is in the median;
+    # when he has gone, the field where he stood differs from the median in every frame
+    # (12), a round blob in one place, more often than the ball rolls by (8).
+    rng = np.random.default_rng(1)
+    frames = []
+    for i in range(30):
+        image = np.full((240, 320, 3), (40, 110, 40), np.uint8)
+        if i < 18:
+            cv2.circle(image, (250, 60), 10, (30, 30, 200), -1, cv2.LINE_AA)  # the man
+        if i >= 22:  # the ball (yellow) rolls in late, across the field
+            cv2.circle(image, (30 + 30 * (i - 22), 150), 10, (40, 200, 230), -1, cv2.LINE_AA)
+        frames.append(cv2.add(image, rng.integers(0, 4, image.shape, np.uint8)))
+    learnt = learn_colour(frames, DetectorConfig())
+    band = learnt.detector
+    # the ball's hue (about 25), neither the field's (60) nor the man's (0)
+    assert not band.hue_wraps and 5 < band.hue_low <= 25 <= band.hue_high < 55, band
+    assert any("left out the moving blob of" in note for note in learnt.narrowed)

@@ -38,6 +38,9 @@ COVERAGES = (0.98, 0.95, 0.9, 0.8)
 # The table's pixels the band may take in (scattered ones; the blob filter drops them).
 MAX_TABLE_SHARE = 0.002
 HSV_MARGIN = 12
+# Moving blobs found within this of each other (px) are at one place: one vote in the
+# colour the ball is taken to have.
+STANDING_PX = 2.0
 # A moving blob whose median colour is further than this (sum of |B|, |G|, |R|) from the
 # median of all of them is not the ball.
 COLOUR_AGREEMENT = 75
@@ -140,14 +143,24 @@ def learn_colour(frames: Sequence[np.ndarray], base: DetectorConfig,
     # (a man's head passing, the hole a ball that lay still leaves in the median): those
     # blobs' colour differs from the rest, and they are left out.
     blobs = [_moving_ball(image, table, where, gate, radius_at) for image in frames]
+    centres = np.array([(b[1].u, b[1].v) if b is not None else (np.nan, np.nan)
+                        for b in blobs])
     colours = {i: np.median(frames[i][_full(blob[0], table.shape[:2]) > 0], axis=0)
                for i, blob in enumerate(blobs) if blob is not None}
     if colours:
-        consensus = np.median(np.stack(list(colours.values())), axis=0)
+        # One vote per place: a blob standing in one place over many frames (a man that
+        # stepped out of the median's way, the hole he left) counts once, a rolling ball
+        # once per frame.
+        votes: list[np.ndarray] = []
+        for i, colour in colours.items():
+            same_place = np.hypot(*(centres - centres[i]).T) <= STANDING_PX
+            if int(np.argmax(same_place)) == i:  # the first frame at this place
+                votes.append(colour)
+        consensus = np.median(np.stack(votes), axis=0)
         for i, colour in colours.items():
             if float(np.abs(colour - consensus).sum()) > COLOUR_AGREEMENT:
                 blobs[i] = None
-    left_out = len(colours) - sum(blob is not None for blob in blobs)
+    left_out = int(np.isfinite(centres[:, 0]).sum()) - sum(blob is not None for blob in blobs)
     ball_samples, whole_samples, not_ball, sizes = [], [], [], []
     searched: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
     keep_every = max(1, math.ceil(len(frames) / CHECKED_FRAMES))
@@ -168,7 +181,7 @@ def learn_colour(frames: Sequence[np.ndarray], base: DetectorConfig,
                 ball_area = cv2.dilate(blob, np.ones((25, 25), np.uint8))
                 searched.append((hsv, np.where(ball_area == 0, where, 0).astype(np.uint8),
                                  hsv[core > 0]))
-        elif i in colours:
+        elif np.isfinite(centres[i, 0]):
             continue  # what moved was not the ball, which is somewhere in this frame
         else:
             away = np.ones(table.shape[:2], bool)
