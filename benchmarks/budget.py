@@ -174,14 +174,15 @@ def playing_state() -> GameState:
 class StrategyWork(Work):
     agent, period_s, unit = Agent.STRATEGY, 1 / FRAME_RATE_HZ, "BallState"
 
-    def __init__(self, recording: Recording) -> None:
+    def __init__(self, recording: Recording, strategy: str = "improved") -> None:
         self.recording = recording
+        self.strategy_name = strategy  # a name in the strategy table (`--strategy`)
         self.commands: list[RodCommand] = []  # what it sent: the pole driver's input
 
     def prepare(self) -> list[Any]:
         from foosball.agents.strategy import make_core
 
-        self.core = make_core("improved")
+        self.core = make_core(self.strategy_name)
         self.core.step(Inputs(now_s=0.0, messages=(playing_state(),)))
         self.codec = codec(self.agent)
         tracker = codec(Agent.BALL_TRACKER)
@@ -513,12 +514,12 @@ def budget_rows(works: list[Work], boards: dict[str, Any], runs: int, lan_second
         yield row
 
 
-def make_works(agents: list[Agent], frames: int, steps: int, cycles: int, seed: int
-               ) -> list[Work]:
+def make_works(agents: list[Agent], frames: int, steps: int, cycles: int, seed: int,
+               strategy: str = "improved") -> list[Work]:
     recording = None
     if {Agent.BALL_TRACKER, Agent.STRATEGY, Agent.POLE_DRIVER, Agent.GAME_PANEL} & set(agents):
         recording = record(steps, frames if Agent.BALL_TRACKER in agents else 0, seed)
-    strategy = StrategyWork(recording) if recording is not None else None
+    strategy = StrategyWork(recording, strategy) if recording is not None else None
     makers: dict[Agent, Callable[[], Work]] = {
         Agent.BALL_TRACKER: lambda: TrackerWork(recording),
         Agent.STRATEGY: lambda: strategy,
@@ -564,6 +565,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--lan-seconds", type=int, default=3,
                         help="seconds of LAN traffic replayed per agent")
     parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--strategy", default="improved",
+                        help="the strategy agent's strategy (a name in its strategy table)")
     parser.add_argument("--budget-pct", type=float, default=BUDGET_PCT,
                         help="the goal: each agent's share of its period on its board")
     parser.add_argument("--boards", type=Path, default=BOARD_CPU)
@@ -571,7 +574,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     boards = load_boards(args.boards)
     agents = [Agent[name.upper()] for name in args.agents]
-    works = make_works(agents, args.frames, args.steps, args.cycles, args.seed)
+    works = make_works(agents, args.frames, args.steps, args.cycles, args.seed, args.strategy)
     rows = list(budget_rows(works, boards, args.runs, args.lan_seconds))
     over = [r for r in rows if r["share_pct"] > args.budget_pct]
     print("NOTE: measured on a shared, loaded development machine (2 cores, other engineers' "

@@ -52,7 +52,7 @@ from foosball.agents.motor_driver import (
 from foosball.ethercat.bus import BusConfig, open_bus, receive_timeout_for
 from foosball.realtime import CycleStats
 from foosball.runtime import AgentRuntime
-from foosball.safety.settings import SafetySettings
+from foosball.runtime.settings import SafetySettings
 from foosball.wire.catalogue import (
     Agent,
     AxisTarget,

@@ -86,7 +86,7 @@ def scenarios() -> Iterator[tuple[str, Callable[[Any], Any], Callable[[Any, Trac
     from foosball.ethercat.emulator import EmulatorConfig
     from foosball.ethercat.fake import FakeBus
     from foosball.geometry import default_table
-    from foosball.safety.settings import SafetySettings
+    from foosball.runtime.settings import SafetySettings
     from foosball.wire.catalogue import (
         Agent,
         Alarm,

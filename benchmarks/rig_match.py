@@ -85,9 +85,8 @@ def main() -> int:
     parser.add_argument("--screenshot", type=Path,
                         help="PNG of the game panel (800x480) half way through the match")
     args = parser.parse_args()
-    from foosball.agent_cli import AGENTS
 
-    agents = tuple(name for name in AGENT_BOARD if name in AGENTS)
+    agents = tuple(AGENT_BOARD)
     options = RigOptions(run_dir=Path(tempfile.mkdtemp(prefix="fb-match-")), agents=agents,
                          fps=args.fps, opponent=args.opponent)
     rig = Rig(options)

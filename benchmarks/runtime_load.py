@@ -36,7 +36,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "python"))
 
 from foosball.rig.rig import AGENT_BOARD
 from foosball.runtime import IO_WAIT_S, AgentRuntime, Inputs, Outputs
-from foosball.safety.settings import SafetySettings
+from foosball.runtime.settings import SafetySettings
 from foosball.wire.catalogue import (
     Agent,
     AxisStatus,

@@ -40,13 +40,17 @@ def _raw():
 @pytest.mark.parametrize(
     ("mutate", "field"),
     [
-        (lambda d: d["field"].pop("width"), "field.width: missing"),
-        (lambda d: d["rods"][2].update(men="three"), "rods[2].men"),
-        (lambda d: d["rods"][0].update(travel_max=0.5), "rods[0].travel_max"),
-        (lambda d: d["rods"][5].update(team="both"), "rods[5].team"),
-        (lambda d: d["rods"][1].update(zero_offset=0.3), "rods[1].zero_offset"),
-        (lambda d: d["rods"].pop(), "rods: team 'human'"),
-        (lambda d: d["ball"].update(diameter=float("nan")), "ball.diameter"),
+        (lambda d: d["field"].pop("width"), "[field] width: missing"),
+        (lambda d: d["rods"][2].update(men="three"), "rods[2] men: an integer"),
+        (lambda d: d["rods"][0].update(travel_max=0.5), "rods[0] travel_max: 0.5 is out of range"),
+        (lambda d: d["rods"][5].update(team="both"), "rods[5] team: one of"),
+        (lambda d: d["rods"][1].update(zero_offset=0.3), "rods[1] zero_offset"),
+        (lambda d: d["rods"].pop(), "[rods]: team 'human'"),
+        (lambda d: d["ball"].update(diameter=float("nan")), "[ball] diameter: a finite number"),
+        (lambda d: d.pop("man"), "[man]: missing"),
+        # the same schema as board.toml (foosball.schema): a misspelt key is not ignored
+        (lambda d: d["rods"][3].update(wheels=2), "rods[3]: unknown key wheels"),
+        (lambda d: d.update(extra=1), "unknown section extra"),
     ],
 )
 def test_loader_names_the_offending_field(mutate, field):

@@ -29,6 +29,7 @@ COMMAND_GROUPS: dict[str, str] = {
     "bench": "foosball.bench_cli",
     "replay": "foosball.analysis.replay_cli",
     "report": "foosball.analysis.cli",
+    "learn": "foosball.learning.cli",
 }
 
 

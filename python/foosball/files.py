@@ -13,10 +13,12 @@ from typing import Any, TypeVar
 T = TypeVar("T")
 
 
-def load_file(path: str | Path, parse: Callable[[Any], T], error: type[ValueError]) -> T:
-    """Read a JSON or TOML file (by its suffix) and `parse` it; every error names the file."""
+def load_file(path: str | Path, parse: Callable[[Any], T], error: type[ValueError],
+              kind: str | None = None) -> T:
+    """Read a JSON or TOML file (`kind`, else by its suffix) and `parse` it; every error
+    names the file."""
     path = Path(path)
-    kind = "TOML" if path.suffix == ".toml" else "JSON"
+    kind = kind or ("TOML" if path.suffix == ".toml" else "JSON")
     try:
         text = path.read_text()
     except OSError as exc:

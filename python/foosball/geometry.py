@@ -10,27 +10,28 @@ Rotation: 0 rad = men vertical, feet down; positive = feet swing towards the hum
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
 from typing import Any
 
 from foosball.files import load_file
+from foosball.schema import SettingError, Spec, check, parse, setting
 
 ROLES = ("goalkeeper", "defence", "midfield", "attack")
 TEAMS = ("robot", "human")
 
 
-class GeometryError(ValueError):
-    """A geometry file is wrong; the message names the offending field."""
+class GeometryError(SettingError):
+    """A geometry file is wrong; the message names the section and the key (foosball.schema's
+    form: `[field] width: missing`, `rods[2] men: an integer, not 'three'`)."""
 
 
 @dataclass(frozen=True, slots=True)
 class Field:
-    length: float
-    width: float
-    goal_width: float
+    length: float = setting(low=0.3, high=3.0, unit="m")
+    width: float = setting(low=0.2, high=2.0, unit="m")
+    goal_width: float = setting(low=0.05, high=1.0, unit="m")
 
     @property
     def half_length(self) -> float:
@@ -43,8 +44,8 @@ class Field:
 
 @dataclass(frozen=True, slots=True)
 class Ball:
-    diameter: float
-    mass: float
+    diameter: float = setting(low=0.01, high=0.1, unit="m")
+    mass: float = setting(low=0.001, high=0.5, unit="kg")
 
     @property
     def radius(self) -> float:
@@ -55,27 +56,33 @@ class Ball:
 class Man:
     """Shape of one man (player figure); the same on every rod."""
 
-    foot_reach: float  # rod axis -> foot tip
-    rod_height: float  # rod axis above the field
-    foot_clearance: float  # foot tip above the field when vertical
-    foot_width: float  # along the rod
-    foot_thickness: float  # along the field (x)
-    contact_reach: float  # the foot touches the ball within this x distance of the rod
+    foot_reach: float = setting(low=0.0, high=0.3, unit="m")  # rod axis -> foot tip
+    rod_height: float = setting(low=0.0, high=0.3, unit="m")  # rod axis above the field
+    # foot tip above the field when vertical
+    foot_clearance: float = setting(low=0.0, high=0.3, unit="m")
+    foot_width: float = setting(low=0.0, high=0.3, unit="m")  # along the rod
+    foot_thickness: float = setting(low=0.0, high=0.3, unit="m")  # along the field (x)
+    # the foot touches the ball within this x distance of the rod
+    contact_reach: float = setting(low=0.0, high=0.3, unit="m")
 
 
 @dataclass(frozen=True, slots=True)
 class Rod:
-    name: str
-    team: str
-    role: str
-    x: float
-    men: int
-    spacing: float
-    travel_min: float
-    travel_max: float
-    gear_ratio: float  # translation motor revolutions per pulley revolution
-    pulley_radius: float
-    zero_offset: float  # translation (m) where the homing end switch trips
+    """The ranges that depend on the field (x, spacing, travel, zero_offset) are checked
+    against it when a table is parsed (`_parse_rod`)."""
+
+    name: str = setting()
+    team: str = setting(choices=TEAMS)
+    role: str = setting(choices=ROLES)
+    x: float = setting(unit="m")
+    men: int = setting(low=1, high=7)
+    spacing: float = setting(unit="m")
+    travel_min: float = setting(unit="m")
+    travel_max: float = setting(unit="m")
+    # translation motor revolutions per pulley revolution
+    gear_ratio: float = setting(low=0.01, high=1000.0)
+    pulley_radius: float = setting(low=0.001, high=0.5, unit="m")
+    zero_offset: float = setting(unit="m")  # translation (m) where the homing end switch trips
 
     @property
     def forward(self) -> int:
@@ -140,110 +147,75 @@ class Table:
         return -self.field.half_length if team == "robot" else self.field.half_length
 
 
-# --- loading and validation ---------------------------------------------------------------
+# --- loading and validation (foosball.schema: the same checks and errors as board.toml) ------
+
+SECTIONS = ("field", "ball", "man", "rods")
 
 
-def _number(data: dict[str, Any], key: str, where: str, *, low: float, high: float) -> float:
+def _within(value: float, low: float, high: float, where: str) -> None:
+    check(float, value, Spec(low=low, high=high, unit="m"), where)
+
+
+def _section(data: dict[str, Any], key: str, cls: type) -> Any:
     if key not in data:
-        raise GeometryError(f"{where}.{key}: missing")
-    value = data[key]
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        raise GeometryError(f"{where}.{key}: expected a number, got {value!r}")
-    value = float(value)
-    if not math.isfinite(value) or not low <= value <= high:
-        raise GeometryError(f"{where}.{key}: {value} is outside [{low}, {high}]")
-    return value
-
-
-def _section(data: dict[str, Any], key: str) -> dict[str, Any]:
-    section = data.get(key)
-    if not isinstance(section, dict):
-        raise GeometryError(f"{key}: missing or not an object")
-    return section
+        raise SettingError(f"[{key}]: missing")
+    return parse(cls, data[key], f"[{key}]")
 
 
 def _parse_rod(data: Any, where: str, field: Field) -> Rod:
-    if not isinstance(data, dict):
-        raise GeometryError(f"{where}: expected an object")
-    name = data.get("name")
-    if not isinstance(name, str) or not name:
-        raise GeometryError(f"{where}.name: expected a non-empty string")
-    team = data.get("team")
-    if team not in TEAMS:
-        raise GeometryError(f"{where}.team: {team!r} is not one of {TEAMS}")
-    role = data.get("role")
-    if role not in ROLES:
-        raise GeometryError(f"{where}.role: {role!r} is not one of {ROLES}")
-    men = data.get("men")
-    if isinstance(men, bool) or not isinstance(men, int) or not 1 <= men <= 7:
-        raise GeometryError(f"{where}.men: expected an integer 1..7, got {men!r}")
+    rod: Rod = parse(Rod, data, where)
+    if not rod.name:
+        raise SettingError(f"{where} name: empty")
     half_l, half_w = field.half_length, field.half_width
-    rod = Rod(
-        name=name,
-        team=team,
-        role=role,
-        x=_number(data, "x", where, low=-half_l, high=half_l),
-        men=men,
-        spacing=_number(data, "spacing", where, low=0.0, high=field.width),
-        travel_min=_number(data, "travel_min", where, low=-half_w, high=0.0),
-        travel_max=_number(data, "travel_max", where, low=0.0, high=half_w),
-        gear_ratio=_number(data, "gear_ratio", where, low=0.01, high=1000.0),
-        pulley_radius=_number(data, "pulley_radius", where, low=0.001, high=0.5),
-        zero_offset=_number(data, "zero_offset", where, low=-half_w, high=half_w),
-    )
-    if men > 1 and rod.spacing <= 0:
-        raise GeometryError(f"{where}.spacing: a rod with {men} men needs a spacing > 0")
-    outer = (men - 1) / 2 * rod.spacing
+    _within(rod.x, -half_l, half_l, f"{where} x")
+    _within(rod.spacing, 0.0, field.width, f"{where} spacing")
+    _within(rod.travel_min, -half_w, 0.0, f"{where} travel_min")
+    _within(rod.travel_max, 0.0, half_w, f"{where} travel_max")
+    _within(rod.zero_offset, -half_w, half_w, f"{where} zero_offset")
+    if rod.men > 1 and rod.spacing <= 0:
+        raise SettingError(f"{where} spacing: a rod with {rod.men} men needs a spacing > 0")
+    outer = (rod.men - 1) / 2 * rod.spacing
     if outer + max(-rod.travel_min, rod.travel_max) > half_w:
-        raise GeometryError(f"{where}.travel_max: the outer man would leave the field")
+        raise SettingError(f"{where} travel_max: the outer man would leave the field")
     if not rod.travel_min <= rod.zero_offset <= rod.travel_max:
-        raise GeometryError(f"{where}.zero_offset: {rod.zero_offset} is outside the travel")
+        raise SettingError(f"{where} zero_offset: {rod.zero_offset} is outside the travel")
     return rod
 
 
 def parse_table(data: Any) -> Table:
-    """Build a Table from decoded JSON, or raise GeometryError naming the bad field."""
+    """Build a Table from decoded JSON, or raise GeometryError naming the section and key."""
+    try:
+        return _parse_table(data)
+    except GeometryError:
+        raise
+    except SettingError as exc:
+        raise GeometryError(str(exc)) from exc
+
+
+def _parse_table(data: Any) -> Table:
     if not isinstance(data, dict):
-        raise GeometryError("geometry: expected a JSON object at the top level")
-    f = _section(data, "field")
-    field = Field(
-        length=_number(f, "length", "field", low=0.3, high=3.0),
-        width=_number(f, "width", "field", low=0.2, high=2.0),
-        goal_width=_number(f, "goal_width", "field", low=0.05, high=1.0),
-    )
+        raise SettingError("geometry: expected a JSON object at the top level")
+    unknown = sorted(set(data) - {*SECTIONS, "_comment"})
+    if unknown:
+        raise SettingError(f"unknown section{'s' if len(unknown) > 1 else ''} "
+                           f"{', '.join(unknown)}; known: {', '.join(SECTIONS)}")
+    field = _section(data, "field", Field)
     if field.goal_width >= field.width:
-        raise GeometryError("field.goal_width: must be narrower than the field")
-    b = _section(data, "ball")
-    ball = Ball(
-        diameter=_number(b, "diameter", "ball", low=0.01, high=0.1),
-        mass=_number(b, "mass", "ball", low=0.001, high=0.5),
-    )
-    m = _section(data, "man")
-    man = Man(
-        **{
-            key: _number(m, key, "man", low=0.0, high=0.3)
-            for key in (
-                "foot_reach",
-                "rod_height",
-                "foot_clearance",
-                "foot_width",
-                "foot_thickness",
-                "contact_reach",
-            )
-        }
-    )
+        raise SettingError("[field] goal_width: must be narrower than the field")
+    ball = _section(data, "ball", Ball)
+    man = _section(data, "man", Man)
     rods_data = data.get("rods")
     if not isinstance(rods_data, list) or not rods_data:
-        raise GeometryError("rods: expected a non-empty list")
+        raise SettingError("[rods]: expected a non-empty list")
     rods = tuple(_parse_rod(r, f"rods[{i}]", field) for i, r in enumerate(rods_data))
     names = [r.name for r in rods]
     for i, name in enumerate(names):
         if name in names[:i]:
-            raise GeometryError(f"rods[{i}].name: {name!r} is used twice")
+            raise SettingError(f"rods[{i}] name: {name!r} is used twice")
     for team in TEAMS:
         roles = sorted(r.role for r in rods if r.team == team)
         if roles != sorted(ROLES):
-            raise GeometryError(f"rods: team {team!r} needs exactly one rod per role {ROLES}")
+            raise SettingError(f"[rods]: team {team!r} needs exactly one rod per role {ROLES}")
     return Table(field=field, ball=ball, man=man, rods=rods)
 
 

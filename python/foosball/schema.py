@@ -85,6 +85,10 @@ def parse_values(cls: type, table: dict[str, Any], where: str) -> dict[str, Any]
     if unknown:
         raise SettingError(f"{where}: unknown key{'s' if len(unknown) > 1 else ''} "
                            f"{', '.join(unknown)}; known: {', '.join(sorted(known))}")
+    for name, f in known.items():  # a field without a default must be in the file
+        if name not in table and f.default is dataclasses.MISSING \
+                and f.default_factory is dataclasses.MISSING:
+            raise SettingError(f"{_key(where, name)}: missing")
     hints = typing.get_type_hints(cls)
     return {name: check(hints[name], value, spec_of(known[name]), _key(where, name))
             for name, value in table.items()}

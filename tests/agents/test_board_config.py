@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from foosball.agent_cli import AGENTS
+from foosball.agent_registry import AGENTS
 from foosball.cli import main
-from foosball.config import AGENT_SECTIONS, load_board_config
+from foosball.config import load_board_config
 from foosball.ethercat import layout as L
 from foosball.geometry import default_table_path
 from foosball.sim.vision_source import sim_calibration
@@ -271,7 +271,7 @@ def test_the_good_board_gives_every_agent_its_typed_settings(tmp_path: Path) -> 
     assert len(motor.agent.axes) == 8  # from the geometry
     assert board.settings("strategy").strategy == "improved"
     assert len(board.wire_key) == 32
-    assert set(board.agents) == set(AGENT_SECTIONS) == set(AGENTS)  # every section runnable
+    assert set(board.agents) == set(AGENTS)  # every agent a section
     # the update agent judges the boot by every other agent of the board unless told
     assert set(board.settings("update_agent").watch) == set(AGENTS) - {"update_agent"}
 
@@ -298,7 +298,7 @@ def test_the_shipped_board_names_itself_and_the_key_of_a_missing_file(
 def test_the_tracker_gives_the_camera_s_first_frame_the_board_s_startup_grace(
         tmp_path: Path) -> None:
     """Issue 29: a fixed 2 s, missed under load: the rig often started in FAULT."""
-    from foosball.agent_cli import build_ball_tracker
+    from foosball.agent_registry import build_ball_tracker
 
     board = make_board(tmp_path)
     board.replace("startup_grace_s = 30.0", "startup_grace_s = 45.0")

@@ -7,8 +7,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from foosball.runtime import AgentRuntime, Inputs, Outputs, SenderBudget
-from foosball.safety.latch import Cause
-from foosball.safety.settings import SafetySettings
+from foosball.runtime.latch import Cause
+from foosball.runtime.settings import SafetySettings
 from foosball.safety.systemd import SystemdNotifier
 from foosball.wire.catalogue import (
     Agent,

@@ -115,7 +115,7 @@ def test_the_file_holds_the_match_as_the_core_saw_it(tmp_path: Path) -> None:
 def test_the_agent_records_what_the_lan_carries(tmp_path: Path) -> None:
     """The core in the shared runtime, frames from peers' codecs on an in-process LAN."""
     from foosball.runtime import AgentRuntime
-    from foosball.safety.settings import SafetySettings
+    from foosball.runtime.settings import SafetySettings
     from foosball.wire.catalogue import Agent
     from foosball.wire.codec import WireCodec
     from foosball.wire.endpoint import Endpoint

@@ -39,7 +39,7 @@ from foosball.ethercat import layout as L
 from foosball.ethercat.bus import BusConfig, BusConfigurationError, Exchange, open_bus
 from foosball.geometry import default_table
 from foosball.runtime import AgentRuntime
-from foosball.safety.settings import SafetySettings
+from foosball.runtime.settings import SafetySettings
 from foosball.wire.catalogue import (
     Agent,
     Alarm,

@@ -46,9 +46,9 @@ from foosball.ethercat.emulator import EmulatorConfig
 from foosball.ethercat.fake import FakeBus
 from foosball.realtime import set_fifo
 from foosball.runtime import AgentRuntime, FloodWatch, Inputs, Outputs, SenderBudget
+from foosball.runtime.settings import SafetySettings
 from foosball.safety.health import Health
 from foosball.safety.ratelog import RateLimitedLog
-from foosball.safety.settings import SafetySettings
 from foosball.wire.catalogue import (
     Agent,
     Alarm,

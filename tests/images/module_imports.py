@@ -6,10 +6,9 @@ inside functions, with two exceptions that the code states where they are:
 - an import inside `try: ... except ModuleNotFoundError` (or ImportError) is optional: the
   code says what it does when the module is absent (a laptop-only command that tells a
   board user so);
-- the per-agent dispatch tables (`AGENTS` in foosball.agent_cli, `AGENT_SECTIONS` in
-  foosball.config) map an agent to the functions that build it and parse its section: an
-  import inside such a function, or inside a module function only it calls, counts only
-  for the boards that run that agent.
+- the agent registry (`AGENTS` in foosball.agent_registry) maps an agent to the functions
+  that parse its section and build it: an import inside such a function, or inside a
+  module function only it calls, counts only for the boards that run that agent.
 """
 
 from __future__ import annotations
@@ -19,7 +18,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
-DISPATCH_TABLES = {"foosball.agent_cli": "AGENTS", "foosball.config": "AGENT_SECTIONS"}
+DISPATCH_TABLES = {"foosball.agent_registry": "AGENTS"}
 OPTIONAL = {"ModuleNotFoundError", "ImportError"}
 
 
@@ -118,14 +117,17 @@ class _Collector(ast.NodeVisitor):
 
 
 def _dispatch(tree: ast.Module, table: str) -> dict[str, str]:
-    """Function name -> agent, from `TABLE: ... = {"agent": function, ...}`."""
+    """Function name -> agent, from `TABLE: ... = {"agent": Spec(..., function, ...), ...}`:
+    every function named in an entry's call (or the entry itself, a bare function)."""
     for node in tree.body:
         target = node.target if isinstance(node, ast.AnnAssign) else (
             node.targets[0] if isinstance(node, ast.Assign) else None)
         if isinstance(target, ast.Name) and target.id == table and isinstance(
                 node.value, ast.Dict):  # type: ignore[union-attr]
-            return {value.id: key.value  # type: ignore[union-attr]
-                    for key, value in zip(node.value.keys, node.value.values, strict=True)}  # type: ignore[union-attr]
+            return {name.id: key.value  # type: ignore[union-attr]
+                    for key, value in zip(node.value.keys, node.value.values, strict=True)  # type: ignore[union-attr]
+                    for name in ast.walk(value) if isinstance(name, ast.Name)
+                    and not (isinstance(value, ast.Call) and name is value.func)}
     raise LookupError(f"no dispatch table {table} found")
 
 

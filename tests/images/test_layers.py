@@ -22,6 +22,7 @@ import pytest
 import yaml
 from kas.configschema import CONFIGSCHEMA
 
+from foosball.agent_registry import AGENTS, EVERY_BOARD, agents_of
 from foosball.rig.image_files import ModuleTableError, board_modules, load_table, package_files
 from tests.agents.boards import shipped_board_copy
 
@@ -31,13 +32,8 @@ BOARDS = ("pole", "vision", "strategy")
 KAS_FILES = [REPO / "kas.yml", REPO / "image-config/st-bsp.yml"] + [
     REPO / "image-config" / board / "kas.yml" for board in BOARDS
 ]
-AGENTS_OF_BOARD = {
-    "pole": {"motor_driver", "pole_driver", "supervisory_panel"},
-    "vision": {"ball_tracker"},
-    "strategy": {"strategy", "game_panel", "match_recorder"},
-}
+AGENTS_OF_BOARD = {board: set(agents_of(board)) for board in BOARDS}  # the update agent among them
 NON_AGENT_SECTIONS = {"wire", "table", "safety"}
-ON_EVERY_BOARD = {"update_agent"}  # foosball.ota, in the common package
 PARTITIONS_INC = REPO / "meta-foosball/conf/distro/include/foosball-partitions.inc"
 
 
@@ -160,7 +156,7 @@ def test_board_toml_runs_exactly_the_boards_agents(board: str) -> None:
     )
     assert wire["key_file"].startswith("/data/")
     assert config["table"]["geometry"] == "/etc/foosball/table.json"
-    assert set(config) - NON_AGENT_SECTIONS == AGENTS_OF_BOARD[board] | ON_EVERY_BOARD
+    assert set(config) - NON_AGENT_SECTIONS == AGENTS_OF_BOARD[board]
     assert config["update_agent"]["board"] == board  # the name `foosball ota push` uses
 
 
@@ -190,11 +186,12 @@ def test_recipe_reads_every_package_of_the_module_table() -> None:
 
 def test_every_agent_of_a_board_is_a_module_in_its_role_package() -> None:
     table = load_table()
-    for board, agents in AGENTS_OF_BOARD.items():
-        for agent in agents:
-            assert f"agents/{agent}" in table.packages[board], (
-                f"{agent} not in python3-foosball-{board}")
-            assert f"foosball.agents.{agent}" in board_modules(board, table)
+    for agent, spec in AGENTS.items():
+        if spec.board == EVERY_BOARD:
+            continue  # the update agent: foosball.ota, in the common package
+        assert f"agents/{agent}" in table.packages[spec.board], (
+            f"{agent} not in python3-foosball-{spec.board}")
+        assert f"foosball.agents.{agent}" in board_modules(spec.board, table)
 
 
 def test_package_check_reports_a_module_that_does_not_exist() -> None:

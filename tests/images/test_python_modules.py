@@ -70,17 +70,17 @@ def test_closure_check_names_the_import_of_a_module_the_board_lacks() -> None:
     table = without(load_table(), "vision/config")
     missing = missing_imports(board_modules("strategy", table), agents_of("strategy"),
                               PACKAGE_DIR)
-    assert ("foosball.agents.game_panel", "foosball.vision.config") in {
+    assert ("foosball.agents.game_panel.core", "foosball.vision.config") in {
         (m.importer, m.imported) for m in missing}
 
 
 def test_closure_check_counts_an_agents_dispatch_on_the_boards_that_run_it() -> None:
-    # agent_cli builds every agent; what it imports to build the motor driver counts on
-    # a board that runs the motor driver, and only there.
+    # The registry parses and builds every agent; what it imports to build the motor driver
+    # counts on a board that runs the motor driver, and only there.
     modules = board_modules("strategy")
     assert not missing_imports(modules, agents_of("strategy"), PACKAGE_DIR)
     missing = missing_imports(modules, agents_of("strategy") | {"motor_driver"}, PACKAGE_DIR)
-    assert ("foosball.agent_cli", "foosball.agents.motor_driver") in {
+    assert ("foosball.agent_registry", "foosball.agents.motor_driver") in {
         (m.importer, m.imported) for m in missing}
 
 

@@ -23,7 +23,7 @@ from foosball.geometry import default_table
 from foosball.panels.game_page import GamePanelSettings, open_game_panel
 from foosball.panels.server import panel_token
 from foosball.runtime import AgentRuntime
-from foosball.safety.settings import SafetySettings
+from foosball.runtime.settings import SafetySettings
 from foosball.wire.catalogue import (
     Agent,
     Alarm,

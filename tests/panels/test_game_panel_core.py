@@ -19,7 +19,7 @@ from foosball.agents.game_panel import (
 from foosball.geometry import default_table
 from foosball.panels.server import PanelAction
 from foosball.runtime import Inputs
-from foosball.safety.latch import SafetyView
+from foosball.runtime.latch import SafetyView
 from foosball.wire.catalogue import (
     Agent,
     Alarm,
@@ -64,7 +64,7 @@ def action(name: str, **args: Any) -> PanelAction:
 
 class Panel:
     """The core stepped as the runtime steps it: its own GameControls come back to it as
-    messages on the next turn (runtime.py applies a sender's command to itself too)."""
+    messages on the next turn (runtime/loop.py applies a sender's command to itself too)."""
 
     def __init__(self, config: GamePanelConfig | None = None) -> None:
         self.core = GamePanelCore(TABLE, config)

@@ -10,7 +10,7 @@ from foosball.agents.game_panel import GamePanelCore
 from foosball.geometry import default_table
 from foosball.panels.server import PanelAction
 from foosball.runtime import AgentRuntime
-from foosball.safety.settings import SafetySettings
+from foosball.runtime.settings import SafetySettings
 from foosball.wire.catalogue import (
     Agent,
     Alarm,

@@ -8,7 +8,7 @@ import pytest
 
 pytest.importorskip("aiohttp", reason="needs the panels extra (aiohttp)")
 
-from foosball.agent_cli import AGENTS
+from foosball.agent_registry import AGENTS
 from foosball.agents.game_panel import GamePanelConfig
 from foosball.geometry import default_table
 from foosball.panels.game_page import GamePanelSettings, open_game_panel

@@ -20,7 +20,7 @@ from foosball.geometry import default_table
 from foosball.panels.server import panel_token
 from foosball.panels.supervisory import SupervisoryPanelConfig, open_supervisory_panel
 from foosball.runtime import AgentRuntime
-from foosball.safety.settings import SafetySettings
+from foosball.runtime.settings import SafetySettings
 from foosball.wire.catalogue import (
     Agent,
     Alarm,

@@ -10,12 +10,12 @@ from typing import Any
 
 import pytest
 
-from foosball.agents.pole_driver import motor_to_translation
 from foosball.agents.supervisory_panel import OperatorAction, SupervisoryCore
+from foosball.drivetrain import motor_to_translation
 from foosball.geometry import default_table
 from foosball.runtime import AgentRuntime, Inputs
-from foosball.safety.latch import SafetyView
-from foosball.safety.settings import SafetySettings
+from foosball.runtime.latch import SafetyView
+from foosball.runtime.settings import SafetySettings
 from foosball.wire import catalogue
 from foosball.wire.catalogue import (
     Agent,

@@ -32,7 +32,7 @@ from foosball.panels.supervisory import (
     topics,
 )
 from foosball.runtime import AgentRuntime, Inputs
-from foosball.safety.settings import SafetySettings
+from foosball.runtime.settings import SafetySettings
 from foosball.wire.catalogue import Agent, AxisStatus, DriveState, MotorStatus
 from foosball.wire.codec import WireCodec, load_key, new_key
 from foosball.wire.endpoint import Endpoint

@@ -8,12 +8,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from foosball.agents.pole_driver import (
-    PoleDriverConfig,
-    PoleDriverCore,
-    motor_to_translation,
-    translation_to_motor,
-)
+from foosball.agents.pole_driver import PoleDriverConfig, PoleDriverCore
+from foosball.drivetrain import motor_to_translation, translation_to_motor
 from foosball.geometry import default_table
 from foosball.runtime import Inputs
 from foosball.wire.catalogue import (

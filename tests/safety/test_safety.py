@@ -2,8 +2,8 @@ import socket
 
 import pytest
 
+from foosball.runtime.heartbeat import HeartbeatMonitor
 from foosball.safety.health import read_board_health
-from foosball.safety.heartbeat import HeartbeatMonitor
 from foosball.safety.systemd import SystemdNotifier
 from foosball.wire.catalogue import Agent, AlarmCode, Heartbeat, SafetyState
 
@@ -82,8 +82,8 @@ def test_systemd_notifier_speaks_the_notify_protocol(tmp_path):
 
 
 def test_heartbeat_schedule_beats_every_period_and_reads_health_once_a_second():
+    from foosball.runtime.heartbeat import HeartbeatSchedule
     from foosball.safety.health import Health
-    from foosball.safety.heartbeat import HeartbeatSchedule
 
     reads = []
 

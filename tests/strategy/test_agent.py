@@ -1,9 +1,10 @@
 from __future__ import annotations
 
-from foosball.agents.strategy import StrategyAgentCore, rods_from_motors
+from foosball.agents.strategy import StrategyAgentCore
+from foosball.drivetrain import rods_from_motors
 from foosball.geometry import default_table
 from foosball.runtime import Inputs
-from foosball.safety.latch import SafetyView
+from foosball.runtime.latch import SafetyView
 from foosball.strategy.seed_rules import SeedRulesStrategy
 from foosball.wire.catalogue import (
     AxisStatus,

@@ -7,7 +7,7 @@ import math
 from foosball.agents.strategy import StrategyAgentCore
 from foosball.geometry import default_table
 from foosball.runtime import Inputs
-from foosball.safety.latch import SafetyView
+from foosball.runtime.latch import SafetyView
 from foosball.strategy.improved import ImprovedStrategy
 from foosball.strategy.params import load_params, replace
 from foosball.wire.catalogue import HumanRod, HumanRods, RodId

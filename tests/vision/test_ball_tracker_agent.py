@@ -8,7 +8,7 @@ import pytest
 from foosball.agents.ball_tracker import BallTrackerCore, Camera, calibration_status
 from foosball.geometry import default_table
 from foosball.runtime import AgentRuntime, Inputs
-from foosball.safety.settings import SafetySettings
+from foosball.runtime.settings import SafetySettings
 from foosball.vision.calibration import Calibration, calibrate
 from foosball.vision.config import VisionConfigError, VisionSettings
 from foosball.vision.sources import CapturedFrame, MemorySource

@@ -11,7 +11,7 @@ import pytest
 from foosball.agents.ball_tracker import BallTrackerCore, Camera
 from foosball.geometry import default_table
 from foosball.runtime import AgentRuntime
-from foosball.safety.settings import SafetySettings
+from foosball.runtime.settings import SafetySettings
 from foosball.vision.config import VisionSettings
 from foosball.vision.evaluate import evaluate
 

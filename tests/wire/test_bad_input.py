@@ -149,7 +149,7 @@ def test_the_last_resort_guard_turns_any_exception_into_a_counted_drop(monkeypat
     monkeypatch.setattr(codec, "read_body", overflow)  # the one pass over canonical bodies
     assert codec_.decode(signed(_CANONICAL)) == codec.Drop(
         "schema", "unexpected OverflowError while decoding")
-    monkeypatch.setattr(codec, "_split_cose", overflow)
+    monkeypatch.setattr(codec, "split_cose", overflow)
     assert codec_.decode(signed(_CANONICAL)).reason == "malformed"
     assert codec_.drops == {"schema": 1, "malformed": 1} and codec_.unexpected == 2
 

@@ -91,3 +91,18 @@ def test_without_a_board_configuration_the_tools_stay_on_loopback() -> None:
         transport.close()
     assert _link_settings("--iface", "eth0").transport == "raw"  # told otherwise
     assert _link_settings("--udp-iface-address", "192.0.2.7").udp_iface_address == "192.0.2.7"
+
+
+def test_a_wrong_board_file_is_named_with_its_section_and_key(tmp_path, capsys) -> None:
+    """--config is read as the board loader reads it: the error names the file, the
+    section and the key, as `foosball agent check` would."""
+    board = tmp_path / "board.toml"
+    board.write_text('[wire]\ntransport = "carrier-pigeon"\n')
+    assert run(None, "dump", "--config", str(board), "--count", "1") == 1
+    err = capsys.readouterr().err
+    assert f"{board}: [wire] transport" in err, err
+    board.write_text("[wire\n")
+    assert run(None, "dump", "--config", str(board), "--count", "1") == 1
+    assert f"{board}: not TOML" in capsys.readouterr().err
+    assert run(None, "dump", "--config", str(tmp_path / "none.toml"), "--count", "1") == 1
+    assert f"{tmp_path / 'none.toml'}: cannot read" in capsys.readouterr().err

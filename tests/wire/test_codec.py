@@ -9,7 +9,7 @@ from pycose.headers import KID, Algorithm
 from pycose.keys import SymmetricKey
 from pycose.messages import Mac0Message
 
-from foosball.wire import catalogue, reader
+from foosball.wire import catalogue, cose, reader
 from foosball.wire import codec as codec_module
 from foosball.wire.catalogue import (
     Agent,
@@ -215,10 +215,10 @@ def test_a_body_seen_before_is_taken_as_it_was_and_everything_else_still_checked
 def _sealed(sender: WireCodec, payload: bytes, kid: bytes) -> bytes:
     """`payload` in a COSE_Mac0 laid out as our encoder lays it, with a valid tag: what only
     a holder of the key could send."""
-    cose = (b"\xd1\x84" + codec_module._PROTECTED_BSTR + cbor2.dumps({4: kid})
-            + codec_module._bstr_head(len(payload)) + payload
-            + codec_module._TAG_HEAD + sender._tag(payload))
-    return len(cose).to_bytes(2, "big") + cose
+    sealed = (b"\xd1\x84" + cose.PROTECTED_BSTR + cbor2.dumps({4: kid})
+              + cose.bstr_head(len(payload)) + payload
+              + cose.TAG_HEAD + sender._tag(payload))
+    return len(sealed).to_bytes(2, "big") + sealed
 
 
 class _CountingReader:

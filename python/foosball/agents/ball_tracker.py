@@ -39,7 +39,7 @@ import cv2
 import numpy as np
 
 from foosball.runtime import Inputs, Outputs
-from foosball.safety.latch import Cause
+from foosball.runtime.latch import Cause
 from foosball.vision.calibration import Calibration
 from foosball.vision.config import (
     HSV_BAND_FIELDS,

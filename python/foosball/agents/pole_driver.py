@@ -1,7 +1,7 @@
 """Pole driver agent (PDA): table units in, motor units out, nothing out of travel.
 
 `PoleDriverCore.step(Inputs) -> Outputs` is pure (it runs in foosball.runtime).
-It knows the geometry (the table JSON):
+It knows the geometry (the table JSON) through foosball.drivetrain:
 - converts each rod's translation in metres (table frame, origin at the centre) to motor
   radians through the gearbox ratio and pulley radius, measured from the homing switch
   (`zero_offset` is the translation at which the switch trips); rotation radians pass as
@@ -23,9 +23,16 @@ from collections import deque
 from dataclasses import dataclass
 from typing import Any
 
+from foosball.drivetrain import (
+    AXES_PER_ROD,
+    is_translation,
+    motor_to_translation,
+    rod_drives,
+    rod_of,
+)
 from foosball.geometry import Rod, Table
 from foosball.runtime import Inputs, Outputs
-from foosball.safety.latch import Cause
+from foosball.runtime.latch import Cause
 from foosball.schema import seconds, setting, validate
 from foosball.wire.catalogue import (
     Agent,
@@ -62,38 +69,6 @@ class PoleDriverConfig:
         validate(self, "[pole_driver]")
 
 
-# --- conversions (the only place metres meet motor radians) -------------------------------
-def translation_to_motor(rod: Rod, metres: float) -> float:
-    return (metres - rod.zero_offset) / rod.metres_per_motor_radian()
-
-
-def motor_to_translation(rod: Rod, radians: float) -> float:
-    return rod.zero_offset + radians * rod.metres_per_motor_radian()
-
-
-def speed_to_motor(rod: Rod, metres_per_s: float) -> float:
-    return metres_per_s / rod.metres_per_motor_radian()
-
-
-@dataclass(frozen=True, slots=True)
-class _RodAxes:
-    """One robot rod's conversion and limits, worked out once (a RodCommand asks for them
-    four times at the frame rate): the same arithmetic as the functions above."""
-
-    rod: Rod
-    translation_axis: int
-    rotation_axis: int
-    per_rad: float  # metres per motor radian
-    zero_offset: float
-    travel_min: float
-    travel_max: float
-
-    @classmethod
-    def of(cls, index: int, rod: Rod) -> _RodAxes:
-        return cls(rod, 2 * index, 2 * index + 1, rod.metres_per_motor_radian(),
-                   rod.zero_offset, rod.travel_min, rod.travel_max)
-
-
 class PoleDriverCore:
     agent = Agent.POLE_DRIVER
     reads = (MotorStatus, RodCommand)  # and the runtime's RUNTIME_READS
@@ -103,8 +78,8 @@ class PoleDriverCore:
         self.rods = table.robot_rods
         if len(self.rods) != 4:
             raise ValueError(f"the geometry has {len(self.rods)} robot rods, expected 4")
-        self._rod_axes = tuple(_RodAxes.of(i, rod) for i, rod in enumerate(self.rods))
-        self.homed = [False] * 8
+        self._rod_axes = rod_drives(table)
+        self.homed = [False] * (AXES_PER_ROD * len(self.rods))
         self.zero_procedures = 0  # completed (re)homings seen
         self.clamped = 0
         self.rejected = 0
@@ -146,14 +121,14 @@ class PoleDriverCore:
             if a is None:
                 continue
             now_homed = a.state in HOMED_STATES
-            if now_homed and not homed and axis % 2 == 0:
+            if now_homed and not homed and is_translation(axis):
                 self.zero_procedures += 1
-                log.info("rod %s zeroed: offset %.4f m", self.rods[axis // 2].name,
-                         self.rods[axis // 2].zero_offset)
+                log.info("rod %s zeroed: offset %.4f m", self.rods[rod_of(axis)].name,
+                         self.rods[rod_of(axis)].zero_offset)
             self.homed[axis] = now_homed
         rods = []
-        for index, rod in enumerate(self.rods):
-            t, r = by_axis.get(2 * index), by_axis.get(2 * index + 1)
+        for index, (rod, drive) in enumerate(zip(self.rods, self._rod_axes, strict=True)):
+            t, r = by_axis.get(drive.translation_axis), by_axis.get(drive.rotation_axis)
             if t is None or r is None:
                 continue
             per_rad = rod.metres_per_motor_radian()

@@ -17,6 +17,7 @@ import dataclasses
 import math
 from typing import Protocol
 
+from foosball.drivetrain import rods_from_motors
 from foosball.geometry import Table
 from foosball.runtime import Inputs, Outputs
 from foosball.wire.catalogue import (
@@ -30,7 +31,6 @@ from foosball.wire.catalogue import (
     MotorStatus,
     RodCommand,
     RodId,
-    RodPosition,
     RodStatus,
     RodTarget,
     SafetyState,
@@ -44,29 +44,6 @@ BAD_DRIVES = {DriveState.FAULT, DriveState.QUICK_STOP}
 
 class Controller(Protocol):
     def step(self, ball: BallState, rods: RodStatus, now_ns: int) -> RodCommand | None: ...
-
-
-def rods_from_motors(motors: MotorStatus, table: Table) -> RodStatus:
-    """Rod positions from motor shaft angles: translation axis 2r, rotation axis 2r + 1.
-    Translation = zero offset + shaft angle * pulley radius / gear ratio (the pole driver's
-    conversion; the homing end switch sits at the zero offset)."""
-    by_axis = {axis.axis: axis for axis in motors.axes}
-    out = []
-    for index, rod in enumerate(table.robot_rods):
-        t_axis, r_axis = by_axis.get(2 * index), by_axis.get(2 * index + 1)
-        if t_axis is None or r_axis is None:
-            continue
-        scale = rod.metres_per_motor_radian()
-        out.append(
-            RodPosition(
-                rod=RodId(index),
-                translation=rod.zero_offset + t_axis.position * scale,
-                rotation=r_axis.position,
-                translation_velocity=t_axis.velocity * scale,
-                rotation_velocity=r_axis.velocity,
-            )
-        )
-    return RodStatus(rods=tuple(out))
 
 
 class StrategyAgentCore:

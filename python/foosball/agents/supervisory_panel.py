@@ -27,11 +27,12 @@ from dataclasses import asdict, dataclass
 from enum import IntEnum
 from typing import Any
 
+from foosball.drivetrain import is_translation, motor_to_translation, rod_of
 from foosball.ethercat.layout import ErrorCode
 from foosball.geometry import Rod, Table
 from foosball.ota.progress import UpdatesSeen
 from foosball.runtime import Inputs, Outputs
-from foosball.safety.latch import SafetyView
+from foosball.runtime.latch import SafetyView
 from foosball.wire import catalogue
 from foosball.wire.catalogue import (
     Agent,
@@ -46,13 +47,12 @@ from foosball.wire.catalogue import (
     SlaveState,
 )
 
-AXIS_KIND = ("translation", "rotation")
 ROD_NAMES = ("goalkeeper", "defence", "midfield", "attack")
 AL_NAMES = {0x01: "INIT", 0x02: "PRE-OP", 0x03: "BOOT", 0x04: "SAFE-OP", 0x08: "OP"}
 ACTIONS = ("halt_all", "restart_all", "drive")
 DRIVE_COMMANDS = ("halt", "release")
 MAX_MESSAGES_PER_STEP = 16  # a page cannot make the panel flood the LAN
-DRIVES = 8  # motor axis = 2 * rod + (0 translation, 1 rotation)
+DRIVES = 8  # motor axes, numbered as foosball.drivetrain numbers them
 ALL_ACTIONS = ("halt_all", "restart_all")  # a message to every drive, and one to the game
 
 
@@ -158,10 +158,13 @@ def al_name(state: int) -> str:
     return f"{name} + ERROR" if state & 0x10 else name
 
 
+def _axis_label(axis: int) -> str:
+    return f"{ROD_NAMES[rod_of(axis)]} {'translation' if is_translation(axis) else 'rotation'}"
+
+
 def _slave_named(position: int) -> str:
     axis = position - 1
-    where = (f"axis {axis}, {ROD_NAMES[axis // 2]} {AXIS_KIND[axis % 2]}" if axis < DRIVES
-             else "not a drive")
+    where = f"axis {axis}, {_axis_label(axis)}" if axis < DRIVES else "not a drive"
     return f"slave {position} ({where}): "
 
 
@@ -365,14 +368,14 @@ class SupervisoryCore:
             return ()
         rows = []
         for a in sorted(self.motors.axes, key=lambda a: a.axis):
-            rod, translation = self.rods[a.axis // 2], a.axis % 2 == 0
+            rod, translation = self.rods[rod_of(a.axis)], is_translation(a.axis)
             per_rad = rod.metres_per_motor_radian()
             rows.append(AxisRow(
-                axis=a.axis, label=f"{ROD_NAMES[a.axis // 2]} {AXIS_KIND[a.axis % 2]}",
+                axis=a.axis, label=_axis_label(a.axis),
                 state=a.state.name.lower().replace("_", " "),
                 position_rad=_finite(a.position),
                 # As the pole driver converts: radians from the homing switch's zero offset.
-                position_m=_finite(rod.zero_offset + a.position * per_rad) if translation
+                position_m=_finite(motor_to_translation(rod, a.position)) if translation
                 else None,
                 velocity_rad_s=_finite(a.velocity),
                 velocity_m_s=_finite(a.velocity * per_rad) if translation else None,

@@ -1,3 +1,5 @@
+# Over 500 lines: one short pure function per kind of match event (goals, touches, shots,
+# fouls, faults, latency) over the same arrays, read top to bottom from `analyse`.
 """What happened in a recorded match, from its messages alone (pure: no plotting, no files).
 
 Everything here is what the strategy board hears, so a match recorded on the rig and one

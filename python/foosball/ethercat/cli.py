@@ -62,12 +62,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
 def emulator_config_from_table(table: object, drives: int, start_fraction: float,
                                alignment_time_s: float,
                                foreign: tuple[int, ...] = ()) -> object:
+    from foosball.drivetrain import translation_to_motor
     from foosball.ethercat.emulator import EmulatorConfig
 
     starts, travels = [], []
     for rod in table.robot_rods:  # type: ignore[attr-defined]
-        per_rad = rod.metres_per_motor_radian()
-        span = (rod.travel_max - rod.zero_offset) / per_rad
+        span = translation_to_motor(rod, rod.travel_max)  # radians from the homing zero
         travels.append(span + 0.5)  # the springs stop the rod a little beyond its travel
         starts.append(max(0.05, min(1.0, start_fraction)) * span)
     return EmulatorConfig(drives=drives, start_above_switch=tuple(starts),

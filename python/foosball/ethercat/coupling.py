@@ -21,6 +21,7 @@ import socket
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from foosball.drivetrain import motor_to_translation, rotation_axis, translation_axis
 from foosball.ethercat.drive import Cia402Drive, MotorSample
 
 RodPoseSink = Callable[[str, float, float, float, float], None]
@@ -36,14 +37,15 @@ class RodCoupling:
                                                                   float]]:
         out = []
         for index, rod in enumerate(self.rods):
-            if 2 * index + 1 >= len(samples):
+            t, r = translation_axis(index), rotation_axis(index)
+            if r >= len(samples):
                 break
-            translation_axis, rotation_axis = samples[2 * index], samples[2 * index + 1]
+            translation, rotation = samples[t], samples[r]
             per_rad = rod.metres_per_motor_radian()
-            from_switch = translation_axis.position - self.drives[2 * index].switch_position
-            out.append((rod.name, rod.zero_offset + from_switch * per_rad,
-                        rotation_axis.position, translation_axis.velocity * per_rad,
-                        rotation_axis.velocity))
+            from_switch = translation.position - self.drives[t].switch_position
+            out.append((rod.name, motor_to_translation(rod, from_switch),
+                        rotation.position, translation.velocity * per_rad,
+                        rotation.velocity))
         return out
 
     def __call__(self, now_s: float, samples: Sequence[MotorSample]) -> None:

@@ -40,6 +40,7 @@ from collections import deque
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
+from foosball.drivetrain import is_translation, rod_of
 from foosball.ethercat import layout as L
 from foosball.ethercat.drive import (
     Cia402Drive,
@@ -106,8 +107,8 @@ class EmulatorConfig:
 
 
 def make_drive(axis: int, config: EmulatorConfig) -> Cia402Drive:
-    rod = axis // 2
-    if axis % 2 == 0:
+    rod = rod_of(axis)
+    if is_translation(axis):
         start = config.start_above_switch[rod % len(config.start_above_switch)]
         travel = config.travel_above_switch[rod % len(config.travel_above_switch)]
         params = dataclasses.replace(TRANSLATION_MOTOR, travel_above_switch=travel,

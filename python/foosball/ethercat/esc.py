@@ -1,3 +1,5 @@
+# Over 500 lines: one emulated ESC answering SOEM's bring-up in the order SOEM asks
+# (facts/ethercat-soem.md); its sections (SII, object dictionary, the slave) follow that order.
 """An EtherCAT slave controller (ESC) in software: enough of one for SOEM to reach OP.
 
 One `EscSlave` per drive: register space and process RAM, the SII EEPROM (identity,

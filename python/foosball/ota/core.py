@@ -1,3 +1,5 @@
+# Over 500 lines: the update agent's core is one state machine (accept, download, install,
+# reboot, judge the boot, roll back); split, one phase's reasons would be read across files.
 """The update agent's pure core: OtaCommand in, RAUC requests and OtaStatus out.
 
 One per board (`foosball agent run update_agent`), in the same runtime as every agent, so

@@ -33,7 +33,7 @@ from foosball.panels.server import (
     installation_token,
 )
 from foosball.runtime import AgentRuntime
-from foosball.safety.settings import SafetySettings
+from foosball.runtime.settings import SafetySettings
 from foosball.schema import parse_split, setting
 
 log = logging.getLogger(__name__)

@@ -28,7 +28,7 @@ from foosball.schema import seconds, setting, validate
 if TYPE_CHECKING:
     from foosball.agents.supervisory_panel import SupervisoryView
     from foosball.panels.server import PanelAction, PanelHardware
-    from foosball.safety.settings import SafetySettings
+    from foosball.runtime.settings import SafetySettings
 
 log = logging.getLogger(__name__)
 

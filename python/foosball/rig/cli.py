@@ -58,10 +58,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
 
 
 def _agents() -> tuple[str, ...]:
-    from foosball.agent_cli import AGENTS
     from foosball.rig.rig import AGENT_BOARD
 
-    return tuple(name for name in AGENT_BOARD if name in AGENTS)
+    return tuple(AGENT_BOARD)
 
 
 def _up(args: argparse.Namespace) -> int:

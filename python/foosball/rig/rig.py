@@ -33,6 +33,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
 
+from foosball.agent_registry import AGENTS, EVERY_BOARD
 from foosball.geometry import default_table_path
 from foosball.processes import die_with_parent
 from foosball.rig import MODES
@@ -41,15 +42,8 @@ from foosball.rig.network import LoopbackLan, NamespaceLan, netns_unavailable
 from foosball.rig.rootfs import mounts_under
 from foosball.wire.codec import new_key
 
-AGENT_BOARD = {
-    "motor_driver": "pole",
-    "pole_driver": "pole",
-    "supervisory_panel": "pole",
-    "ball_tracker": "vision",
-    "strategy": "strategy",
-    "game_panel": "strategy",
-    "match_recorder": "strategy",
-}
+# The agents the rig runs (every board's, not the update agent) -> their board's namespace.
+AGENT_BOARD = {name: spec.board for name, spec in AGENTS.items() if spec.board != EVERY_BOARD}
 # Agents nobody holds to a deadline: the match recorder's loss loses a recording, not the
 # game (its peers do not watch its heartbeat; see agents/match_recorder.py).
 UNWATCHED = ("match_recorder",)

@@ -1,2 +1,3 @@
-"""Safety plumbing shared by every agent: board health, heartbeats and their deadlines,
-and systemd's notify/watchdog protocol."""
+"""Board-level plumbing every agent shares: the board's health, systemd's notify/watchdog
+protocol, the stop signal, rate-limited logs. The FAULT latch, heartbeats and deadlines are
+foosball.runtime's."""

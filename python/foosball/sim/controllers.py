@@ -26,8 +26,8 @@ Optional, duck-typed extras the runner honours:
   frame, with the ball's delay and the rod meter's noise: `perception.human_rods`), before
   the `step` of the ball state of the same frame.
 
-`CONTROLLERS` is the registry the CLI and the match runner read: add a strategy with a
-one-line entry.
+`CONTROLLERS` is the registry the CLI and the match runner read: the scripted opponents,
+and every strategy of foosball.strategy.registry (add a strategy there, not here).
 """
 
 from __future__ import annotations
@@ -37,7 +37,7 @@ from typing import Protocol
 
 from foosball.geometry import Table
 from foosball.sim.opponents import CLUB, PRO, ROOKIE, ScriptedOpponent
-from foosball.strategy.registry import strategy_factory
+from foosball.strategy.registry import STRATEGIES
 from foosball.wire.catalogue import BallState, RodCommand, RodStatus
 
 
@@ -60,8 +60,7 @@ CONTROLLERS: dict[str, ControllerFactory] = {
     "rookie": lambda table, seed: ScriptedOpponent(table, ROOKIE, seed),
     "club": lambda table, seed: ScriptedOpponent(table, CLUB, seed),
     "pro": lambda table, seed: ScriptedOpponent(table, PRO, seed),
-    "seed-rules": strategy_factory("seed-rules"),
-    "improved": strategy_factory("improved"),
+    **STRATEGIES,  # every strategy of foosball.strategy.registry, by its name there
 }
 
 

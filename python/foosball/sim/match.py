@@ -320,6 +320,12 @@ class Match:
             if command is not None:
                 self._commands.append((now + self.params.command_latency, team, command))
 
+    def queue_command(self, team: str, command: RodCommand) -> None:
+        """A command decided outside the controllers' step (a Gymnasium environment's
+        action on the last frame's observation), as if the team's controller had returned
+        it on this frame: it acts after the command latency."""
+        self._commands.append((self.world.time + self.params.command_latency, team, command))
+
     def _rod_status(self, poses: list[tuple[float, float, float, float]], rods_of: str,
                     frame: str) -> RodStatus:
         """`rod_status`, the same message again while those rods have not moved (most rods

@@ -44,20 +44,20 @@ KINDS = ("rest", "rolling", "pull", "push", "pin")
 ROLLING_SPEED = (0.3, 0.55)  # m/s along the rod
 
 
-def episode(job: tuple[str, float, int, str]) -> dict[str, Any]:
-    from foosball.geometry import default_table
-    from foosball.sim.match import Match, goal_kinds
+def battery_match(robot: Any, table: Any, speed: float, seed: int, kind: str, *,
+                  randomise: bool = False) -> tuple[Any, float]:
+    """One episode's match, the ball placed and nothing played yet, and the ball's y:
+    `robot` (a controller) against the scripted pro shooting at `speed`. `randomise` draws
+    the table's realism parameters (`sim.params.draw_params`) as a randomised match does."""
+    from foosball.sim.match import Match
     from foosball.sim.opponents import PRO, ScriptedOpponent
-    from foosball.sim.tournament import make_side
 
-    robot, speed, seed, kind = job
-    table = default_table()
     carry = {"pull": -1.0, "push": 1.0}.get(kind, 0.0)
     skill = replace(PRO, name=f"shots:{speed:g}", shot_speed=(speed, speed), pass_probability=0.0,
                     pull_probability=1.0 if carry else 0.0, carry_direction=carry,
                     angled=kind == "pin")
-    match = Match(make_side(robot, table, seed), ScriptedOpponent(table, skill, seed + 1),
-                  seed=seed, duration=EPISODE_S, table=table)
+    match = Match(robot, ScriptedOpponent(table, skill, seed + 1), seed=seed,
+                  duration=EPISODE_S, table=table, randomise=randomise)
     attack = table.rod("human_attack")
     ball_y = float(match.rng.uniform(-0.25, 0.25))
     rolling = 0.0
@@ -66,6 +66,17 @@ def episode(job: tuple[str, float, int, str]) -> dict[str, Any]:
     ahead = PIN_AHEAD if kind == "pin" else 0.035
     match.world.place_ball(attack.x - ahead, ball_y, 0.0, rolling)  # in front of its feet
     match._serve_at = None  # no kick-off serve: the ball is placed
+    return match, ball_y
+
+
+def episode(job: tuple[str, float, int, str]) -> dict[str, Any]:
+    from foosball.geometry import default_table
+    from foosball.sim.match import goal_kinds
+    from foosball.sim.tournament import make_side
+
+    robot, speed, seed, kind = job
+    table = default_table()
+    match, ball_y = battery_match(make_side(robot, table, seed), table, speed, seed, kind)
     result = match.run()
     human = [s for s in result.shots if s.team == "human"]
     first = human[0] if human else None

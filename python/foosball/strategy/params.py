@@ -92,11 +92,21 @@ class ImprovedParams:
 
 
 @dataclass(frozen=True, slots=True)
+class LearnedParams:
+    """Who plays the goalkeeper rod: `improved`'s rules, or a learned policy (an ONNX file,
+    `foosball.strategy.learned`; a name alone is a file in foosball/data)."""
+
+    goalkeeper: str = "improved"  # "improved" | "policy"
+    model: str = "goalkeeper.onnx"
+
+
+@dataclass(frozen=True, slots=True)
 class StrategyParams:
     seed: SeedParams = field(default_factory=SeedParams)
     prediction: PredictionParams = field(default_factory=PredictionParams)
     kick_engine: KickEngineParams = field(default_factory=KickEngineParams)
     improved: ImprovedParams = field(default_factory=ImprovedParams)
+    learned: LearnedParams = field(default_factory=LearnedParams)
 
 
 _SECTIONS: dict[str, type] = {
@@ -104,7 +114,9 @@ _SECTIONS: dict[str, type] = {
     "prediction": PredictionParams,
     "kick_engine": KickEngineParams,
     "improved": ImprovedParams,
+    "learned": LearnedParams,
 }
+GOALKEEPERS = ("improved", "policy")
 
 
 def _section(cls: type, data: Any, where: str) -> Any:
@@ -125,6 +137,9 @@ def _section(cls: type, data: Any, where: str) -> Any:
         elif wanted == "bool":
             if not isinstance(value, bool):
                 raise ParameterError(f"[{where}].{key}: expected true or false, got {value!r}")
+        elif wanted == "str":
+            if not isinstance(value, str) or not value:
+                raise ParameterError(f"[{where}].{key}: expected a name, got {value!r}")
         elif wanted == "int":
             if isinstance(value, bool) or not isinstance(value, int):
                 raise ParameterError(f"[{where}].{key}: expected an integer, got {value!r}")
@@ -145,6 +160,9 @@ def parse_params(data: Any) -> StrategyParams:
     if unknown:
         raise ParameterError(f"unknown sections {sorted(unknown)}; known: {sorted(_SECTIONS)}")
     parts = {name: _section(cls, data.get(name, {}), name) for name, cls in _SECTIONS.items()}
+    if parts["learned"].goalkeeper not in GOALKEEPERS:
+        raise ParameterError(f"[learned].goalkeeper: one of {', '.join(GOALKEEPERS)}, got "
+                             f"{parts['learned'].goalkeeper!r}")
     return StrategyParams(**parts)
 
 
@@ -160,6 +178,7 @@ def load_params(path: str | Path | None = None) -> StrategyParams:
 __all__ = [
     "ImprovedParams",
     "KickEngineParams",
+    "LearnedParams",
     "ParameterError",
     "PredictionParams",
     "SeedParams",

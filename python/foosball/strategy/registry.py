@@ -18,14 +18,25 @@ def _seed_rules(table: Table, seed: int, params: Any = None) -> Any:
 
 def _improved(table: Table, seed: int, params: Any = None) -> Any:
     from foosball.strategy.improved import ImprovedStrategy
+    from foosball.strategy.params import load_params
 
+    params = params if params is not None else load_params()
+    if params.learned.goalkeeper == "policy":  # the parameter file's choice
+        return _learned_keeper(table, seed, params)
     return ImprovedStrategy(table, params)
+
+
+def _learned_keeper(table: Table, seed: int, params: Any = None) -> Any:
+    from foosball.strategy.learned import LearnedKeeperStrategy
+
+    return LearnedKeeperStrategy(table, params)
 
 
 # (table, seed, parameters: a StrategyParams, None for the shipped file) -> a strategy
 STRATEGIES: dict[str, Callable[..., Any]] = {
     "seed-rules": _seed_rules,
     "improved": _improved,
+    "learned-keeper": _learned_keeper,  # improved with the policy in goal, whatever the file says
 }
 
 

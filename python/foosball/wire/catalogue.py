@@ -1,3 +1,5 @@
+# Over 500 lines on purpose: every message of the LAN in one file, the one definition the
+# docs point to; each message is a short dataclass, and they are read (and reviewed) as one list.
 """The message catalogue: every message the agents exchange, in one place.
 
 Each message is a frozen dataclass whose fields carry their wire spec: a small integer CBOR

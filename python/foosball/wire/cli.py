@@ -11,11 +11,11 @@ import argparse
 import json
 import sys
 import time
-import tomllib
 from pathlib import Path
 from typing import Any
 
-from foosball.files import write_atomically
+from foosball.files import load_file, write_atomically
+from foosball.schema import SettingError
 from foosball.wire import catalogue
 from foosball.wire.catalogue import Agent, SchemaError
 from foosball.wire.codec import KEY_LENGTH, Drop, WireCodec, load_key, new_key
@@ -71,9 +71,9 @@ def _settings(args: argparse.Namespace) -> WireSettings:
     this host: UDP on loopback, unless --iface (raw Ethernet there) or --transport says
     otherwise."""
     section: dict[str, Any] = {}
-    if args.config:
-        with open(args.config, "rb") as f:
-            section = dict(tomllib.load(f).get("wire", {}))
+    if args.config:  # read as the board loader reads it: every error names the file
+        section = load_file(args.config, lambda data: dict(data.get("wire", {})),
+                            SettingError, kind="TOML")
     elif args.iface is None and args.transport in (None, "udp"):
         section = {"transport": "udp", "udp_iface_address": LOOPBACK}
     overrides = {
@@ -86,7 +86,10 @@ def _settings(args: argparse.Namespace) -> WireSettings:
         "max_age_s": args.max_age,
     }
     section.update({k: v for k, v in overrides.items() if v is not None})
-    return WireSettings.from_section(section)
+    try:
+        return WireSettings.from_section(section)
+    except SettingError as exc:  # "[wire] key: why", and the file it is in
+        raise SettingError(f"{args.config}: {exc}" if args.config else str(exc)) from exc
 
 
 def _open(args: argparse.Namespace, sender: Agent) -> tuple[WireSettings, WireCodec, Any]:

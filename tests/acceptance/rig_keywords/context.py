@@ -18,7 +18,6 @@ from pathlib import Path
 from robot.api import SkipExecution
 from robot.libraries.BuiltIn import BuiltIn, RobotNotRunningError
 
-from foosball.agent_cli import AGENTS
 from foosball.rig.faults import FaultMatrix
 from foosball.rig.forward import PortForward
 from foosball.rig.network import netns_unavailable
@@ -86,7 +85,7 @@ class SimulatedTable:
         self.deadline_s = deadline_s
         self.bus_error_tolerance_s = bus_error_tolerance_s
         self.opponent = opponent
-        self.agents = tuple(name for name in AGENT_BOARD if name in AGENTS)
+        self.agents = tuple(AGENT_BOARD)
         self._rig: Rig | None = None
         self._observer: LongObserver | None = None
         self._truth: TruthListener | None = None

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from foosball.ethercat.bus import BusConfig
-from foosball.safety.settings import SafetySettings
+from foosball.runtime.settings import SafetySettings
 
 ACCEPTANCE = Path(__file__).resolve().parents[1]
 MOTOR_CYCLE_MS = 5.0  # the rig's and the pole board's cycle_s (rig.py, board.toml)

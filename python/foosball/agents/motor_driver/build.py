@@ -15,7 +15,7 @@ from foosball.ethercat.bus import EtherCatBus, receive_timeout_for
 from foosball.ethercat.dc import PhaseLock
 from foosball.realtime import prepare_realtime
 from foosball.runtime import AgentRuntime
-from foosball.safety.settings import SafetySettings
+from foosball.runtime.settings import SafetySettings
 from foosball.safety.systemd import SystemdNotifier
 
 # the package's logger: its lines keep the name they had in one file

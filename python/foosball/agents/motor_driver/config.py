@@ -7,6 +7,7 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
+from foosball.drivetrain import is_translation, rod_drives
 from foosball.ethercat import layout as L
 from foosball.schema import SettingError, seconds, setting
 
@@ -26,10 +27,10 @@ class AxisSetup:
 
 
 def default_axes(count: int = 8) -> tuple[AxisSetup, ...]:
-    """Translation axes even, rotation axes odd (axis = 2 * rod + kind)."""
+    """Translation axes even, rotation axes odd (foosball.drivetrain's numbering)."""
     return tuple(
         AxisSetup(axis, homes=True, max_speed=850.0, max_acceleration=25_000.0)
-        if axis % 2 == 0 else
+        if is_translation(axis) else
         AxisSetup(axis, homes=False, max_speed=310.0, max_acceleration=9_000.0)
         for axis in range(count))
 
@@ -37,13 +38,11 @@ def default_axes(count: int = 8) -> tuple[AxisSetup, ...]:
 def axes_from_table(table: Any) -> tuple[AxisSetup, ...]:
     """Axis setups with soft travel limits from the geometry (robot rods in role order)."""
     axes = []
-    for index, rod in enumerate(table.robot_rods):
-        per_rad = rod.metres_per_motor_radian()
-        axes.append(AxisSetup(2 * index, homes=True, max_speed=850.0,
-                              max_acceleration=25_000.0,
-                              soft_min=(rod.travel_min - rod.zero_offset) / per_rad,
-                              soft_max=(rod.travel_max - rod.zero_offset) / per_rad))
-        axes.append(AxisSetup(2 * index + 1, homes=False, max_speed=310.0,
+    for drive in rod_drives(table):
+        soft_min, soft_max = drive.soft_limits()
+        axes.append(AxisSetup(drive.translation_axis, homes=True, max_speed=850.0,
+                              max_acceleration=25_000.0, soft_min=soft_min, soft_max=soft_max))
+        axes.append(AxisSetup(drive.rotation_axis, homes=False, max_speed=310.0,
                               max_acceleration=9_000.0))
     return tuple(axes)
 

@@ -25,7 +25,7 @@ from foosball.agents.motor_driver.records import (
 from foosball.agents.motor_driver.startup import StartUp
 from foosball.ethercat import layout as L
 from foosball.runtime import Inputs, Outputs
-from foosball.safety.latch import Cause
+from foosball.runtime.latch import Cause
 from foosball.safety.ratelog import RateLimitedLog
 from foosball.wire.catalogue import (
     Agent,

@@ -2,6 +2,12 @@
 the drives' faults, the latch that quick-stops every axis, watching a latched cause go
 away, and disable voltage for a drive that ignores its quick stop.
 
+Not a second FAULT latch: the system's is the runtime's (foosball.runtime.latch), which
+the core's `causes()` feed and whose view latches PEER_FAULT here. This one is the drives'
+side of it, and stays here because it acts inside the EtherCAT cycle that saw the fault
+(quick stop on every axis that same cycle, per-axis phases, a cause counted gone over
+clean bus cycles); the runtime's latch runs on the I/O thread a safety tick later.
+
 `FaultHandling` is one part of `MotorDriverCore` (core.py), in a file of its own to keep
 each file readable in one sitting: its methods work on the core's state (axes, config,
 latched, alarmed, the bus counters)."""

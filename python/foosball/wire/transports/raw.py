@@ -13,7 +13,7 @@ import struct
 from collections import deque
 from typing import Any
 
-from foosball.wire import catalogue, codec
+from foosball.wire import catalogue, cose
 from foosball.wire.codec import SetAside
 from foosball.wire.transports.base import Transport, TransportError, socket_drops, wait_readable
 
@@ -49,15 +49,15 @@ NOTHING_ASIDE = SetAside()
 def frame_filter(ethertype: int, set_aside: SetAside = NOTHING_ASIDE
                  ) -> list[tuple[int, int, int, int]]:
     """A classic BPF program that passes frames of `ethertype`, except those `set_aside`
-    covers (codec.claim: the same bytes, read the same way). A frame it cannot read that far
+    covers (cose.claim: the same bytes, read the same way). A frame it cannot read that far
     passes: the codec decides about it, and counts it if it is bad.
 
     Our frame after the 14-byte Ethernet header: u16 length, then the COSE_Mac0 prefix
     d1 84 43 a1 01 05 a1 04 (tag 17 [protected {1: 5}, {4: ...), the kid's byte-string head
-    0x40 + n and n bytes, the payload's byte-string head (1, 2 or 3 bytes as codec.claim
+    0x40 + n and n bytes, the payload's byte-string head (1, 2 or 3 bytes as cose.claim
     counts them), then a6 01 <type id> 02 <sender>. X holds n, then n plus the payload
     head's bytes beyond one."""
-    prefix = codec.OWN_PREFIX
+    prefix = cose.OWN_PREFIX
     assert len(prefix) == 8, "the filter reads the COSE prefix as two words"
     kid_at = ETH_HEADER + 2 + len(prefix)
     needs = kid_at + 9  # bytes up to the sender in the longest layout, past the kid

@@ -1,23 +1,5 @@
-"""The one runtime every agent runs in.
-
-An agent is a core with a pure step, `core.step(Inputs) -> Outputs`, on catalogue messages
-(B-Human style: no sockets, no clocks, no globals in the core). This module is everything
-around it, the same for all six agents, so an agent runs the same on a board, in the
-simulated rig and in a unit test:
-
-- the I/O half (`io_turn`, its own thread, SCHED_FIFO where allowed): receive, MAC and
-  schema check (the codec), then a per-sender rate budget that only authenticated frames
-  spend (a flood without the key cannot crowd out alarms, RESTART or motor commands);
-  heartbeats at 100 Hz; the peers' heartbeat deadlines and reported states; the FAULT latch
-  with its alarms; RESTART accepted or refused with the reason on the wire; clock steps;
-  systemd's READY, WATCHDOG (only while the step loop is alive) and STATUS.
-- the work half (`work_turn`, the calling thread): wait for the agent's hardware sample
-  (a camera frame, an EtherCAT cycle) or for messages, step the core, act on the hardware,
-  send the core's messages. While FAULT is latched no motion command leaves the agent,
-  whatever the core returns.
-
-Every deadline uses the monotonic clock; the wall clock only stamps messages.
-"""
+"""The run loop: AgentRuntime, its I/O half and its work half (foosball.runtime's
+docstring says what each does)."""
 
 from __future__ import annotations
 
@@ -33,12 +15,14 @@ import time
 from collections import Counter, deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any
 
+from foosball.runtime.guards import FloodWatch, SenderBudget
+from foosball.runtime.heartbeat import HeartbeatMonitor, HeartbeatSchedule
+from foosball.runtime.latch import Cause, SafetyLatch, SafetyView
+from foosball.runtime.settings import SafetySettings
+from foosball.runtime.step import AgentCore, Hardware, Inputs, Outputs
 from foosball.safety.health import Health, read_board_health
-from foosball.safety.heartbeat import HeartbeatMonitor, HeartbeatSchedule
-from foosball.safety.latch import Cause, SafetyLatch, SafetyView
-from foosball.safety.settings import SafetySettings
 from foosball.safety.systemd import SystemdNotifier
 from foosball.wire.catalogue import (
     Agent,
@@ -53,9 +37,8 @@ from foosball.wire.catalogue import (
 )
 from foosball.wire.codec import NOT_READ, Drop, Received
 
-log = logging.getLogger(__name__)
+log = logging.getLogger(__package__)  # foosball.runtime, as before the split
 
-NO_FAULT = SafetyView()
 MOTION = (RodCommand, MotorCommand)  # what never leaves an agent in FAULT
 MAX_FRAMES_PER_TURN = 512
 IO_WAIT_S = 0.005  # the I/O loop's longest wait for a frame: a safety look at least this often
@@ -69,106 +52,6 @@ RUNTIME_READS = (Heartbeat, Alarm, GameControl)  # what the runtime itself acts 
 # changes them (alarms, states, RESTART: in _handle) and otherwise at most once a tick: at
 # the LAN's ~1,000 frames a second, once per frame cost more than the frame itself.
 SAFETY_TICK_S = 0.001
-
-
-@dataclass(frozen=True, slots=True)
-class Inputs:
-    now_s: float  # monotonic: every deadline
-    messages: tuple[Any, ...] = ()  # authenticated, from an allowed sender
-    sensed: Any = None  # the hardware's sample this turn (a frame, a bus exchange)
-    safety: SafetyView = NO_FAULT
-    wall_ns: int = 0  # the PTP wall clock, only to compare with message timestamps
-
-
-@dataclass(frozen=True, slots=True)
-class Outputs:
-    messages: tuple[Any, ...] = ()
-    causes: tuple[Cause, ...] = ()  # what this agent observes now that must stop the motors
-    state: SafetyState = SafetyState.READY  # the agent's own state while not in FAULT
-    actuation: Any = None  # for the hardware (the drives' outputs)
-
-
-class AgentCore(Protocol):
-    """`agent`: who it is. A core may also name, as `reads`, the catalogue messages its step
-    looks at: the runtime then never authenticates the others (it adds RUNTIME_READS), which
-    is most of the LAN's traffic for most agents. Without `reads` it hears everything but
-    heartbeats, which are the runtime's business unless `reads` names Heartbeat (the update
-    agent judges its peers' health by them)."""
-
-    agent: Agent
-
-    def step(self, inputs: Inputs) -> Outputs: ...
-
-
-class Hardware(Protocol):
-    """An agent's sensors and actuators: the camera, the EtherCAT bus."""
-
-    def sense(self, timeout_s: float) -> Any:
-        """The next sample, waiting up to `timeout_s`; None when none came."""
-
-    def act(self, actuation: Any) -> None: ...
-
-    def close(self) -> None: ...
-
-
-class SenderBudget:
-    """A token bucket per authenticated sender: one chatty (or compromised) peer spends its
-    own budget, never another's."""
-
-    def __init__(self, rate_hz: float, burst: int) -> None:
-        self.rate_hz = rate_hz
-        self.burst = float(burst)
-        self._tokens: dict[Agent, tuple[float, float]] = {}  # sender -> (tokens, at)
-        self.refused: Counter[str] = Counter()
-
-    def spend(self, sender: Agent, now_s: float) -> bool:
-        last = self._tokens.get(sender)  # (once a frame: no default tuple, no min() call)
-        if last is None:
-            tokens = self.burst
-        else:
-            tokens = last[0] + (now_s - last[1]) * self.rate_hz
-            if tokens > self.burst:
-                tokens = self.burst
-        if tokens < 1.0:
-            self._tokens[sender] = (tokens, now_s)
-            self.refused[sender.name.lower()] += 1
-            return False
-        self._tokens[sender] = (tokens - 1.0, now_s)
-        return True
-
-
-class FloodWatch:
-    """Frames on our LAN that fail the MAC (or are not COSE at all), and frames the kernel
-    dropped unread because they came faster than this agent reads, counted in windows: more
-    than `limit_hz` of them is a flood, a cause for `hold_s` after the last such window.
-    Such frames cost every agent CPU however fast they are dropped; above a few hundred a
-    second nothing on the LAN is healthy (a board with a wrong key, a broadcast storm, an
-    attack), and what is uncertain stops the motors (RESTART is refused until it is over).
-    The drops count because an agent flooded past what its CPU reads sees only the share
-    it reads: at 10,000 frames/s on a busy board that share can sit at the limit itself,
-    and the frames it never reads may be its peers' heartbeats and alarms."""
-
-    WINDOW_S = 0.1
-
-    def __init__(self, limit_hz: float, hold_s: float) -> None:
-        self.limit = limit_hz * self.WINDOW_S
-        self.hold_s = hold_s
-        self._window_start = -math.inf
-        self._count = 0
-        self.rate_hz = 0.0  # of the last window over the limit
-        self.last_s = -math.inf  # when a window went over the limit
-
-    def count(self, now_s: float, frames: int = 1) -> None:
-        if now_s - self._window_start >= self.WINDOW_S:
-            self._window_start, self._count = now_s, 0
-        self._count += frames
-        if self._count > self.limit:
-            self.rate_hz = self._count / self.WINDOW_S
-            self.last_s = now_s
-
-    def present(self, now_s: float) -> bool:
-        return now_s - self.last_s < self.hold_s
-
 
 @dataclass
 class RuntimeCounters:

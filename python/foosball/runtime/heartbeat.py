@@ -10,8 +10,8 @@ import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from foosball.runtime.latch import Cause
 from foosball.safety.health import Health, read_board_health
-from foosball.safety.latch import Cause
 from foosball.wire.catalogue import Agent, AlarmCode, Heartbeat, SafetyState
 
 HEARTBEAT_PERIOD_S = 0.01  # 100 Hz
