@@ -10,7 +10,11 @@ percentiles, with a margin. The band is then tried on everything that is not the
 field, the lines, the men, the wooden frame): a band that lets a ball-sized blob of the
 table through, or too many of its pixels, is narrowed; one that cannot be narrowed without
 losing the ball is refused, with what was found (use `detector.method = "background"`
-then).
+then). The blob check runs on the median table and on each of up to 24 of the frames
+themselves, the ball's own blob left out: a patch of pale field that the light or a
+moving man's shadow makes only now and then, or a man's colour, is not in the median but
+is in the frames, and the tracker would sit on it (issue 32: real footage, a learnt band
+took in a pale patch of field and published it for 15 frames).
 """
 
 from __future__ import annotations
@@ -34,6 +38,14 @@ COVERAGES = (0.98, 0.95, 0.9, 0.8)
 # The table's pixels the band may take in (scattered ones; the blob filter drops them).
 MAX_TABLE_SHARE = 0.002
 HSV_MARGIN = 12
+# Moving blobs found within this of each other (px) are at one place: one vote in the
+# colour the ball is taken to have.
+STANDING_PX = 2.0
+# A moving blob whose median colour is further than this (sum of |B|, |G|, |R|) from the
+# median of all of them is not the ball.
+COLOUR_AGREEMENT = 75
+# The frames the band's blobs are looked for in (evenly spread over those given).
+CHECKED_FRAMES = 24
 # Without a calibration the ball's size is unknown. A 34-36 mm ball on a 1.2 m field that
 # fills the frame's width is width/40-width/25 across; the moving blob is looked for from
 # width/200 (a wide view) to width/12 (a close one: 70 px at 1920 is width/27), and the
@@ -58,14 +70,63 @@ class LearntColour:
     frames_with_ball: int
     table_share: float  # of the table's pixels inside the band
     coverage: float  # of the ball's pixels inside the band
+    narrowed: tuple[str, ...] = ()  # why each wider band was not taken
 
     def report(self) -> dict[str, Any]:
         d = self.detector
-        return {"hue": [d.hue_low, d.hue_high], "saturation": [d.sat_low, d.sat_high],
-                "value": [d.val_low, d.val_high], "ball_pixels": self.ball_pixels,
-                "frames_with_ball": self.frames_with_ball,
-                "ball_share_in_band": round(self.coverage, 4),
-                "table_share_in_band": round(self.table_share, 6)}
+        report: dict[str, Any] = {
+            "hue": [d.hue_low, d.hue_high], "saturation": [d.sat_low, d.sat_high],
+            "value": [d.val_low, d.val_high], "ball_pixels": self.ball_pixels,
+            "frames_with_ball": self.frames_with_ball,
+            "ball_share_in_band": round(self.coverage, 4),
+            "table_share_in_band": round(self.table_share, 6)}
+        if self.narrowed:
+            report["narrowed"] = list(self.narrowed)
+        return report
+
+
+class _TableCheck:
+    """What must stay out of the band: every pixel that is not the ball (a sample), the
+    median table and up to CHECKED_FRAMES of the frames, each with the ball's blob left
+    out, where a ball-like blob of the band would be a false ball."""
+
+    def __init__(self, pixels: np.ndarray, table: np.ndarray, where: np.ndarray,
+                 frames: list[tuple[np.ndarray, np.ndarray, np.ndarray]]) -> None:
+        self.pixels = pixels  # HSV rows
+        self.table_hsv = cv2.cvtColor(table, cv2.COLOR_BGR2HSV)
+        self.where = where
+        # (HSV frame, the mask it may be searched in, the pixels of the ball found there)
+        self.frames = frames
+
+    def share(self, band: DetectorConfig) -> float:
+        return float(_inside(self.pixels, band).mean())
+
+    def why(self, band: DetectorConfig) -> str:
+        """What the band takes in that it must not ("" if nothing)."""
+        share = self.share(band)
+        if share > MAX_TABLE_SHARE:
+            return f"takes in {share:.1%} of the rest of the frame"
+        return self.blob(band)
+
+    def blob(self, band: DetectorConfig) -> str:
+        """Where the band finds a ball-like blob that is not the ball ("" if nowhere)."""
+        if (at := _ball_like_blob(self.table_hsv, self.where, band)) is not None:
+            return f"a ball-like blob at ({at[0]:.0f}, {at[1]:.0f}) px on the table itself"
+        hits, checked = [], 0
+        for hsv, allowed, ball in self.frames:
+            # A frame counts when what was found moving there is in the band: otherwise it
+            # was not the ball (the hole a ball that lay still leaves in the median), and
+            # the ball itself may be the blob found away from it.
+            if len(ball) == 0 or _inside(ball, band).mean() < 0.5:
+                continue
+            checked += 1
+            if (at := _ball_like_blob(hsv, allowed, band)) is not None:
+                hits.append(at)
+        if not hits:
+            return ""
+        u, v = hits[0]
+        return (f"a ball-like blob away from the ball in {len(hits)} of {checked} frames "
+                f"checked (the first at ({u:.0f}, {v:.0f}) px)")
 
 
 def learn_colour(frames: Sequence[np.ndarray], base: DetectorConfig,
@@ -78,17 +139,50 @@ def learn_colour(frames: Sequence[np.ndarray], base: DetectorConfig,
     table = np.median(np.stack(frames), axis=0).astype(np.uint8)
     where = field_mask if field_mask is not None else np.full(table.shape[:2], 255, np.uint8)
     gate = base if radius_at is not None else _image_limits(base, table.shape[1])
+    # The moving, round, ball-sized blob of each frame. In a few frames it is not the ball
+    # (a man's head passing, the hole a ball that lay still leaves in the median): those
+    # blobs' colour differs from the rest, and they are left out.
+    blobs = [_moving_ball(image, table, where, gate, radius_at) for image in frames]
+    centres = np.array([(b[1].u, b[1].v) if b is not None else (np.nan, np.nan)
+                        for b in blobs])
+    colours = {i: np.median(frames[i][_full(blob[0], table.shape[:2]) > 0], axis=0)
+               for i, blob in enumerate(blobs) if blob is not None}
+    if colours:
+        # One vote per place: a blob standing in one place over many frames (a man that
+        # stepped out of the median's way, the hole he left) counts once, a rolling ball
+        # once per frame.
+        votes: list[np.ndarray] = []
+        for i, colour in colours.items():
+            same_place = np.hypot(*(centres - centres[i]).T) <= STANDING_PX
+            if int(np.argmax(same_place)) == i:  # the first frame at this place
+                votes.append(colour)
+        consensus = np.median(np.stack(votes), axis=0)
+        for i, colour in colours.items():
+            if float(np.abs(colour - consensus).sum()) > COLOUR_AGREEMENT:
+                blobs[i] = None
+    left_out = int(np.isfinite(centres[:, 0]).sum()) - sum(blob is not None for blob in blobs)
     ball_samples, whole_samples, not_ball, sizes = [], [], [], []
-    for image in frames:
-        moving = _moving_ball(image, table, where, gate, radius_at)
+    searched: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
+    keep_every = max(1, math.ceil(len(frames) / CHECKED_FRAMES))
+    for i, image in enumerate(frames):
         hsv = cv2.cvtColor(image, cv2.COLOR_BGR2HSV)
-        if moving is not None:
-            blob, stats = moving
+        if blobs[i] is not None:
+            box, stats = blobs[i]
+            blob = _full(box, table.shape[:2])
             sizes.append((stats.area, stats.perimeter))
             core = cv2.erode(blob, np.ones((3, 3), np.uint8), iterations=2)
             ball_samples.append(hsv[core > 0])
             whole_samples.append(hsv[blob > 0])
             away = cv2.dilate(blob, np.ones((9, 9), np.uint8)) == 0
+            if (len(sizes) - 1) % keep_every == 0:
+                # Where a false ball could be in this frame: the field less the ball and a
+                # margin (its blurred edge and shadow are the ball's). Only frames where
+                # the ball was found: elsewhere it may be there, still or half hidden.
+                ball_area = cv2.dilate(blob, np.ones((25, 25), np.uint8))
+                searched.append((hsv, np.where(ball_area == 0, where, 0).astype(np.uint8),
+                                 hsv[core > 0]))
+        elif np.isfinite(centres[i, 0]):
+            continue  # what moved was not the ball, which is somewhere in this frame
         else:
             away = np.ones(table.shape[:2], bool)
         # The whole frame counts as table: the wooden frame and what lies beside the table
@@ -105,19 +199,37 @@ def learn_colour(frames: Sequence[np.ndarray], base: DetectorConfig,
     if radius_at is None:
         base = _sized_for_ball(base, *np.median(np.array(sizes), axis=0))
     ball = np.concatenate(ball_samples)
-    others = np.concatenate(not_ball)
-    for coverage in COVERAGES:
-        band = _band(ball, coverage, base)
-        share = float(_inside(others, band).mean())
-        if share <= MAX_TABLE_SHARE and not _table_blob(table, where, band, radius_at):
-            band = _widen(band, others, table, where, radius_at)
-            return LearntColour(band, len(ball), found, float(_inside(others, band).mean()),
-                                float(_inside(ball, band).mean()))
+    check = _TableCheck(np.concatenate(not_ball), table, where, searched)
+    narrowed: list[str] = []
+    if left_out:
+        narrowed.append(f"left out the moving blob of {left_out} frames: its colour is not "
+                        f"the ball's (a man, or where the ball lay before)")
+
+    def learnt(band: DetectorConfig) -> LearntColour:
+        band = _widen(band, check, narrowed)
+        return LearntColour(band, len(ball), found, check.share(band),
+                            float(_inside(ball, band).mean()), tuple(narrowed))
+
+    bands = [_band(ball, coverage, base) for coverage in COVERAGES]
+    for coverage, band in zip(COVERAGES, bands, strict=True):
+        why = check.why(band)
+        if not why:
+            return learnt(band)
+        narrowed.append(f"the band holding {coverage:.0%} of the ball's pixels (hue "
+                        f"{band.hue_low}-{band.hue_high}, saturation from {band.sat_low}, "
+                        f"value from {band.val_low}) {why}")
+    # None separates as it is: one bound moved in, from the widest band on.
+    for band in bands:
+        if (trimmed := _trim(band, ball, check)) is not None:
+            narrowed.append(f"narrowed: {trimmed[1]}")
+            return learnt(trimmed[0])
     raise LearnError(
         f"cannot tell the ball from the table by colour: the narrowest band that holds "
         f"{COVERAGES[-1]:.0%} of the ball's pixels (hue {band.hue_low}-{band.hue_high}, "
-        f"saturation from {band.sat_low}, value from {band.val_low}) takes in "
-        f"{share:.1%} of the rest of the frame; use the background detector: "
+        f"saturation from {band.sat_low}, value from {band.val_low}) {why}, and no "
+        f"saturation or value floor or hue edge moved in keeps the table out"
+        f"{'; ' + narrowed[0] if left_out else ''}; "
+        f"use the background detector: "
         f"`learn-colour --for-background` writes the ball's own band with "
         f"detector.method = \"background\" (`detect --track` then finds it)",
         # For the background detector, which needs no separation: the ball's colour with
@@ -126,14 +238,59 @@ def learn_colour(frames: Sequence[np.ndarray], base: DetectorConfig,
         band=_band(np.concatenate(whole_samples), COVERAGES[0], base))
 
 
-def _widen(band: DetectorConfig, others: np.ndarray, table: np.ndarray, where: np.ndarray,
-           radius_at: Any) -> DetectorConfig:
+# Bounds `_trim` may move in, and which way.
+TRIMS = (("sat_low", 1), ("val_low", 1), ("hue_low", 1), ("hue_high", -1))
+
+
+def _moved(band: DetectorConfig, name: str, step: int) -> DetectorConfig | None:
+    value = getattr(band, name) + step
+    if name.startswith("hue"):
+        if band.hue_low == 0 and band.hue_high == 179:
+            return None  # any hue: a grey or white ball
+        width = (band.hue_high - band.hue_low) % 180
+        return replace(band, **{name: value % 180}) if abs(step) < width else None
+    return replace(band, **{name: value}) if value <= 255 else None
+
+
+def _trim(band: DetectorConfig, ball: np.ndarray, check: _TableCheck,
+          ) -> tuple[DetectorConfig, str] | None:
+    """The band with one bound moved in (the saturation or value floor up, or one hue edge
+    in) just far enough that the table stays out, the bound that keeps most of the ball;
+    None when none keeps COVERAGES[-1] of it. A patch of pale field or a man's colour
+    usually differs from the ball in one of them only."""
+    best: tuple[float, DetectorConfig, str] | None = None
+    for name, direction in TRIMS:
+        # The furthest the bound may move and still hold enough of the ball.
+        furthest = 0
+        while (candidate := _moved(band, name, direction * (furthest + 1))) is not None and \
+                float(_inside(ball, candidate).mean()) >= COVERAGES[-1]:
+            furthest += 1
+        if furthest == 0 or check.why(_moved(band, name, direction * furthest)):
+            continue
+        low, high = 0, furthest  # fails at low, passes at high: the least move that passes
+        while high - low > 1:
+            middle = (low + high) // 2
+            if check.why(_moved(band, name, direction * middle)):
+                low = middle
+            else:
+                high = middle
+        trimmed = _moved(band, name, direction * high)
+        assert trimmed is not None
+        kept = float(_inside(ball, trimmed).mean())
+        if best is None or kept > best[0]:
+            best = (kept, trimmed, f"{name} {getattr(band, name)} -> "
+                    f"{getattr(trimmed, name)} ({kept:.0%} of the ball's pixels kept)")
+    return None if best is None else (best[1], best[2])
+
+
+def _widen(band: DetectorConfig, check: _TableCheck,
+           stopped: list[str] | None = None) -> DetectorConfig:
     """The band grown while the table stays out: the ball's rim, its shadowed side and a
     change of light are the ball's colour too, only paler, darker or a little off in hue
-    (the learnt core alone gives a small blob, taken for a partly hidden ball)."""
+    (the learnt core alone gives a small blob, taken for a partly hidden ball). What
+    stopped a bound from growing into the table goes into `stopped`, once per bound."""
     def fits(candidate: DetectorConfig) -> bool:
-        return float(_inside(others, candidate).mean()) <= MAX_TABLE_SHARE / 2 and \
-            not _table_blob(table, where, candidate, radius_at)
+        return check.share(candidate) <= MAX_TABLE_SHARE / 2 and not check.blob(candidate)
 
     steps = [("val_low", -10, 0), ("sat_low", -10, 0)]
     if not (band.hue_low == 0 and band.hue_high == 179):
@@ -155,6 +312,9 @@ def _widen(band: DetectorConfig, others: np.ndarray, table: np.ndarray, where: n
             candidate = replace(band, **{name: value})
             if fits(candidate):
                 band, grown = candidate, True
+            elif stopped is not None and (why := check.blob(candidate)) and not any(
+                    note.startswith(f"{name} ") for note in stopped):
+                stopped.append(f"{name} kept at {getattr(band, name)}: {value} {why}")
     return band
 
 
@@ -183,10 +343,22 @@ def _sized_for_ball(base: DetectorConfig, area: float, perimeter: float) -> Dete
                    roi_max_half=min(256, max(base.roi_max_half, refine))).validate()
 
 
+Box = tuple[tuple[int, int, int, int], np.ndarray]  # (x, y, w, h) and the mask within it
+
+
+def _full(box: Box, shape: tuple[int, ...]) -> np.ndarray:
+    """A blob's mask (from `_moving_ball`) as a mask of the whole frame."""
+    (x, y, w, h), small = box
+    mask = np.zeros(shape[:2], np.uint8)
+    mask[y:y + h, x:x + w] = small
+    return mask
+
+
 def _moving_ball(image: np.ndarray, table: np.ndarray, where: np.ndarray,
                  base: DetectorConfig, radius_at: Any,
-                 ) -> tuple[np.ndarray, BlobStats] | None:
-    """Mask of the most ball-like moving blob of `image` and its statistics, or None."""
+                 ) -> tuple[Box, BlobStats] | None:
+    """The most ball-like moving blob of `image` (its box and the mask within it) and its
+    statistics, or None."""
     difference = cv2.absdiff(image, table).astype(np.int16).sum(axis=2)
     moving = np.where((difference > MOTION_THRESHOLD) & (where > 0), 255, 0).astype(np.uint8)
     contours, _ = cv2.findContours(moving, cv2.RETR_EXTERNAL, cv2.CHAIN_APPROX_SIMPLE)
@@ -207,9 +379,10 @@ def _moving_ball(image: np.ndarray, table: np.ndarray, where: np.ndarray,
             best, best_stats, best_score = contour, stats, fill
     if best is None or best_stats is None:
         return None
-    mask = np.zeros(moving.shape, np.uint8)
-    cv2.drawContours(mask, [best], -1, 255, -1)
-    return mask, best_stats
+    x, y, w, h = cv2.boundingRect(best)
+    mask = np.zeros((h, w), np.uint8)
+    cv2.drawContours(mask, [best], -1, 255, -1, offset=(-x, -y))
+    return ((x, y, w, h), mask), best_stats
 
 
 def _band(ball: np.ndarray, coverage: float, base: DetectorConfig) -> DetectorConfig:
@@ -254,20 +427,28 @@ def _inside(hsv: np.ndarray, band: DetectorConfig) -> np.ndarray:
         val >= band.val_low) & (val <= band.val_high)
 
 
-def _table_blob(table: np.ndarray, where: np.ndarray, band: DetectorConfig,
-                radius_at: Any) -> bool:
-    """Does the band find a ball-like blob on the table without the ball?"""
-    hsv = cv2.cvtColor(table, cv2.COLOR_BGR2HSV)
-    mask = _inside(hsv.reshape(-1, 3), band).reshape(table.shape[:2])
-    mask = np.where(mask & (where > 0), 255, 0).astype(np.uint8)
+def _band_mask(hsv: np.ndarray, band: DetectorConfig) -> np.ndarray:
+    """255 where an HSV image is inside the band (the hue through 179 -> 0 when it wraps)."""
+    low_sv, high_sv = (band.sat_low, band.val_low), (band.sat_high, band.val_high)
+    if not band.hue_wraps:
+        return cv2.inRange(hsv, (band.hue_low, *low_sv), (band.hue_high, *high_sv))
+    return cv2.inRange(hsv, (band.hue_low, *low_sv), (179, *high_sv)) | cv2.inRange(
+        hsv, (0, *low_sv), (band.hue_high, *high_sv))
+
+
+def _ball_like_blob(hsv: np.ndarray, where: np.ndarray, band: DetectorConfig,
+                    ) -> tuple[float, float] | None:
+    """The centre of a blob of the band inside `where` that the detector's blob filter
+    would take for the ball, or None."""
+    mask = _band_mask(hsv, band) & where
     contours, _ = cv2.findContours(mask, cv2.RETR_EXTERNAL, cv2.CHAIN_APPROX_SIMPLE)
     for contour in contours:
         if len(contour) < 3:
             continue
         stats = blob_stats(contour)
         if stats is not None and passes(stats, band):
-            return True
-    return False
+            return stats.u, stats.v
+    return None
 
 
 def band_preview(image: np.ndarray, band: DetectorConfig) -> np.ndarray:
