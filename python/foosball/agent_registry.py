@@ -74,6 +74,13 @@ def _ball_tracker_unopened(section: dict[str, Any], table: Table) -> Any:
     """The section's own (vision.json's) checks, named below, without the files it names."""
     from foosball.vision.config import parse_settings
 
+    source = section.get("source")
+    if not isinstance(source, dict) or "kind" not in source:
+        # vision.json's default source is the simulator's camera (tools, tests); a board
+        # names its camera, so a forgotten table never runs a board on rendered frames.
+        raise SettingError("[ball_tracker] source.kind: missing; name the board's frame "
+                           "source in [ball_tracker.source] (v4l2, gstreamer, video, images, "
+                           "socket or sim: foosball.vision.sources.BACKENDS)")
     return parse_settings(section)
 
 

@@ -58,6 +58,9 @@ max_total_bytes = 4194304
 [ball_tracker]
 calibration = "{calibration}"
 
+[ball_tracker.source]
+kind = "sim"
+
 [update_agent]
 board = "pole"
 """
@@ -194,6 +197,8 @@ CASES: list[tuple[str, Callable[[Board], None], str]] = [
         f'calibration = "{b.calibration}"',
         f'calibration = "{b.calibration}"\nthresholds_file = "{b.dir / "thresholds.json"}"')),
      "[ball_tracker] thresholds_file: "),
+    ("tracker without a camera", lambda b: b.replace('[ball_tracker.source]\nkind = "sim"\n', ""),
+     "[ball_tracker] source.kind: missing"),
     ("tracker threshold out of range",
      lambda b: b.append("[ball_tracker.detector]\nhue_low = 300\n"),
      "[ball_tracker] detector.hue_low: 300 is not an integer 0..179"),

@@ -236,6 +236,7 @@ def test_learn_colour_writes_the_one_colour_file_detect_and_the_board_read(
     board = tmp_path / "board.toml"
     board.write_text(f'[wire]\ntransport = "udp"\n[ball_tracker]\ncalibration = '
                      f'"{calibration_file}"\nthresholds_file = "{colour}"\n'
+                     '[ball_tracker.source]\nkind = "v4l2"\n'
                      # a band that finds nothing, so only the file's can find the ball
                      "[ball_tracker.detector]\nhue_low = 100\nhue_high = 110\n")
     assert detect("--config", str(board)) == by_settings

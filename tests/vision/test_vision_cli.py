@@ -114,6 +114,7 @@ def test_calibrate_detect_and_learn_read_the_board_file(scene, tmp_path, capsys)
     output = tmp_path / "camera.json"
     board = tmp_path / "board.toml"
     board.write_text(f'[wire]\ntransport = "udp"\n[ball_tracker]\ncalibration = "{output}"\n'
+                     '[ball_tracker.source]\nkind = "v4l2"\n'
                      "[ball_tracker.detector]\nmin_area = 20\n")
     code = main(["vision", "calibrate", str(scene / "markers.png"), "--markers",
                  str(scene / "markers.json"), "--focal-px", str(CAMERA.focal),
