@@ -2,7 +2,9 @@
 totals and per-match results of the runs in ../issue-30-play2.md): per-match differences
 with bootstrap 95 % intervals (4,000 resamples of the matches, seed 1).
 
-    python docs/notes/issue-30-play2/paired.py before-pro v4-pro
+    python docs/notes/issue-30-play2/paired.py before-pro v4-pro [RUNS.json]
+
+(RUNS.json: another file of the same form, e.g. docs/notes/issue-30-play3/tournaments.json.)
 """
 
 from __future__ import annotations
@@ -18,8 +20,8 @@ RUNS = Path(__file__).with_name("tournaments.json")
 FOR, AGAINST, OWN = 1, 2, 5
 
 
-def main(before: str, after: str) -> None:
-    runs = json.loads(RUNS.read_text())
+def main(before: str, after: str, path: str | None = None) -> None:
+    runs = json.loads((Path(path) if path else RUNS).read_text())
     a, b = runs[before]["per_match"], runs[after]["per_match"]
     assert [m[0] for m in a] == [m[0] for m in b], "not the same seeds"
     rng = random.Random(1)
@@ -51,4 +53,4 @@ def main(before: str, after: str) -> None:
 
 
 if __name__ == "__main__":
-    main(*sys.argv[1:3])
+    main(*sys.argv[1:4])
