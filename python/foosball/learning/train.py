@@ -126,6 +126,9 @@ def train(args: argparse.Namespace) -> dict[str, Any]:
         "training_env_seeds": [TRAIN_SEED_BASE + 100_000 * args.seed, next_seed - 1],
         "episodes": episodes,
         "es_iterations_run": len(curve["es"]),
+        # The wall-time bound makes a run depend on the machine's speed; the same seed with
+        # the iterations this run reached, unbounded, trains the same weights anywhere.
+        "reproduce_command": reproduce_command(args, len(curve["es"])),
         "wall_minutes": round(minutes, 1),
         "machine": f"{platform.machine()}, {os.cpu_count()} CPUs, load {os.getloadavg()}",
         "network": {"inputs": OBS_SIZE, "hidden": args.hidden, "outputs": 2,
@@ -136,6 +139,17 @@ def train(args: argparse.Namespace) -> dict[str, Any]:
     (out / "curve.json").write_text(json.dumps(curve, indent=1) + "\n")
     plot_curve(curve, out / "curve.png")
     return record
+
+
+def reproduce_command(args: argparse.Namespace, es_iterations_run: int) -> str:
+    """`foosball learn train` with this run's settings and no time bound: `--es-iterations`
+    is the iterations this run reached (the rollouts' order, hence the result, does not
+    depend on `--jobs`)."""
+    settings = {k: v for k, v in vars(args).items()
+                if k not in ("func", "group", "learn_command", "out", "jobs")}
+    settings.update(es_iterations=es_iterations_run, minutes=float("inf"))
+    return "foosball learn train " + " ".join(
+        f"--{k.replace('_', '-')} {v}" for k, v in settings.items())
 
 
 def _centred_ranks(values: np.ndarray) -> np.ndarray:
