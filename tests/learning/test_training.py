@@ -14,7 +14,7 @@ import pytest
 pytest.importorskip("gymnasium", reason="needs gymnasium (the learning extra)")
 pytest.importorskip("onnx", reason="needs onnx (the learning extra) to export")
 
-from foosball.learning import train  # noqa: E402
+from foosball.learning import train
 
 TINY = ["--dagger-rounds", "1", "--round-episodes", "2", "--epochs", "2", "--es-pairs", "1",
         "--es-episodes", "1", "--hidden", "4", "--jobs", "1"]
