@@ -149,6 +149,11 @@ def check(kind: Any, value: Any, spec: Spec, where: str) -> Any:
             if value == member.value and type(value) is type(member.value):
                 return member
         raise SettingError(f"{where}: one of {', '.join(map(repr, values))}, not {value!r}")
+    if origin is tuple and len(typing.get_args(kind)) == 2 and typing.get_args(kind)[1] is ...:
+        if not isinstance(value, list):  # tuple[float, ...]: a TOML list, every item checked
+            raise SettingError(f"{where}: a list, not {value!r}")
+        item = typing.get_args(kind)[0]
+        return tuple(check(item, v, spec, f"{where}[{i}]") for i, v in enumerate(value))
     if origin is dict or kind is dict:
         if not isinstance(value, dict):
             raise SettingError(f"{where}: a table, not {value!r}")

@@ -50,9 +50,14 @@ def test_default_parameter_file_equals_the_documented_defaults():
 
 
 def test_unknown_or_mistyped_keys_are_errors():
-    with pytest.raises(ParameterError, match=r"seed\]\.kik_power"):
+    # the board file's error form (foosball.schema): [section] key: why
+    with pytest.raises(ParameterError, match=r"^\[seed\]: unknown key kik_power; known: "):
         parse_params({"seed": {"kik_power": 3}})
-    with pytest.raises(ParameterError, match="expected a number"):
+    with pytest.raises(ParameterError, match=r"^\[seed\] kick_power: a number, not 'fast'"):
         parse_params({"seed": {"kick_power": "fast"}})
+    with pytest.raises(ParameterError, match=r"^\[kick_engine\] aim_offsets\[1\]: a number"):
+        parse_params({"kick_engine": {"aim_offsets": [0.0, "far"]}})
+    assert parse_params({"kick_engine": {"aim_offsets": [0, 1]}}).kick_engine.aim_offsets \
+        == (0.0, 1.0)
     with pytest.raises(ParameterError, match="unknown sections"):
         parse_params({"seeds": {}})

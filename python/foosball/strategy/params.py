@@ -8,16 +8,18 @@ silently ignored.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field, fields, replace
+from dataclasses import dataclass, field, replace
 from importlib import resources
 from pathlib import Path
 from typing import Any
 
 from foosball.files import load_file
+from foosball.schema import SettingError, parse, setting
 
 
-class ParameterError(ValueError):
-    """The parameter file is wrong; the message names the offending key."""
+class ParameterError(SettingError):
+    """The parameter file is wrong; the message names the offending key (the board file's
+    form, `[section] key: why`)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -96,7 +98,7 @@ class LearnedParams:
     """Who plays the goalkeeper rod: `improved`'s rules, or a learned policy (an ONNX file,
     `foosball.strategy.learned`; a name alone is a file in foosball/data)."""
 
-    goalkeeper: str = "improved"  # "improved" | "policy"
+    goalkeeper: str = setting("improved", choices=("improved", "policy"))
     model: str = "goalkeeper.onnx"
 
 
@@ -116,53 +118,21 @@ _SECTIONS: dict[str, type] = {
     "improved": ImprovedParams,
     "learned": LearnedParams,
 }
-GOALKEEPERS = ("improved", "policy")
-
-
-def _section(cls: type, data: Any, where: str) -> Any:
-    if not isinstance(data, dict):
-        raise ParameterError(f"[{where}]: expected a table")
-    known = {f.name: f for f in fields(cls)}
-    values: dict[str, Any] = {}
-    for key, value in data.items():
-        if key not in known:
-            raise ParameterError(f"[{where}].{key}: unknown key; known: {sorted(known)}")
-        wanted = known[key].type
-        if wanted.startswith("tuple"):
-            if not isinstance(value, list) or not all(
-                isinstance(v, int | float) and not isinstance(v, bool) for v in value
-            ):
-                raise ParameterError(f"[{where}].{key}: expected a list of numbers")
-            value = tuple(float(v) for v in value)
-        elif wanted == "bool":
-            if not isinstance(value, bool):
-                raise ParameterError(f"[{where}].{key}: expected true or false, got {value!r}")
-        elif wanted == "str":
-            if not isinstance(value, str) or not value:
-                raise ParameterError(f"[{where}].{key}: expected a name, got {value!r}")
-        elif wanted == "int":
-            if isinstance(value, bool) or not isinstance(value, int):
-                raise ParameterError(f"[{where}].{key}: expected an integer, got {value!r}")
-        else:
-            if isinstance(value, bool) or not isinstance(value, int | float):
-                raise ParameterError(f"[{where}].{key}: expected a number, got {value!r}")
-            value = float(value)
-            if not math.isfinite(value):
-                raise ParameterError(f"[{where}].{key}: not finite")
-        values[key] = value
-    return cls(**values)
 
 
 def parse_params(data: Any) -> StrategyParams:
+    """The parameter file's tables, each checked by the one schema (foosball.schema) that
+    reads every configuration file: unknown keys refused, types, choices."""
     if not isinstance(data, dict):
         raise ParameterError("strategy parameters: expected a table at the top level")
     unknown = set(data) - set(_SECTIONS)
     if unknown:
         raise ParameterError(f"unknown sections {sorted(unknown)}; known: {sorted(_SECTIONS)}")
-    parts = {name: _section(cls, data.get(name, {}), name) for name, cls in _SECTIONS.items()}
-    if parts["learned"].goalkeeper not in GOALKEEPERS:
-        raise ParameterError(f"[learned].goalkeeper: one of {', '.join(GOALKEEPERS)}, got "
-                             f"{parts['learned'].goalkeeper!r}")
+    try:
+        parts = {name: parse(cls, data.get(name, {}), f"[{name}]")
+                 for name, cls in _SECTIONS.items()}
+    except SettingError as exc:
+        raise ParameterError(str(exc)) from exc
     return StrategyParams(**parts)
 
 
