@@ -9,11 +9,14 @@ action, `strategy.learned.keeper_target`). Its weights are one flat vector (`fla
 
 from __future__ import annotations
 
+import io
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import numpy as np
+
+from foosball.files import write_atomically
 
 
 @dataclass
@@ -79,7 +82,9 @@ class Mlp:
         return loss
 
     def save(self, path: Path) -> None:
-        np.savez(path, w1=self.w1, b1=self.b1, w2=self.w2, b2=self.b2)
+        data = io.BytesIO()
+        np.savez(data, w1=self.w1, b1=self.b1, w2=self.w2, b2=self.b2)
+        write_atomically(path, data.getvalue())
 
     @classmethod
     def load(cls, path: Path) -> Mlp:
@@ -109,7 +114,8 @@ def export_onnx(mlp: Mlp, path: Path, doc: str = "") -> None:
                               producer_name="foosball.learning", doc_string=doc)
     model.ir_version = 8
     onnx.checker.check_model(model)
-    onnx.save(model, str(path))
+    # --out may be foosball/data: a run stopped mid-write never leaves a broken model there
+    write_atomically(path, model.SerializeToString())
 
 
 def run_rollout(policy: Any, env: Any, seed: int, teacher_mix: float = 0.0,

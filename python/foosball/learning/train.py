@@ -29,6 +29,8 @@ from typing import Any
 
 import numpy as np
 
+from foosball.files import write_atomically
+
 TRAIN_SEED_BASE = 1_000_000  # training episodes' env seeds start here (held-out: < 100,000)
 _WORKER: dict[str, Any] = {}
 
@@ -135,8 +137,8 @@ def train(args: argparse.Namespace) -> dict[str, Any]:
                     "parameters": int(final.flat().size)},
     }
     export_onnx(final, out / "goalkeeper.onnx", json.dumps(record["environment"]))
-    (out / "goalkeeper.json").write_text(json.dumps(record, indent=1) + "\n")
-    (out / "curve.json").write_text(json.dumps(curve, indent=1) + "\n")
+    write_atomically(out / "goalkeeper.json", (json.dumps(record, indent=1) + "\n").encode())
+    write_atomically(out / "curve.json", (json.dumps(curve, indent=1) + "\n").encode())
     plot_curve(curve, out / "curve.png")
     return record
 
