@@ -26,6 +26,7 @@ goal against, -`foul_penalty` per foul of ours.
 
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
 from typing import Any, ClassVar
 
 import gymnasium
@@ -69,7 +70,7 @@ class _Side:
         return None
 
 
-class _TableEnv(gymnasium.Env):
+class _TableEnv(gymnasium.Env, ABC):
     """What both environments share: the match stepped ball state by ball state, the
     observation, the tally of goals, fouls and saves. Subclasses make the match
     (`_new_match`), the command of an action (`_command`) and the reward (`_reward`)."""
@@ -87,14 +88,17 @@ class _TableEnv(gymnasium.Env):
         self.team: _Side | None = None
         self.episode: dict[str, Any] = {}
 
+    @abstractmethod
     def _new_match(self, rng: np.random.Generator) -> tuple[_Side, Match, dict[str, Any]]:
-        raise NotImplementedError
+        """The episode's match, our side of it and what `reset` reports about it."""
 
+    @abstractmethod
     def _command(self, action: Any) -> RodCommand:
-        raise NotImplementedError
+        """The robot's RodCommand for an action of `action_space`."""
 
+    @abstractmethod
     def _reward(self, goals_for: int, goals_against: int, fouls: int, saves: int) -> float:
-        raise NotImplementedError
+        """The step's reward from what happened in it."""
 
     def reset(self, *, seed: int | None = None,
               options: dict[str, Any] | None = None) -> tuple[np.ndarray, dict[str, Any]]:
