@@ -78,8 +78,8 @@ class RodDrive:
 
     def soft_limits(self) -> tuple[float, float]:
         """The travel in motor radians from the homing zero (the drive's soft limits)."""
-        return ((self.travel_min - self.zero_offset) / self.per_rad,
-                (self.travel_max - self.zero_offset) / self.per_rad)
+        return (translation_to_motor(self.rod, self.travel_min),
+                translation_to_motor(self.rod, self.travel_max))
 
 
 def rod_drives(table: Table) -> tuple[RodDrive, ...]:
@@ -96,13 +96,12 @@ def rods_from_motors(motors: MotorStatus, table: Table) -> RodStatus:
         t_axis, r_axis = by_axis.get(translation_axis(index)), by_axis.get(rotation_axis(index))
         if t_axis is None or r_axis is None:
             continue
-        scale = rod.metres_per_motor_radian()
         out.append(
             RodPosition(
                 rod=RodId(index),
-                translation=rod.zero_offset + t_axis.position * scale,
+                translation=motor_to_translation(rod, t_axis.position),
                 rotation=r_axis.position,
-                translation_velocity=t_axis.velocity * scale,
+                translation_velocity=t_axis.velocity * rod.metres_per_motor_radian(),
                 rotation_velocity=r_axis.velocity,
             )
         )
