@@ -145,7 +145,7 @@ def learn_colour(frames: Sequence[np.ndarray], base: DetectorConfig,
     blobs = [_moving_ball(image, table, where, gate, radius_at) for image in frames]
     centres = np.array([(b[1].u, b[1].v) if b is not None else (np.nan, np.nan)
                         for b in blobs])
-    colours = {i: np.median(frames[i][_full(blob[0], table.shape[:2]) > 0], axis=0)
+    colours = {i: np.median(_blob_pixels(frames[i], blob[0]), axis=0)
                for i, blob in enumerate(blobs) if blob is not None}
     if colours:
         # One vote per place: a blob standing in one place over many frames (a man that
@@ -344,6 +344,13 @@ def _sized_for_ball(base: DetectorConfig, area: float, perimeter: float) -> Dete
 
 
 Box = tuple[tuple[int, int, int, int], np.ndarray]  # (x, y, w, h) and the mask within it
+
+
+def _blob_pixels(image: np.ndarray, box: Box) -> np.ndarray:
+    """A blob's pixels, read within its box (the same pixels, in the same order, as
+    `image[_full(box, image.shape) > 0]`, without a whole-frame mask)."""
+    (x, y, w, h), small = box
+    return image[y:y + h, x:x + w][small > 0]
 
 
 def _full(box: Box, shape: tuple[int, ...]) -> np.ndarray:
