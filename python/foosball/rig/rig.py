@@ -45,7 +45,7 @@ from foosball.wire.codec import new_key
 # The agents the rig runs (every board's, not the update agent) -> their board's namespace.
 AGENT_BOARD = {name: spec.board for name, spec in AGENTS.items() if spec.board != EVERY_BOARD}
 # Agents nobody holds to a deadline: the match recorder's loss loses a recording, not the
-# game (its peers do not watch its heartbeat; see agents/match_recorder.py).
+# game (its peers do not watch its heartbeat; see agents/match_recorder/core.py).
 UNWATCHED = ("match_recorder",)
 CORE_AGENTS = ("motor_driver", "pole_driver", "ball_tracker", "strategy")
 PANEL_PORTS = {"game_panel": 8080, "supervisory_panel": 8081}

@@ -70,7 +70,7 @@ from foosball.wire.catalogue import (
     VisionPreview,
 )
 
-log = logging.getLogger(__name__)
+log = logging.getLogger(__package__)  # its lines keep the name they had in one file
 
 POSITION_LIMIT = 2.0  # m, well outside the field; the catalogue's BallState bound is wider
 SPEED_LIMIT = 50.0  # m/s, the catalogue's bound

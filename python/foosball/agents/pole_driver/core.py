@@ -48,7 +48,7 @@ from foosball.wire.catalogue import (
     SafetyState,
 )
 
-log = logging.getLogger(__name__)
+log = logging.getLogger(__package__)  # its lines keep the name they had in one file
 
 HOMED_STATES = (DriveState.READY, DriveState.RUNNING)
 RESTART_STATES = (DriveState.OFF, DriveState.ALIGNING, DriveState.HOMING)
