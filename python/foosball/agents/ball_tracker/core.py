@@ -19,18 +19,14 @@ thread and hands the LearnOutcome back as the sample of a turn of its own. A ban
 is applied at once and kept like one tuned on the panel; the reply (VisionLearn LEARNT or
 REFUSED, with the reason) goes to the panel. Tracking goes on meanwhile.
 
-`Camera` is its hardware for the runtime: a FrameSource's frames as the samples.
+`Camera` (hardware.py) is its hardware for the runtime: a FrameSource's frames as the
+samples.
 """
 
 from __future__ import annotations
 
-import contextlib
 import functools
-import logging
 import math
-import os
-import queue
-import threading
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Any
@@ -46,11 +42,10 @@ from foosball.vision.config import (
     DetectorConfig,
     VisionConfigError,
     VisionSettings,
-    save_thresholds,
 )
 from foosball.vision.learn import LearnError, LearntColour, learn_colour
 from foosball.vision.rods import HumanRodMeter, RodReading
-from foosball.vision.sources import CapturedFrame, FrameSource
+from foosball.vision.sources import CapturedFrame
 from foosball.vision.tracker import BallTracker, TrackResult
 from foosball.wire.catalogue import (
     CALIBRATION_MARKERS,
@@ -69,8 +64,6 @@ from foosball.wire.catalogue import (
     VisionLearn,
     VisionPreview,
 )
-
-log = logging.getLogger(__package__)  # its lines keep the name they had in one file
 
 POSITION_LIMIT = 2.0  # m, well outside the field; the catalogue's BallState bound is wider
 SPEED_LIMIT = 50.0  # m/s, the catalogue's bound
@@ -372,64 +365,3 @@ def calibration_status(calibration: Calibration) -> CalibrationStatus:
         table_rms_m=_clip(calibration.table_rms_m, 0.0, POSITION_LIMIT),
         width=width, height=height,
         markers=min(len(calibration.marker_ids), CALIBRATION_MARKERS))
-
-
-class Camera:
-    """The tracker's hardware for the runtime: a frame source's frames as its samples; the
-    thresholds the panel tuned are kept in `thresholds_file` (written whole, atomically);
-    a LearnJob runs on a worker thread (at background priority: tracking goes first), its
-    LearnOutcome is the sample of the next turn after it ends."""
-
-    def __init__(self, source: FrameSource, thresholds_file: str = "") -> None:
-        self.source = source
-        self.thresholds_file = thresholds_file
-        self._outcomes: queue.SimpleQueue[LearnOutcome] = queue.SimpleQueue()
-        self._worker: threading.Thread | None = None
-
-    def sense(self, timeout_s: float) -> CapturedFrame | LearnOutcome | None:
-        try:
-            return self._outcomes.get_nowait()
-        except queue.Empty:
-            return self.source.read(timeout_s)
-
-    def act(self, actuation: Any) -> None:
-        for action in actuation or ():
-            if isinstance(action, DetectorConfig) and self.thresholds_file:
-                try:
-                    save_thresholds(self.thresholds_file, action)
-                except OSError as exc:  # tracking goes on with them; they are lost at restart
-                    log.error("cannot keep the thresholds in %s: %s", self.thresholds_file,
-                              exc)
-            elif isinstance(action, LearnJob):
-                self._worker = threading.Thread(target=self._learn, args=(action,),
-                                                name="ball_tracker-learn", daemon=True)
-                self._worker.start()
-
-    def _learn(self, job: LearnJob) -> None:
-        _background_priority()
-        try:
-            outcome = run_learn_job(job)
-        except Exception as exc:  # a bug in learning must still answer the request
-            log.exception("learning failed")
-            outcome = LearnOutcome(job.request, None, f"learning failed: {exc}"[:200])
-        self._outcomes.put(outcome)
-
-    def wait_for_learning(self, timeout_s: float) -> bool:
-        """True once no learning job runs (for tests and for closing)."""
-        if self._worker is not None:
-            self._worker.join(timeout_s)
-        return self._worker is None or not self._worker.is_alive()
-
-    def close(self) -> None:
-        self.source.close()
-
-
-def _background_priority() -> None:
-    """This thread, not the agent: out of the step thread's real-time class (it inherited
-    it) and niced, so learning never delays a frame (where the system does not allow it,
-    or it is not Linux, the thread runs as it is)."""
-    thread = threading.get_native_id()
-    with contextlib.suppress(OSError, AttributeError):
-        os.sched_setscheduler(thread, os.SCHED_OTHER, os.sched_param(0))
-    with contextlib.suppress(OSError, AttributeError):
-        os.setpriority(os.PRIO_PROCESS, thread, 10)
