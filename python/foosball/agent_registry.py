@@ -81,7 +81,7 @@ def _ball_tracker_unopened(section: dict[str, Any], table: Table) -> Any:
         raise SettingError("[ball_tracker] source.kind: missing; name the board's frame "
                            "source in [ball_tracker.source] (v4l2, gstreamer, video, images, "
                            "socket or sim: foosball.vision.sources.BACKENDS)")
-    return parse_settings(section)
+    return parse_settings(section, "[ball_tracker]")
 
 
 def _strategy(section: dict[str, Any], table: Table) -> StrategySettings:
