@@ -92,7 +92,15 @@ class CalibrationError(ValueError):
 
 
 class CalibrationRefused(CalibrationError):
-    """The markers were found but do not fit their layout well enough to trust."""
+    """The markers were found but do not fit their layout well enough to trust. When the
+    markers were checked against each other it carries each one's offset (`offsets`) and
+    the ids the refusal blames (`blamed`), for a picture of them (the game panel's)."""
+
+    def __init__(self, text: str, offsets: tuple[MarkerOffset, ...] = (),
+                 blamed: tuple[int, ...] = ()) -> None:
+        super().__init__(text)
+        self.offsets = offsets
+        self.blamed = blamed
 
 
 @dataclass(frozen=True, slots=True)
@@ -424,11 +432,13 @@ def _check_layout(seen: dict[int, np.ndarray], wanted: dict[int, Marker], fit: s
     offsets = marker_offsets(seen, wanted, camera_for, height)
     misplaced = misplaced_marker(seen, wanted, offsets, max_offset, camera_for, height)
     if misplaced is not None:
-        raise CalibrationRefused(f"{_misplaced_text(misplaced, max_offset)} ({fit})")
+        raise CalibrationRefused(f"{_misplaced_text(misplaced, max_offset)} ({fit})",
+                                 tuple(offsets),
+                                 tuple(o.marker_id for o in misplaced.suspects))
     if pixels_too_far:
         raise CalibrationRefused(refusal + ("; ".join(h.text for h in hints) or
                                             "the ids, each marker's yaw and size in the layout "
-                                            "file"))
+                                            "file"), tuple(offsets))
     return offsets
 
 

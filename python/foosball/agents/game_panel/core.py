@@ -10,6 +10,7 @@ from dataclasses import dataclass, fields
 from datetime import UTC, datetime
 from typing import Any
 
+from foosball.agents.game_panel.calibration import CalibrationFlow
 from foosball.agents.game_panel.goals import GoalDetector
 from foosball.agents.game_panel.views import PageViews
 from foosball.drivetrain import is_translation, rod_of
@@ -45,7 +46,7 @@ from foosball.wire.catalogue import (
 )
 
 ACTIONS = ("start", "pause", "stop", "restart", "vision", "preview", "learn", "score",
-           "goal")
+           "goal", "look", "calibrate")
 COMMANDS = {"start": GameCommand.START, "pause": GameCommand.PAUSE,
             "stop": GameCommand.STOP, "restart": GameCommand.RESTART}
 VISION_FIELDS = tuple(f.name for f in fields(VisionConfig) if f.name != "preview")
@@ -90,8 +91,12 @@ class GamePanelCore(PageViews):
              CalibrationStatus, OtaStatus, HumanRods)  # and the runtime's RUNTIME_READS
 
     def __init__(self, table: Table, config: GamePanelConfig | None = None,
-                 detector: DetectorConfig | None = None) -> None:
+                 detector: DetectorConfig | None = None,
+                 calibrating: CalibrationFlow | None = None) -> None:
         self.table = table
+        # The guided camera calibration (calibration.py), when the panel has a camera.
+        self.calibrating = calibrating
+        self._calibrating_changes = 0
         self.config = config = config or GamePanelConfig()
         self.goals = GoalDetector(table)
         self.predictor = BallPredictor(table, PredictionParams(horizon=config.path_horizon_s))
@@ -342,6 +347,8 @@ class GamePanelCore(PageViews):
             result = self._learn_refusal()
             if not result:
                 out.append(self._learn_request(_iso(action.wall_time)))
+        elif name in ("look", "calibrate"):
+            result = self._calibration_step(name, action.wall_time)
         elif name == "score":
             result = self._correct_score(action.args)
             if not result:
@@ -354,8 +361,29 @@ class GamePanelCore(PageViews):
         else:
             result = f"no action {name!r}"
         self.notice = f"{name} refused: {result}" if result else f"{name} sent"
+        if name in ("look", "calibrate") and not result and self.calibrating is not None:
+            self.notice = self.calibrating.text  # what was found, or where it was saved
         self.log.appendleft({"when": _iso(action.wall_time), "who": action.remote,
                              "action": name, "result": result or "sent"})
+
+    def _calibration_step(self, name: str, wall_time: float) -> str:
+        """The guided calibration's Look or Calibrate (why not, when refused)."""
+        if self.calibrating is None:
+            return ("no camera for the calibration on this panel: set [game_panel] "
+                    "camera_source, markers_file and calibration_file")
+        if self.match == "playing":
+            return "not while a match is playing (stop it first)"
+        self._calibrating_changes += 1
+        if name == "look":
+            return self.calibrating.grab_and_look(wall_time)
+        return self.calibrating.calibrate(wall_time)
+
+    def calibrating_view(self) -> dict[str, Any]:
+        if self.calibrating is None:
+            return {"available": False, "text": "no camera for the calibration on this "
+                    "panel: set [game_panel] camera_source, markers_file and calibration_file "
+                    "(or run `foosball vision calibrate` on the vision board)"}
+        return self.calibrating.view()
 
     def _correct_score(self, args: Any) -> str:
         """The operator's correction of a goal the camera missed or counted wrongly: one
@@ -474,10 +502,13 @@ class GamePanelCore(PageViews):
                                     ("vision", (self.vision, self.vision_sent, self.learning),
                                      self.vision_view),
                                     ("calibration", self.calibration_heard(),
-                                     self.calibration_view)):
+                                     self.calibration_view),
+                                    ("calibrating", self._calibrating_changes,
+                                     self.calibrating_view)):
             if name not in views or (views[name][0] is not source and views[name][0] != source):
                 views[name] = (source, build())
         return {"table": self._table_view, "game": game, "ball": views["ball"][1],
                 "rods": views["rods"][1], "preview": self.preview,
                 "vision": views["vision"][1], "calibration": views["calibration"][1],
+                "calibrating": views["calibrating"][1],
                 "updates": {"lines": self.updates.lines(self._last_now or 0.0)}}
