@@ -113,6 +113,9 @@ def test_a_marker_moved_2_cm_is_refused_naming_it_and_nothing_is_saved(rig_frame
     row = next(m for m in result["markers"] if m["id"] == marker_id)
     assert row["blamed"] and row["over"] and 14 <= row["mm"] <= 26
     assert row["dx_mm"] < -10  # the others put it back where it is: 2 cm short in x
+    # The others, checked without it, agree: only the named one is drawn beyond the limit
+    others = [m for m in result["markers"] if m["id"] != marker_id]
+    assert all(m["without"] == marker_id and m["mm"] < 5 and not m["over"] for m in others)
     # The same text as the CLI's refusal (calibrate's own)
     assert calibration_report.attempt(image, moved(layout, marker_id, 0.02, 0.0),
                                       TABLE.ball.radius, focal_px=focal).text == why

@@ -117,6 +117,7 @@ class Attempt:
     calibration: Calibration | None = None
     offsets: tuple[MarkerOffset, ...] = ()  # each marker against the others (m)
     blamed: tuple[int, ...] = ()  # the markers the refusal names
+    without_blamed: tuple[MarkerOffset, ...] = ()  # the others, without blamed[0]
     refused: bool = False  # False and not accepted: could not be computed at all
 
 
@@ -126,7 +127,8 @@ def attempt(image: np.ndarray, layout: MarkerLayout, ball_radius: float,
     try:
         calibration = calibrate(image, layout, ball_radius, focal_px=focal_px, **options)
     except CalibrationRefused as exc:
-        return Attempt(False, str(exc), None, exc.offsets, exc.blamed, refused=True)
+        return Attempt(False, str(exc), None, exc.offsets, exc.blamed, refused=True,
+                       without_blamed=exc.without_blamed)
     except CalibrationError as exc:
         return Attempt(False, str(exc))
     offsets = tuple(MarkerOffset(i, dx, dy) for i, dx, dy in calibration.marker_offsets)
@@ -167,8 +169,15 @@ def save_calibration(calibration: Calibration, path: str | Path) -> Path | None:
 
 def residuals(layout: MarkerLayout, attempt: Attempt, limit_m: float) -> list[dict[str, Any]]:
     """Each of the layout's markers for a picture over the field: its centre (m, table
-    frame), its offset (mm) when checked, and whether the refusal names it."""
+    frame), its offset (mm) when checked, and whether the refusal names it. When the refusal
+    blames one marker, the others are shown as checked without it (`without` its id): a
+    mis-measured marker bends every fit it is in, and its neighbours, fitted through it,
+    would look off too."""
     by_id = {o.marker_id: o for o in attempt.offsets}
+    without = None
+    if attempt.blamed and attempt.without_blamed:
+        without = attempt.blamed[0]
+        by_id |= {o.marker_id: o for o in attempt.without_blamed if o.marker_id != without}
     rows = []
     for marker in layout.markers:
         x, y = quad_centre(marker.corners)
@@ -180,6 +189,8 @@ def residuals(layout: MarkerLayout, attempt: Attempt, limit_m: float) -> list[di
                     "mm": round(offset.distance * 1e3, 1),
                     "over": offset.distance > limit_m}
         row["blamed"] = marker.marker_id in attempt.blamed
+        if without is not None and offset is not None and marker.marker_id != without:
+            row["without"] = without
         rows.append(row)
     return rows
 

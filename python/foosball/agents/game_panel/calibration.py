@@ -134,6 +134,7 @@ class CalibrationFlow:
         if seen is not None:
             frame = {"jpeg": self.jpeg, "width": seen.width, "height": seen.height,
                      "at": self.looked_at, "found": seen.seen, "stray": seen.stray,
+                     "text": seen.text,
                      "missing": [{"id": i, "why": why} for i, why in seen.missing.items()]}
         return {"available": self.grab is not None, "output": str(self.output),
                 "kept_as": self.output.name + PREVIOUS_SUFFIX,
