@@ -6,10 +6,12 @@ its residual over the field and saves nothing. Waits have deadlines."""
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import json
 import threading
 from collections.abc import Iterator
+from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
@@ -36,13 +38,14 @@ DOCS = screenshots_dir()  # docs/panels only when asked (tests/conftest.py)
 MOVED = 4  # the marker measured 2 cm wrong
 
 
-@pytest.fixture(scope="module")
-def panel(tmp_path_factory) -> Iterator[Any]:
-    tmp = tmp_path_factory.mktemp("game-panel-calibration")
+@contextlib.contextmanager
+def calibration_panel(tmp: Path, moved: int | None) -> Iterator[Any]:
+    """The game panel on the simulator's camera, its layout with marker `moved` 2 cm off
+    in x (None: the layout as drawn), its calibration file holding a good one."""
     layout = marker_layout()
     wrong = dataclasses.replace(layout, markers=tuple(
         Marker(m.marker_id, tuple((x + 0.02, y) for x, y in m.corners))
-        if m.marker_id == MOVED else m for m in layout.markers))
+        if m.marker_id == moved else m for m in layout.markers))
     markers_file = tmp / "markers.json"
     markers_file.write_text(json.dumps(wrong.to_json()))
     output = tmp / "camera.json"
@@ -62,6 +65,12 @@ def panel(tmp_path_factory) -> Iterator[Any]:
         runtime.stop()
         thread.join(timeout=5.0)
         runtime.endpoint.close()
+
+
+@pytest.fixture(scope="module")
+def panel(tmp_path_factory) -> Iterator[Any]:
+    with calibration_panel(tmp_path_factory.mktemp("game-panel-calibration"), MOVED) as panel:
+        yield panel
 
 
 @pytest.fixture(scope="module")
@@ -87,7 +96,7 @@ def test_look_then_calibrate_refuses_the_moved_marker_naming_it(panel, page):
     verdict = wait_for(lambda: (t := text(page, "calib-verdict")).startswith("REFUSED") and t,
                        60, "the verdict on the page")
     assert verdict.startswith(f"REFUSED: marker {MOVED} is ")
-    assert "from where the layout says" in verdict and f"centre lies again" in verdict
+    assert "from where the layout says" in verdict and "centre lies again" in verdict
     row = page.find_element(By.CSS_SELECTOR, f'#calib-markers tr[data-marker="{MOVED}"]')
     assert "blamed" in row.get_attribute("class") and "over" in row.get_attribute("class")
     others = page.find_elements(By.CSS_SELECTOR, "#calib-markers tr.over")
@@ -97,3 +106,22 @@ def test_look_then_calibrate_refuses_the_moved_marker_naming_it(panel, page):
     assert json.loads(panel.output.read_text()) == {"the good one": True}
     DOCS.mkdir(parents=True, exist_ok=True)
     page.save_screenshot(str(DOCS / "game-panel-camera-calibration-800x480.png"))
+
+
+def test_a_correct_layout_is_accepted_saved_and_the_old_file_kept(tmp_path):
+    with calibration_panel(tmp_path, None) as panel, \
+            panel_page(panel, tmp_path / "chromium-profile") as page:
+        page.find_element(By.CSS_SELECTOR, '[data-tab="calib-tab"]').click()
+        page.find_element(By.ID, "look").click()
+        wait_for(lambda: "found 0, 1, 2, 3, 4, 5" in text(page, "calib-frame-note"), 60,
+                 "the frame and its markers on the page")
+        page.find_element(By.ID, "calibrate").click()
+        verdict = wait_for(lambda: (t := text(page, "calib-verdict")).startswith("ACCEPTED")
+                           and t, 60, "the verdict on the page")
+        assert f"saved to {panel.output}" in verdict and "camera.json.prev" in verdict
+        assert page.find_elements(By.CSS_SELECTOR, "#calib-markers tr.over") == []
+        assert json.loads((tmp_path / "camera.json.prev").read_text()) == {"the good one": True}
+        assert json.loads(panel.output.read_text())["marker_ids"] == [0, 1, 2, 3, 4, 5]
+        page.save_screenshot(str(tmp_path / "accepted.png"))
+        DOCS.mkdir(parents=True, exist_ok=True)
+        page.save_screenshot(str(DOCS / "game-panel-camera-accepted-800x480.png"))

@@ -52,7 +52,8 @@
     markers.replaceChildren();
     if (result) {
       verdict.className = `calib-verdict ${result.accepted ? "accepted" : "refused"}`;
-      verdict.textContent = (result.accepted ? "ACCEPTED: " : "REFUSED: ") + result.text;
+      verdict.textContent = result.accepted ? `ACCEPTED: ${result.text.replace(/^accepted and /, "")}`
+        : `${result.refused ? "REFUSED" : "NOT CALIBRATED"}: ${result.text}`;
       markers.appendChild(row(["marker", "off mm", "x mm", "y mm"], true));
       for (const m of result.markers) {
         const tr = row([m.id, "mm" in m ? m.mm.toFixed(1) : "not checked",
@@ -61,7 +62,10 @@
         tr.dataset.marker = m.id;
         markers.appendChild(tr);
       }
-      $("calib-file").textContent = result.accepted ? `saved: ${result.saved}` :
+      const sum = result.summary;
+      $("calib-file").textContent = result.accepted ? `reprojection ${sum.reprojection_rms_px.toFixed(2)} ` +
+        `px rms (limit ${result.limit_px} px), table ${sum.table_rms_mm.toFixed(1)} mm rms, focal ` +
+        `${sum.focal_px} px${sum.focal_estimated ? " (estimated)" : ""}` :
         `nothing saved (${data.output} unchanged)`;
     } else {
       verdict.className = "calib-verdict";
