@@ -193,3 +193,30 @@ def test_no_camera_and_a_match_playing_refuse(rig_frame, tmp_path):
     out = core.step(Inputs(1.1, (motors(),), (PanelAction("look", {}, "x", NOW),),
                            SafetyView()))
     assert "not while a match is playing" in out.actuation["game"]["notice"]
+
+
+def test_the_rigs_camera_over_its_socket_is_calibrated_through_the_page_flow(rig_frame,
+                                                                             tmp_path):
+    """The simulated rig's camera (`foosball sim camera`: rendered frames on a UNIX socket,
+    the tracker's `socket` source), read as the panel reads it with the tracker stopped."""
+    import threading
+    import time
+
+    from foosball.vision.frame_link import CameraServer
+
+    image, layout, focal = rig_frame
+    path = str(tmp_path / "camera.sock")
+    server = CameraServer(path, 50.0, lambda index: (image, time.time_ns()))
+    thread = threading.Thread(target=server.serve, daemon=True)
+    thread.start()
+    try:
+        f = flow(layout, focal, tmp_path / "camera.json")
+        f.grab = CameraGrab(f"socket:{path}")
+        assert f.grab_and_look(NOW) == ""
+        assert f.view()["frame"]["found"] == [0, 1, 2, 3, 4, 5]
+        assert f.calibrate(NOW) == ""
+        assert (tmp_path / "camera.json").exists()
+    finally:
+        server.running = False
+        thread.join(timeout=5.0)
+        server.close()
