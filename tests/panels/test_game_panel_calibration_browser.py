@@ -30,6 +30,7 @@ pytest.importorskip("selenium.webdriver", reason="needs selenium (the test extra
 pytest.importorskip("foosball.sim.vision_source", reason="needs the simulator")
 from selenium.webdriver.common.by import By
 
+from foosball.sim.render import CameraConfig
 from foosball.sim.vision_source import marker_layout
 
 pytestmark = NEEDS_CHROMIUM
@@ -53,7 +54,8 @@ def calibration_panel(tmp: Path, moved: int | None) -> Iterator[Any]:
     runtime = open_game_panel(
         TABLE, GamePanelSettings(port=0, host="127.0.0.1", token_file=str(tmp / "panel.token"),
                                  camera_source="sim", markers_file=str(markers_file),
-                                 calibration_file=str(output)),
+                                 calibration_file=str(output),
+                                 focal_px=CameraConfig().fx),
         Endpoint(MemoryTransport(MemoryHub()), WireCodec(KEY, Agent.GAME_PANEL)), KEY, SAFETY,
         health=None)
     thread = threading.Thread(target=runtime.run, name="game_panel", daemon=True)

@@ -46,10 +46,11 @@ class GamePanelSettings:
     port: int = setting(8080, low=0, high=65535)
     host: str = "0.0.0.0"
     token_file: str = TOKEN_FILE  # "" leaves no file
-    # The guided camera calibration (the page's Calibrate tab; off while camera_source is
+    # The guided camera calibration (the page's Camera tab; off while camera_source is
     # ""): the tracker's frame source ("sim", "socket:PATH", "v4l2:/dev/video0", ...), the
     # marker layout file, where the tracker reads its calibration, the focal length in
-    # pixels (0: estimated from the markers, as `vision calibrate` without --focal-px).
+    # pixels (0: estimated from the markers, as `vision calibrate` without --focal-px; the
+    # simulator's straight-down camera needs its 470).
     camera_source: str = ""
     markers_file: str = ""
     calibration_file: str = ""
@@ -72,23 +73,14 @@ def calibration_flow(table: Table, settings: GamePanelSettings) -> Any:
     from foosball.agents.game_panel.calibration import CalibrationFlow, CameraGrab
     from foosball.vision.calibration import MarkerLayout
 
-    if settings.markers_file:
-        layout = MarkerLayout.from_json(json.loads(Path(settings.markers_file).read_text()))
-    elif settings.camera_source == "sim":
-        from foosball.sim.vision_source import marker_layout
-
-        layout = marker_layout()
-    else:
+    if not settings.markers_file:
         raise ValueError("[game_panel] markers_file: needed with camera_source "
-                         f"{settings.camera_source!r} (the marker layout file)")
-    focal = settings.focal_px or None
-    if focal is None and settings.camera_source == "sim":
-        from foosball.sim.render import CameraConfig
-
-        focal = float(CameraConfig().fx)  # the simulator's camera looks straight down
+                         f"{settings.camera_source!r} (the marker layout file, as for "
+                         "`foosball vision calibrate --markers`)")
+    layout = MarkerLayout.from_json(json.loads(Path(settings.markers_file).read_text()))
     return CalibrationFlow(layout, table.ball.radius,
-                           settings.calibration_file or "calibration.json", focal,
-                           grab=CameraGrab(settings.camera_source))
+                           settings.calibration_file or "calibration.json",
+                           settings.focal_px or None, grab=CameraGrab(settings.camera_source))
 
 
 def open_game_panel(table: Table, settings: GamePanelSettings, endpoint: Any,

@@ -142,6 +142,30 @@ class CalibrationFlow:
                 "text": self.text, "frame": frame, "result": self.result}
 
 
+NO_CAMERA = ("no camera for the calibration on this panel: set [game_panel] camera_source, "
+             "markers_file and calibration_file")
+
+
+def panel_action(flow: CalibrationFlow | None, name: str, wall_time: float,
+                 playing: bool) -> str:
+    """The page's Look or Calibrate for the game panel's core ("" or why not)."""
+    if flow is None:
+        return NO_CAMERA
+    if playing:
+        return "not while a match is playing (stop it first)"
+    if name == "look":
+        return flow.grab_and_look(wall_time)
+    return flow.calibrate(wall_time)
+
+
+def panel_view(flow: CalibrationFlow | None) -> dict[str, Any]:
+    """The page's `calibrating` topic."""
+    if flow is None:
+        return {"available": False, "text": NO_CAMERA + " (or run `foosball vision "
+                "calibrate` on the vision board)"}
+    return flow.view()
+
+
 @dataclass
 class CameraGrab:
     """One frame from the tracker's frame source, opened for it and closed again (a camera

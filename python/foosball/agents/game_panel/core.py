@@ -10,7 +10,7 @@ from dataclasses import dataclass, fields
 from datetime import UTC, datetime
 from typing import Any
 
-from foosball.agents.game_panel.calibration import CalibrationFlow
+from foosball.agents.game_panel.calibration import CalibrationFlow, panel_action, panel_view
 from foosball.agents.game_panel.goals import GoalDetector
 from foosball.agents.game_panel.views import PageViews
 from foosball.drivetrain import is_translation, rod_of
@@ -348,7 +348,9 @@ class GamePanelCore(PageViews):
             if not result:
                 out.append(self._learn_request(_iso(action.wall_time)))
         elif name in ("look", "calibrate"):
-            result = self._calibration_step(name, action.wall_time)
+            self._calibrating_changes += 1
+            result = panel_action(self.calibrating, name, action.wall_time,
+                                  self.match == "playing")
         elif name == "score":
             result = self._correct_score(action.args)
             if not result:
@@ -365,25 +367,6 @@ class GamePanelCore(PageViews):
             self.notice = self.calibrating.text  # what was found, or where it was saved
         self.log.appendleft({"when": _iso(action.wall_time), "who": action.remote,
                              "action": name, "result": result or "sent"})
-
-    def _calibration_step(self, name: str, wall_time: float) -> str:
-        """The guided calibration's Look or Calibrate (why not, when refused)."""
-        if self.calibrating is None:
-            return ("no camera for the calibration on this panel: set [game_panel] "
-                    "camera_source, markers_file and calibration_file")
-        if self.match == "playing":
-            return "not while a match is playing (stop it first)"
-        self._calibrating_changes += 1
-        if name == "look":
-            return self.calibrating.grab_and_look(wall_time)
-        return self.calibrating.calibrate(wall_time)
-
-    def calibrating_view(self) -> dict[str, Any]:
-        if self.calibrating is None:
-            return {"available": False, "text": "no camera for the calibration on this "
-                    "panel: set [game_panel] camera_source, markers_file and calibration_file "
-                    "(or run `foosball vision calibrate` on the vision board)"}
-        return self.calibrating.view()
 
     def _correct_score(self, args: Any) -> str:
         """The operator's correction of a goal the camera missed or counted wrongly: one
@@ -504,7 +487,7 @@ class GamePanelCore(PageViews):
                                     ("calibration", self.calibration_heard(),
                                      self.calibration_view),
                                     ("calibrating", self._calibrating_changes,
-                                     self.calibrating_view)):
+                                     lambda: panel_view(self.calibrating))):
             if name not in views or (views[name][0] is not source and views[name][0] != source):
                 views[name] = (source, build())
         return {"table": self._table_view, "game": game, "ball": views["ball"][1],
