@@ -120,9 +120,8 @@
     }
     const limit = result.limit_mm;
     const without = markers.find((m) => "without" in m);
-    c.fillText(`each marker's residual (where the others put it): arrow ${ARROW_PX_PER_MM} px/mm, ` +
-               `circle ${limit} mm limit` + (without ? `; rest checked without ${without.without}` : ""),
-               8, 11);
+    c.fillText(`residual: arrow ${ARROW_PX_PER_MM} px/mm, circle the ${limit} mm limit` +
+               (without ? `; the others checked without ${without.without}` : ""), 8, 11);
     for (const m of markers) {
       const x = px(m.x), y = py(m.y);
       const checked = "mm" in m;
