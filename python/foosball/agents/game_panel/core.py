@@ -10,6 +10,7 @@ from dataclasses import dataclass, fields
 from datetime import UTC, datetime
 from typing import Any
 
+from foosball.agents.game_panel.calibration import CalibrationFlow, panel_action, panel_view
 from foosball.agents.game_panel.goals import GoalDetector
 from foosball.agents.game_panel.views import PageViews
 from foosball.drivetrain import is_translation, rod_of
@@ -45,7 +46,7 @@ from foosball.wire.catalogue import (
 )
 
 ACTIONS = ("start", "pause", "stop", "restart", "vision", "preview", "learn", "score",
-           "goal")
+           "goal", "look", "calibrate")
 COMMANDS = {"start": GameCommand.START, "pause": GameCommand.PAUSE,
             "stop": GameCommand.STOP, "restart": GameCommand.RESTART}
 VISION_FIELDS = tuple(f.name for f in fields(VisionConfig) if f.name != "preview")
@@ -90,8 +91,12 @@ class GamePanelCore(PageViews):
              CalibrationStatus, OtaStatus, HumanRods)  # and the runtime's RUNTIME_READS
 
     def __init__(self, table: Table, config: GamePanelConfig | None = None,
-                 detector: DetectorConfig | None = None) -> None:
+                 detector: DetectorConfig | None = None,
+                 calibrating: CalibrationFlow | None = None) -> None:
         self.table = table
+        # The guided camera calibration (calibration.py), when the panel has a camera.
+        self.calibrating = calibrating
+        self._calibrating_changes = 0
         self.config = config = config or GamePanelConfig()
         self.goals = GoalDetector(table)
         self.predictor = BallPredictor(table, PredictionParams(horizon=config.path_horizon_s))
@@ -342,6 +347,10 @@ class GamePanelCore(PageViews):
             result = self._learn_refusal()
             if not result:
                 out.append(self._learn_request(_iso(action.wall_time)))
+        elif name in ("look", "calibrate"):
+            self._calibrating_changes += 1
+            result = panel_action(self.calibrating, name, action.wall_time,
+                                  self.match == "playing")
         elif name == "score":
             result = self._correct_score(action.args)
             if not result:
@@ -354,6 +363,8 @@ class GamePanelCore(PageViews):
         else:
             result = f"no action {name!r}"
         self.notice = f"{name} refused: {result}" if result else f"{name} sent"
+        if name in ("look", "calibrate") and not result and self.calibrating is not None:
+            self.notice = self.calibrating.text  # what was found, or where it was saved
         self.log.appendleft({"when": _iso(action.wall_time), "who": action.remote,
                              "action": name, "result": result or "sent"})
 
@@ -474,10 +485,13 @@ class GamePanelCore(PageViews):
                                     ("vision", (self.vision, self.vision_sent, self.learning),
                                      self.vision_view),
                                     ("calibration", self.calibration_heard(),
-                                     self.calibration_view)):
+                                     self.calibration_view),
+                                    ("calibrating", self._calibrating_changes,
+                                     lambda: panel_view(self.calibrating))):
             if name not in views or (views[name][0] is not source and views[name][0] != source):
                 views[name] = (source, build())
         return {"table": self._table_view, "game": game, "ball": views["ball"][1],
                 "rods": views["rods"][1], "preview": self.preview,
                 "vision": views["vision"][1], "calibration": views["calibration"][1],
+                "calibrating": views["calibrating"][1],
                 "updates": {"lines": self.updates.lines(self._last_now or 0.0)}}
