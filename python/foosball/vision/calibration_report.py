@@ -41,6 +41,8 @@ from foosball.vision.calibration import (
 from foosball.vision.layout_check import MarkerOffset, missing_markers, quad_centre
 
 PREVIOUS_SUFFIX = ".prev"
+# Why a layout's marker is missing from a frame (Look.where), for a message to say it short.
+MISSING_KINDS = ("outside", "partly_outside", "not_found", "unknown")
 
 
 @dataclass(frozen=True)
@@ -53,6 +55,8 @@ class Look:
     expected: list[int]  # the layout's ids
     missing: dict[int, str] = field(default_factory=dict)  # id -> why (as far as known)
     text: str = ""  # one line: what was seen
+    # id -> (why, as one of MISSING_KINDS, and where it should be in pixels; unknown: None)
+    where: dict[int, tuple[str, tuple[float, float] | None]] = field(default_factory=dict)
 
     @property
     def seen(self) -> list[int]:
@@ -71,10 +75,12 @@ def look(image: np.ndarray, layout: MarkerLayout) -> Look:
     seen = sorted(set(found) & set(wanted))
     missing_ids = sorted(set(wanted) - set(found))
     missing: dict[int, str] = {}
+    where: dict[int, tuple[str, tuple[float, float] | None]] = {}
     if len(seen) < 4:
         why = missing_markers(sorted(found), sorted(wanted))
         missing = dict.fromkeys(missing_ids, "fewer than 4 markers found, so where it should "
                                              "be cannot be told")
+        where = dict.fromkeys(missing_ids, ("unknown", None))
         text = why
     else:
         pixels = np.concatenate([found[i] for i in seen]).astype(np.float64)
@@ -82,30 +88,34 @@ def look(image: np.ndarray, layout: MarkerLayout) -> Look:
         plane_from_pixel, _ = cv2.findHomography(pixels, table, 0)
         pixel_from_plane = None if plane_from_pixel is None else np.linalg.inv(plane_from_pixel)
         for i in missing_ids:
-            missing[i] = _why_missing(wanted[i].corners, pixel_from_plane, width, height)
+            kind, centre, missing[i] = _why_missing(wanted[i].corners, pixel_from_plane,
+                                                    width, height)
+            where[i] = (kind, centre)
         text = (f"found {len(seen)} of the layout's {len(wanted)} markers {seen}"
                 + (f"; missing {missing_ids}" if missing_ids else "")
                 + (f"; also saw {sorted(set(found) - set(wanted))}, which the layout does "
                    "not have (a wrong id?)" if set(found) - set(wanted) else ""))
-    return Look(width, height, found, sorted(wanted), missing, text)
+    return Look(width, height, found, sorted(wanted), missing, text, where)
 
 
-def _why_missing(corners: Any, pixel_from_plane: np.ndarray | None, width: int,
-                 height: int) -> str:
+def _why_missing(corners: Any, pixel_from_plane: np.ndarray | None, width: int, height: int,
+                 ) -> tuple[str, tuple[float, float] | None, str]:
     if pixel_from_plane is None:
-        return "not found"
+        return "unknown", None, "not found"
     at = cv2.perspectiveTransform(np.array(corners, dtype=np.float64).reshape(-1, 1, 2),
                                   pixel_from_plane).reshape(-1, 2)
     centre = at.mean(axis=0)
+    xy = (float(centre[0]), float(centre[1]))
     inside = (at[:, 0] >= 0) & (at[:, 0] < width) & (at[:, 1] >= 0) & (at[:, 1] < height)
     where = f"it should be at ({centre[0]:.0f}, {centre[1]:.0f}) px"
     if not inside.any():
-        return f"outside the camera's view ({where}): turn the camera or move the marker"
+        return "outside", xy, (f"outside the camera's view ({where}): turn the camera or "
+                               "move the marker")
     if not inside.all():
-        return (f"partly outside the camera's view ({where}): all of it and its white "
-                "margin must be in the frame")
-    return (f"in view ({where}) but not found: covered by a rod or a man, glare, not flat, "
-            "out of focus, or a different id printed there")
+        return "partly_outside", xy, (f"partly outside the camera's view ({where}): all of "
+                                      "it and its white margin must be in the frame")
+    return "not_found", xy, (f"in view ({where}) but not found: covered by a rod or a man, "
+                             "glare, not flat, out of focus, or a different id printed there")
 
 
 @dataclass(frozen=True)
