@@ -8,7 +8,9 @@
 The page (static/game/: index.html, game.js, game.css; no build step, nothing from outside)
 draws the field to scale from the geometry file, the ball with its trail and predicted path,
 every rod, score and clock, the start/pause/stop and restart controls, the camera
-calibration's status with its warnings, the vision tuning with the tracker's mask preview,
+calibration's status with its warnings, the guided camera calibration (the Camera tab:
+the ball tracker on the vision board looks and calibrates, foosball.agents.game_panel.
+calibration), the vision tuning with the tracker's mask preview,
 and the operator log. Its data comes from the core's topics
 (foosball.agents.game_panel) over one WebSocket (foosball.panels.server).
 
@@ -46,15 +48,6 @@ class GamePanelSettings:
     port: int = setting(8080, low=0, high=65535)
     host: str = "0.0.0.0"
     token_file: str = TOKEN_FILE  # "" leaves no file
-    # The guided camera calibration (the page's Camera tab; off while camera_source is
-    # ""): the tracker's frame source ("sim", "socket:PATH", "v4l2:/dev/video0", ...), the
-    # marker layout file, where the tracker reads its calibration, the focal length in
-    # pixels (0: estimated from the markers, as `vision calibrate` without --focal-px; the
-    # simulator's straight-down camera needs its 470).
-    camera_source: str = ""
-    markers_file: str = ""
-    calibration_file: str = ""
-    focal_px: float = setting(0.0, low=0.0, high=1e5, unit="px")
     # the core's keys sit in [game_panel] itself, beside the server's
     core: GamePanelConfig = setting(default_factory=GamePanelConfig, in_file=False)
 
@@ -62,25 +55,6 @@ class GamePanelSettings:
     def from_section(cls, section: dict[str, Any]) -> GamePanelSettings:
         server, core = parse_split(section, "[game_panel]", cls, GamePanelConfig)
         return cls(core=GamePanelConfig(**core), **server)
-
-
-def calibration_flow(table: Table, settings: GamePanelSettings) -> Any:
-    """The page's guided calibration, when [game_panel] names a camera (else None)."""
-    if not settings.camera_source:
-        return None
-    import json
-
-    from foosball.agents.game_panel.calibration import CalibrationFlow, CameraGrab
-    from foosball.vision.calibration import MarkerLayout
-
-    if not settings.markers_file:
-        raise ValueError("[game_panel] markers_file: needed with camera_source "
-                         f"{settings.camera_source!r} (the marker layout file, as for "
-                         "`foosball vision calibrate --markers`)")
-    layout = MarkerLayout.from_json(json.loads(Path(settings.markers_file).read_text()))
-    return CalibrationFlow(layout, table.ball.radius,
-                           settings.calibration_file or "calibration.json",
-                           settings.focal_px or None, grab=CameraGrab(settings.camera_source))
 
 
 def open_game_panel(table: Table, settings: GamePanelSettings, endpoint: Any,
@@ -92,7 +66,7 @@ def open_game_panel(table: Table, settings: GamePanelSettings, endpoint: Any,
                          port=settings.port, name="game_panel")
     hardware = PanelHardware(server)
     try:
-        core = GamePanelCore(table, settings.core, calibrating=calibration_flow(table, settings))
+        core = GamePanelCore(table, settings.core)
         runtime = AgentRuntime(core, endpoint, safety, hardware=hardware, **runtime_options)
     except BaseException:
         hardware.close()

@@ -4,9 +4,9 @@ The package: `core` (BallTrackerCore, the pure step; the messages it makes; the 
 job it hands its hardware), `calibrating` (the game panel's guided camera calibration:
 the job, its reply and snapshot), `hardware` (Camera: the frame source, the kept
 thresholds, the calibration file, the worker for learning and calibrating), `build`
-(make_tracker: the core and its camera from the checked settings). Its settings are vision.json's (foosball.vision.config); its registry entry
-(foosball.agent_registry) puts what `build` makes in the runtime. What other modules use
-is named here.
+(make_tracker: the core and its camera from the checked settings). Its settings are
+vision.json's (foosball.vision.config); its registry entry (foosball.agent_registry) puts
+what `build` makes in the runtime. What other modules use is named here.
 """
 
 from foosball.agents.ball_tracker.build import make_tracker

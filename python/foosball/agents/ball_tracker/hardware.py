@@ -18,9 +18,9 @@ from foosball.agents.ball_tracker.calibrating import (
     run_calibration_job,
 )
 from foosball.agents.ball_tracker.core import LearnJob, LearnOutcome, run_learn_job
-from foosball.wire.catalogue import CalibrationStage
 from foosball.vision.config import DetectorConfig, save_thresholds
 from foosball.vision.sources import CapturedFrame, FrameSource
+from foosball.wire.catalogue import CalibrationStage
 
 log = logging.getLogger(__package__)  # its lines keep the name they had in one file
 

@@ -1,207 +1,199 @@
-"""The game panel's guided camera calibration: what the camera sees, the markers found and
-missing (and why), then "Calibrate": each marker's residual in table millimetres over the
-field, accepted or refused with `foosball vision calibrate`'s own reasons, and on
-acceptance the file saved where the ball tracker reads it (atomically, the old one kept
-as `<file>.prev`).
+"""The game panel's guided camera calibration (the page's Camera tab), over the wire.
 
-`CalibrationFlow` is the pure part: `look(image, now)` and `calibrate(now)` on frames handed
-in, `view()` what the page shows. The decision, the texts and the save are
-foosball.vision.calibration_report's (the CLI's), not a second implementation. Where the
-frames come from is the panel's hardware side: `CameraGrab` opens the tracker's frame
-source for one frame (game_page.py wires it from [game_panel] camera_source).
+The camera hangs on the vision board and the page is the strategy board's: the panel asks
+the ball tracker, which has the camera, with a CameraCalibration request (LOOK or
+CALIBRATE, numbered), and draws what comes back (foosball.agents.ball_tracker.calibrating
+does the work, with foosball.vision.calibration_report, the CLI's code): the reply's
+verdict and each marker (found, or missing and why; its residual in table millimetres
+and whether the refusal names it), and the annotated frame, which follows as
+CameraSnapshot parts. The panel opens no camera and needs no vision code.
 
-A person at the table (the page's Calibrate tab):
-1. "Look": the camera's frame with the markers found outlined and their ids; below, the
-   layout's markers missing from it and why (outside the view, or in view but not found).
-2. "Calibrate": the same frame calibrated; the field drawn with each marker at its place
-   and an arrow for its residual (green within the limit, red beyond it, the one the
-   refusal names ringed), and the verdict: accepted (saved to ..., the old one kept as
-   ...) or refused with the reason (e.g. "marker 4 is 20 mm from where the layout says
-   ..."). Nothing is saved when refused.
-The ball tracker reads its calibration when it starts: restart it to use the new one.
+A person at the table (the page's Camera tab):
+1. "Look": the tracker's next frame, downscaled, with the markers found outlined and their
+   ids; below, the layout's markers missing from it and why (outside the view, partly
+   outside, or in view but not found). Tracking goes on meanwhile.
+2. "Calibrate": the tracker calibrates on its next frame with its own marker layout and
+   focal length ([ball_tracker] markers_file, focal_px); the field is drawn with each
+   marker at its place and an arrow for its residual (green within the limit, red beyond,
+   the one the refusal names ringed); the verdict: ACCEPTED (saved where the tracker reads
+   it, the old file kept as .prev, and used at once: no restart) or REFUSED with the
+   calibration's own reason (e.g. "marker 4 is 20 mm from where the layout says ..."),
+   nothing saved. Not while a match is playing (the tracker refuses it too).
+
+`PanelCalibrating` is pure: `ask` makes the request, `heard` takes the replies, `tick`
+gives up on a request unanswered for ANSWER_S, `view` is the page's `calibrating` topic.
 """
 
 from __future__ import annotations
 
 import base64
-from collections.abc import Callable
-from dataclasses import dataclass
 from datetime import UTC, datetime
-from pathlib import Path
 from typing import Any
 
-import numpy as np
-
-from foosball.vision.calibration import MAX_MARKER_OFFSET_M, MarkerLayout, reprojection_limit_px
-from foosball.vision.calibration_report import (
-    PREVIOUS_SUFFIX,
-    Look,
-    annotate,
-    attempt,
-    look,
-    residuals,
-    save_calibration,
-    summary,
+from foosball.wire.catalogue import (
+    CalibrationStage,
+    CameraCalibration,
+    CameraSnapshot,
+    MarkerSeen,
 )
-from foosball.vision.sources import SourceError, open_source
 
-# How long the grab waits for the camera's frames, and how many it reads (the first
-# frames of a camera just opened can be dark while its exposure settles; the last is kept).
-GRAB_TIMEOUT_S = 2.0
-GRAB_FRAMES = 3
+# The tracker answers within a frame plus the job's fraction of a second (its worker runs
+# beside tracking, at background priority): a request unanswered this long is given up.
+ANSWER_S = 20.0
+STAGES = {"look": CalibrationStage.LOOK, "calibrate": CalibrationStage.CALIBRATE}
+WHY = {
+    MarkerSeen.OUTSIDE: "outside the camera's view ({where}): turn the camera or move the "
+                        "marker",
+    MarkerSeen.PARTLY_OUTSIDE: "partly outside the camera's view ({where}): all of it and its "
+                               "white margin must be in the frame",
+    MarkerSeen.NOT_FOUND: "in view ({where}) but not found: covered by a rod or a man, glare, "
+                          "not flat, out of focus, or a different id printed there",
+    MarkerSeen.UNKNOWN: "not found; fewer than 4 markers were, so where it should be cannot "
+                        "be told",
+}
 
 
 def _iso(wall_time: float) -> str:
     return datetime.fromtimestamp(wall_time, UTC).isoformat(timespec="seconds")
 
 
-class CalibrationFlow:
-    """See the module's docstring. `grab()` returns a BGR frame or raises SourceError."""
+def request_message(number: int, stage: CalibrationStage) -> CameraCalibration:
+    return CameraCalibration(request=number, stage=stage, width=0, height=0,
+                             reprojection_rms_px=0.0, reprojection_limit_px=0.0,
+                             table_rms_m=0.0, focal_px=0.0, limit_mm=0.0, snapshot_parts=0,
+                             text="")
 
-    def __init__(self, layout: MarkerLayout, ball_radius: float, output: str | Path,
-                 focal_px: float | None = None,
-                 grab: Callable[[], np.ndarray] | None = None,
-                 max_marker_offset_m: float = MAX_MARKER_OFFSET_M) -> None:
-        self.layout = layout
-        self.ball_radius = ball_radius
-        self.output = Path(output)
-        self.focal_px = focal_px
-        self.grab = grab
-        self.max_marker_offset_m = max_marker_offset_m
-        self.image: np.ndarray | None = None
-        self.seen: Look | None = None
-        self.looked_at = ""
-        self.jpeg = ""
-        self.result: dict[str, Any] | None = None
-        self.text = "press Look to see what the camera sees"
 
-    # -- the steps (frames handed in; the clock is the caller's) -------------------------
-    def look(self, image: np.ndarray, now: float) -> str:
-        """A new frame: the markers it shows. Returns "" (or why not)."""
-        self.image = image
-        self.seen = look(image, self.layout)
-        self.looked_at = _iso(now)
-        self.jpeg = base64.b64encode(annotate(image, self.seen)).decode()
-        self.result = None
-        self.text = self.seen.text
-        return ""
+class PanelCalibrating:
+    """See the module's docstring. `changes` counts what the page should redraw for."""
 
-    def grab_and_look(self, now: float) -> str:
-        if self.grab is None:
-            return "no camera for the calibration: set [game_panel] camera_source"
-        try:
-            image = self.grab()
-        except (SourceError, OSError) as exc:
-            self.text = f"no frame from the camera: {exc}"
+    def __init__(self) -> None:
+        self.requests = 0
+        self.asked: dict[str, Any] | None = None  # the request under way
+        self._asked_s = 0.0
+        self.reply: CameraCalibration | None = None  # the last reply to a request
+        self.replied_at = ""
+        self.frame: dict[str, Any] | None = None  # the last frame's markers (and JPEG)
+        self.result: dict[str, Any] | None = None  # the last CALIBRATE's verdict
+        self.text = "press Look: the ball tracker shows what its camera sees"
+        self._parts: dict[int, bytes] = {}
+        self._snapshot_request = -1
+        self._size = (0, 0)
+        self.changes = 0
+
+    def ask(self, name: str, now: float, wall_time: float,
+            playing: bool) -> tuple[CameraCalibration | None, str]:
+        """The page's Look or Calibrate: the request to send, or why not."""
+        if playing:
+            return None, "not while a match is playing (stop it first)"
+        if self.asked is not None:
+            return None, f"request {self.asked['request']} is still under way"
+        self.requests += 1
+        stage = STAGES[name]
+        self.asked = {"request": self.requests, "stage": name, "at": _iso(wall_time)}
+        self._asked_s = now
+        self.text = (f"request {self.requests}: the ball tracker "
+                     + ("looks at its next frame" if name == "look" else
+                        "calibrates on its next frame"))
+        self.changes += 1
+        return request_message(self.requests, stage), ""
+
+    def tick(self, now: float) -> None:
+        if self.asked is not None and now - self._asked_s > ANSWER_S:
+            self.text = (f"request {self.asked['request']}: no answer from the ball tracker "
+                         f"in {ANSWER_S:g} s: is it running?")
+            self.asked = None
+            self.changes += 1
+
+    def heard(self, message: CameraCalibration | CameraSnapshot, wall_time: float) -> str:
+        """A reply or a snapshot part; returns the notice line for a reply ("" otherwise)."""
+        if isinstance(message, CameraSnapshot):
+            self._snapshot(message)
+            return ""
+        if message.stage in STAGES.values():
+            return ""  # another panel's (or a tool's) request
+        if self.asked is not None and message.request == self.asked["request"]:
+            self.asked = None
+        self.reply, self.replied_at = message, _iso(wall_time)
+        self.changes += 1
+        stage = message.stage
+        if stage is CalibrationStage.BUSY:
+            self.text = f"request {message.request}: the ball tracker is busy: {message.text}"
             return self.text
-        return self.look(image, now)
+        if message.width:
+            self._frame(message)
+        if stage is CalibrationStage.FOUND:
+            self.text = message.text
+            return f"camera: {message.text}"
+        self.result = self._result(message)
+        self.text = message.text
+        return f"calibrate: {stage.name}: {message.text}"
 
-    def calibrate(self, now: float) -> str:
-        """The frame looked at, calibrated; saved when accepted. Returns "" or why not."""
-        if self.image is None:
-            return "press Look first: the calibration uses the frame shown"
-        result = attempt(self.image, self.layout, self.ball_radius, focal_px=self.focal_px,
-                         max_marker_offset_m=self.max_marker_offset_m)
-        height, width = self.image.shape[:2]
-        view: dict[str, Any] = {
-            "at": _iso(now), "accepted": result.accepted, "refused": result.refused,
-            "text": result.text, "blamed": list(result.blamed),
-            "limit_mm": round(self.max_marker_offset_m * 1e3, 1),
-            "limit_px": round(reprojection_limit_px(width, height), 2),
-            "markers": residuals(self.layout, result, self.max_marker_offset_m),
-            "checked": bool(result.offsets)}
-        if result.accepted:
-            assert result.calibration is not None
-            try:
-                kept = save_calibration(result.calibration, self.output)
-            except OSError as exc:
-                view |= {"accepted": False, "text": f"accepted, but not saved to "
-                                                    f"{self.output}: {exc}"}
-            else:
-                view |= {"saved": str(self.output), "kept": str(kept) if kept else "",
-                         "summary": summary(result.calibration)}
-                view["text"] = (f"accepted and saved to {self.output}"
-                                + (f" (the old one kept as {kept})" if kept else "")
-                                + ": restart the ball tracker to use it")
-        self.result = view
-        self.text = view["text"]
-        return "" if view["accepted"] else view["text"]
+    def _frame(self, message: CameraCalibration) -> None:
+        markers = message.markers
+        if self._snapshot_request != message.request:
+            self._parts, self._snapshot_request = {}, message.request
+        self.frame = {
+            "request": message.request, "width": message.width, "height": message.height,
+            "at": self.replied_at, "parts": message.snapshot_parts, "jpeg": "",
+            "found": sorted(m.marker for m in markers if m.seen is MarkerSeen.FOUND),
+            "stray": sorted(m.marker for m in markers if m.seen is MarkerSeen.STRAY),
+            "text": message.text if message.stage is CalibrationStage.FOUND else "",
+            "missing": [{"id": m.marker, "kind": m.seen.name.lower(),
+                         "why": WHY[m.seen].format(where=f"it should be at ({m.u}, {m.v}) px")}
+                        for m in markers if m.seen in WHY]}
+        self._assemble()
 
-    # -- what the page shows ---------------------------------------------------------------
+    def _snapshot(self, part: CameraSnapshot) -> None:
+        if part.request != self._snapshot_request:
+            self._parts, self._snapshot_request = {}, part.request
+        self._parts[part.part] = part.jpeg
+        self._size = (part.width, part.height)
+        self._assemble()
+
+    def _assemble(self) -> None:
+        frame = self.frame
+        if frame is None or frame["request"] != self._snapshot_request or frame["jpeg"] or \
+                not frame["parts"] or len(self._parts) < frame["parts"]:
+            return
+        jpeg = b"".join(self._parts.get(i, b"") for i in range(frame["parts"]))
+        frame |= {"jpeg": base64.b64encode(jpeg).decode(), "jpeg_bytes": len(jpeg),
+                  "jpeg_width": self._size[0], "jpeg_height": self._size[1]}
+        self._parts = {}
+        self.changes += 1
+
+    @staticmethod
+    def _result(message: CameraCalibration) -> dict[str, Any]:
+        """The verdict and each marker's residual, as calibrate.js draws them."""
+        rows = []
+        limit = message.limit_mm
+        for m in message.markers:
+            if m.seen is MarkerSeen.STRAY:
+                continue
+            row: dict[str, Any] = {"id": m.marker, "x": m.x_mm / 1e3, "y": m.y_mm / 1e3,
+                                   "blamed": m.blamed}
+            if m.checked:
+                mm = round((m.dx_mm ** 2 + m.dy_mm ** 2) ** 0.5, 1)
+                row |= {"dx_mm": round(m.dx_mm, 1), "dy_mm": round(m.dy_mm, 1), "mm": mm,
+                        "over": mm > limit}
+            rows.append(row)
+        blamed = [m.marker for m in message.markers if m.blamed]
+        without = blamed[0] if blamed else None
+        for row in rows:
+            if without is not None and "mm" in row and row["id"] != without and \
+                    any(m.marker == row["id"] and m.without_blamed for m in message.markers):
+                row["without"] = without
+        accepted = message.stage is CalibrationStage.ACCEPTED
+        return {"request": message.request, "accepted": accepted,
+                "refused": message.stage is CalibrationStage.REFUSED,
+                "text": message.text, "blamed": blamed, "limit_mm": round(limit, 1),
+                "limit_px": round(message.reprojection_limit_px, 2), "markers": rows,
+                "checked": any("mm" in row for row in rows),
+                "summary": {"reprojection_rms_px": message.reprojection_rms_px,
+                            "table_rms_mm": message.table_rms_m * 1e3,
+                            "focal_px": round(message.focal_px, 1)} if accepted else None}
+
     def view(self) -> dict[str, Any]:
-        seen = self.seen
-        frame = None
-        if seen is not None:
-            frame = {"jpeg": self.jpeg, "width": seen.width, "height": seen.height,
-                     "at": self.looked_at, "found": seen.seen, "stray": seen.stray,
-                     "text": seen.text,
-                     "missing": [{"id": i, "why": why} for i, why in seen.missing.items()]}
-        return {"available": self.grab is not None, "output": str(self.output),
-                "kept_as": self.output.name + PREVIOUS_SUFFIX,
-                "layout": [m.marker_id for m in self.layout.markers],
-                "text": self.text, "frame": frame, "result": self.result}
-
-
-NO_CAMERA = ("no camera for the calibration on this panel: set [game_panel] camera_source, "
-             "markers_file and calibration_file")
-
-
-def panel_action(flow: CalibrationFlow | None, name: str, wall_time: float,
-                 playing: bool) -> str:
-    """The page's Look or Calibrate for the game panel's core ("" or why not)."""
-    if flow is None:
-        return NO_CAMERA
-    if playing:
-        return "not while a match is playing (stop it first)"
-    if name == "look":
-        return flow.grab_and_look(wall_time)
-    return flow.calibrate(wall_time)
-
-
-def panel_view(flow: CalibrationFlow | None) -> dict[str, Any]:
-    """The page's `calibrating` topic."""
-    if flow is None:
-        return {"available": False, "text": NO_CAMERA + " (or run `foosball vision "
-                "calibrate` on the vision board)"}
-    return flow.view()
-
-
-@dataclass
-class CameraGrab:
-    """One frame from the tracker's frame source, opened for it and closed again (a camera
-    serves one reader: calibrate while the ball tracker is stopped, as before its first
-    calibration it is). `spec`: "kind" or "kind:path" (sim, socket:/run/.../camera.sock,
-    v4l2:/dev/video0, video:clip.mp4, images:folder)."""
-
-    spec: str
-    frames: int = GRAB_FRAMES
-    timeout_s: float = GRAB_TIMEOUT_S
-
-    def options(self) -> tuple[str, dict[str, Any]]:
-        kind, _, path = self.spec.partition(":")
-        if kind == "sim":
-            return kind, {"frames": self.frames}
-        name = {"v4l2": "device", "gstreamer": "pipeline"}.get(kind, "path")
-        return kind, ({name: path} if path else {})
-
-    def __call__(self) -> np.ndarray:
-        kind, options = self.options()
-        source = open_source(kind, **options)
-        try:
-            image = None
-            for _ in range(self.frames):
-                frame = source.read(self.timeout_s)
-                if frame is None:
-                    break
-                image = frame.image
-        finally:
-            source.close()
-        if image is None:
-            raise SourceError(f"{self.spec}: no frame within {self.timeout_s:g} s (is the "
-                              "ball tracker holding the camera? stop it while calibrating)")
-        image = np.asarray(image)
-        if image.ndim == 3 and image.shape[2] == 2:  # a V4L2 camera's native YUYV
-            import cv2
-
-            image = cv2.cvtColor(image, cv2.COLOR_YUV2BGR_YUYV)
-        return image
+        """The page's `calibrating` topic."""
+        return {"available": True, "asked": self.asked, "text": self.text,
+                "frame": self.frame, "result": self.result}

@@ -1,7 +1,8 @@
-// The game panel's Camera tab: the guided calibration (foosball.agents.game_panel.calibration).
-// Look: the camera's frame with the markers found (drawn by the panel, with their ids) and the
-// missing ones with why. Calibrate: each marker's residual in table mm over the field (its
-// arrow, exaggerated; the circle is the limit), the verdict with the calibration's own reason.
+// The game panel's Camera tab: the guided calibration (foosball.agents.game_panel.calibration),
+// which the ball tracker on the vision board runs on its own frames (CameraCalibration).
+// Look: the tracker's frame with the markers found (outlined by the tracker, with their ids)
+// and the missing ones with why. Calibrate: each marker's residual in table mm over the field
+// (its arrow, exaggerated; the circle is the limit), the verdict with the calibration's reason.
 // window.panelCalib is for tests: the last data shown.
 "use strict";
 
@@ -28,13 +29,18 @@
   window.showCalibrating = (data, table) => {
     state.data = data;
     state.table = table || state.table;
-    $("calib-text").textContent = (data.frame && data.result ? data.frame.text : data.text) || "";
-    $("look").disabled = $("calibrate").disabled = !data.available || !localStorage.getItem("panelToken");
+    const verdictShown = data.result && data.frame && data.text === data.result.text;
+    $("calib-text").textContent = (verdictShown ? `request ${data.result.request}: found ` +
+      `${data.frame.found.length} markers` : data.text) || "";
+    $("look").disabled = $("calibrate").disabled = !data.available || !!data.asked ||
+      !localStorage.getItem("panelToken");
     const frame = data.frame;
     const missing = $("calib-missing");
     missing.replaceChildren();
     if (frame) {
-      $("calib-frame").src = `data:image/jpeg;base64,${frame.jpeg}`;
+      if (frame.jpeg) {
+        $("calib-frame").src = `data:image/jpeg;base64,${frame.jpeg}`;
+      }
       $("calib-frame-note").textContent = `${frame.width}x${frame.height} at ${frame.at}: ` +
         `found ${frame.found.join(", ") || "none"}` +
         (frame.stray.length ? `; not in the layout: ${frame.stray.join(", ")}` : "");
@@ -52,7 +58,7 @@
     markers.replaceChildren();
     if (result) {
       verdict.className = `calib-verdict ${result.accepted ? "accepted" : "refused"}`;
-      verdict.textContent = result.accepted ? `ACCEPTED: ${result.text.replace(/^accepted and /, "")}`
+      verdict.textContent = result.accepted ? `ACCEPTED: ${result.text}`
         : `${result.refused ? "REFUSED" : "NOT CALIBRATED"}: ${result.text}`;
       markers.appendChild(row(["marker", "off mm", "x mm", "y mm"], true));
       for (const m of result.markers) {
@@ -65,13 +71,12 @@
       const sum = result.summary;
       $("calib-file").textContent = result.accepted ? `reprojection ${sum.reprojection_rms_px.toFixed(2)} ` +
         `px rms (limit ${result.limit_px} px), table ${sum.table_rms_mm.toFixed(1)} mm rms, focal ` +
-        `${sum.focal_px} px${sum.focal_estimated ? " (estimated)" : ""}` :
-        `nothing saved (${data.output} unchanged)`;
+        `${sum.focal_px} px` : "nothing saved (the tracker keeps its calibration)";
     } else {
       verdict.className = "calib-verdict";
       verdict.textContent = "";
-      $("calib-file").textContent = `saves to ${data.output || "?"}, the old one kept as ` +
-        `${data.kept_as || "?"}`;
+      $("calib-file").textContent = "accepted: the tracker saves it where it reads its " +
+        "calibration (the old one kept as .prev) and uses it at once";
     }
     draw();
   };
