@@ -194,6 +194,8 @@ class PanelCalibrating:
                             "focal_px": round(message.focal_px, 1)} if accepted else None}
 
     def view(self) -> dict[str, Any]:
-        """The page's `calibrating` topic."""
+        """The page's `calibrating` topic (copies: the page is sent what changed, compared
+        with what it was sent before, and the frame's JPEG is filled in later)."""
         return {"available": True, "asked": self.asked, "text": self.text,
-                "frame": self.frame, "result": self.result}
+                "frame": dict(self.frame) if self.frame is not None else None,
+                "result": self.result}
