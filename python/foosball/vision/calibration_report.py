@@ -2,15 +2,17 @@
 why), each marker's residual in table millimetres, the verdict, and the save that keeps
 the old file.
 
-Both `foosball vision calibrate` (vision_cli.py) and the game panel's guided calibration
-(foosball.agents.game_panel.calibration) use these: the decision is `calibration.calibrate`'s
+Both `foosball vision calibrate` (vision_cli.py) and the game panel's guided calibration,
+which the ball tracker runs on its own frames (foosball.agents.ball_tracker.calibrating),
+use these: the decision is `calibration.calibrate`'s
 alone (its refusal carries the per-marker offsets it judged, CalibrationRefused.offsets),
 `summary` is what both print, `save_calibration` how both write.
 
 - `look(image, layout)`: the markers the frame shows (ids, pixel corners), which of the
   layout's are missing and why: with four or more found, where each missing one should be
   in the image (outside the frame, or inside it but not found: covered, glare, bent, out of
-  focus); with fewer, `layout_check.missing_markers`'s text.
+  focus); with fewer, `layout_check.missing_markers`'s text. `Look.where` says the same
+  short (MISSING_KINDS and the pixel centre) for a message.
 - `attempt(image, layout, ...)`: `calibrate` on the frame; accepted (the Calibration) or
   refused/failed with its text, and each marker's offset from where the others put it.
 - `save_calibration(calibration, path)`: the file written atomically (a half-written file
