@@ -60,6 +60,16 @@ def test_every_agent_of_a_board_and_the_runtime_ship_to_it(board: str) -> None:
             "foosball.ota.core", "foosball.ota.rauc", "foosball.realtime"} <= modules
 
 
+def test_the_guided_calibration_runs_where_the_camera_is() -> None:
+    """The game panel's Camera tab asks the ball tracker over the wire: the vision board
+    ships the calibration's report (the tracker runs it), the strategy board needs none."""
+    assert "foosball.vision.calibration_report" in board_modules("vision")
+    strategy = board_modules("strategy")
+    assert "foosball.agents.game_panel.calibration" in strategy
+    assert "foosball.vision.calibration_report" not in strategy
+    assert "foosball.vision.calibration" not in strategy
+
+
 def without(table: ModuleTable, entry: str) -> ModuleTable:
     return dataclasses.replace(table, packages={
         name: tuple(e for e in entries if e != entry) for name, entries in table.packages.items()})

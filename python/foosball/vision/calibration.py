@@ -93,7 +93,18 @@ class CalibrationError(ValueError):
 
 
 class CalibrationRefused(CalibrationError):
-    """The markers were found but do not fit their layout well enough to trust."""
+    """The markers were found but do not fit their layout well enough to trust. When the
+    markers were checked against each other it carries each one's offset (`offsets`) and
+    the ids the refusal blames (`blamed`; the others' offsets without the first of them,
+    `without_blamed`), for a picture of them (the game panel's)."""
+
+    def __init__(self, text: str, offsets: tuple[MarkerOffset, ...] = (),
+                 blamed: tuple[int, ...] = (),
+                 without_blamed: tuple[MarkerOffset, ...] = ()) -> None:
+        super().__init__(text)
+        self.offsets = offsets
+        self.blamed = blamed
+        self.without_blamed = without_blamed  # the others, checked without blamed[0]
 
 
 @dataclass(frozen=True, slots=True)
@@ -475,11 +486,14 @@ def _check_layout(seen: dict[int, np.ndarray], wanted: dict[int, Marker], fit: s
     offsets = marker_offsets(seen, wanted, camera_for, height)
     misplaced = misplaced_marker(seen, wanted, offsets, max_offset, camera_for, height)
     if misplaced is not None:
-        raise CalibrationRefused(f"{_misplaced_text(misplaced, max_offset)} ({fit})")
+        raise CalibrationRefused(f"{_misplaced_text(misplaced, max_offset)} ({fit})",
+                                 tuple(offsets),
+                                 tuple(o.marker_id for o in misplaced.suspects),
+                                 misplaced.rest)
     if pixels_too_far:
         raise CalibrationRefused(refusal + ("; ".join(h.text for h in hints) or
                                             "the ids, each marker's yaw and size in the layout "
-                                            "file"))
+                                            "file"), tuple(offsets))
     return offsets
 
 

@@ -226,6 +226,13 @@ class VisionSettings:
     filter: FilterConfig = field(default_factory=FilterConfig)
     source: SourceConfig = field(default_factory=SourceConfig)
     calibration: str = "calibration.json"
+    # The marker layout the game panel's guided calibration (Camera tab) calibrates with,
+    # as for `foosball vision calibrate --markers`; read at each Look/Calibrate. The
+    # calibration goes to `calibration` (the old file kept as <calibration>.prev).
+    markers_file: str = "markers.json"
+    # The camera's focal length for that calibration, px (0: estimated from the markers,
+    # as `vision calibrate` without --focal-px).
+    focal_px: float = setting(0.0, low=0.0, high=1e5, unit="px")
     # no frame for this long raises CAMERA_LOST
     camera_timeout_s: float = setting(0.05, above=0.0, unit="s")
     # Where thresholds tuned on the game panel are kept across restarts ("": not kept).
@@ -353,6 +360,8 @@ def settings_to_json(settings: VisionSettings) -> dict[str, Any]:
         "filter": asdict(settings.filter),
         "source": {"kind": settings.source.kind, "options": dict(settings.source.options)},
         "calibration": settings.calibration,
+        "markers_file": settings.markers_file,
+        "focal_px": settings.focal_px,
         "camera_timeout_s": settings.camera_timeout_s,
         "thresholds_file": settings.thresholds_file,
         "ball_diameter": settings.ball_diameter,

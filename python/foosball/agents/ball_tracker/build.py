@@ -33,4 +33,4 @@ def make_tracker(table: Table, settings: Any,
     # heartbeat does: a fixed 2 s was missed on a loaded machine (the rig started in FAULT).
     core = BallTrackerCore(tracker, settings, rod_meter=rod_meter,
                            startup_grace_s=startup_grace_s)
-    return core, Camera(source, settings.thresholds_file)
+    return core, Camera(source, settings.thresholds_file, settings.calibration)

@@ -1,5 +1,6 @@
 """The ball tracker's hardware for the runtime: the camera (a frame source), the file
-the tuned thresholds are kept in, and the worker thread a learning job runs on."""
+the tuned thresholds are kept in, the calibration file the guided calibration saves, and
+the worker thread a learning or calibration job runs on."""
 
 from __future__ import annotations
 
@@ -10,9 +11,16 @@ import queue
 import threading
 from typing import Any
 
+from foosball.agents.ball_tracker.calibrating import (
+    CalibrationJob,
+    CalibrationOutcome,
+    reply,
+    run_calibration_job,
+)
 from foosball.agents.ball_tracker.core import LearnJob, LearnOutcome, run_learn_job
 from foosball.vision.config import DetectorConfig, save_thresholds
 from foosball.vision.sources import CapturedFrame, FrameSource
+from foosball.wire.catalogue import CalibrationStage
 
 log = logging.getLogger(__package__)  # its lines keep the name they had in one file
 
@@ -20,16 +28,22 @@ log = logging.getLogger(__package__)  # its lines keep the name they had in one 
 class Camera:
     """The tracker's hardware for the runtime: a frame source's frames as its samples; the
     thresholds the panel tuned are kept in `thresholds_file` (written whole, atomically);
-    a LearnJob runs on a worker thread (at background priority: tracking goes first), its
-    LearnOutcome is the sample of the next turn after it ends."""
+    a LearnJob or CalibrationJob runs on a worker thread (at background priority: tracking
+    goes first; the core hands out one at a time), its outcome is the sample of the next
+    turn after it ends. An accepted calibration is saved to `calibration_file` (the one
+    the tracker read at start; atomically, the old one kept as <file>.prev)."""
 
-    def __init__(self, source: FrameSource, thresholds_file: str = "") -> None:
+    def __init__(self, source: FrameSource, thresholds_file: str = "",
+                 calibration_file: str = "") -> None:
         self.source = source
         self.thresholds_file = thresholds_file
-        self._outcomes: queue.SimpleQueue[LearnOutcome] = queue.SimpleQueue()
+        self.calibration_file = calibration_file
+        self._outcomes: queue.SimpleQueue[LearnOutcome | CalibrationOutcome] = \
+            queue.SimpleQueue()
         self._worker: threading.Thread | None = None
 
-    def sense(self, timeout_s: float) -> CapturedFrame | LearnOutcome | None:
+    def sense(self, timeout_s: float,
+              ) -> CapturedFrame | LearnOutcome | CalibrationOutcome | None:
         try:
             return self._outcomes.get_nowait()
         except queue.Empty:
@@ -47,6 +61,10 @@ class Camera:
                 self._worker = threading.Thread(target=self._learn, args=(action,),
                                                 name="ball_tracker-learn", daemon=True)
                 self._worker.start()
+            elif isinstance(action, CalibrationJob):
+                self._worker = threading.Thread(target=self._calibrate, args=(action,),
+                                                name="ball_tracker-calibrate", daemon=True)
+                self._worker.start()
 
     def _learn(self, job: LearnJob) -> None:
         _background_priority()
@@ -55,6 +73,16 @@ class Camera:
         except Exception as exc:  # a bug in learning must still answer the request
             log.exception("learning failed")
             outcome = LearnOutcome(job.request, None, f"learning failed: {exc}"[:200])
+        self._outcomes.put(outcome)
+
+    def _calibrate(self, job: CalibrationJob) -> None:
+        _background_priority()
+        try:
+            outcome = run_calibration_job(job, self.calibration_file)
+        except Exception as exc:  # a bug must still answer the request
+            log.exception("calibration failed")
+            outcome = CalibrationOutcome(reply(job.request, CalibrationStage.FAILED,
+                                               f"calibration failed: {exc}"))
         self._outcomes.put(outcome)
 
     def wait_for_learning(self, timeout_s: float) -> bool:
