@@ -388,7 +388,7 @@ def _laptop_only(command: str, exc: ModuleNotFoundError) -> int:
 
 def _bench(args: argparse.Namespace) -> int:
     try:
-        from foosball.lab.vision_bench import run_bench
+        from foosball.lab.vision.run import run_bench
     except ModuleNotFoundError as exc:
         return _laptop_only("bench", exc)
 
@@ -402,7 +402,7 @@ def _bench(args: argparse.Namespace) -> int:
 
 def _evaluate(args: argparse.Namespace) -> int:
     try:
-        from foosball.lab.vision_bench import run_evaluation
+        from foosball.lab.vision.run import run_evaluation
     except ModuleNotFoundError as exc:
         return _laptop_only("evaluate", exc)
 
