@@ -151,6 +151,7 @@ def _calibrate(args: argparse.Namespace) -> int:
     import cv2
 
     from foosball.config import BoardConfigError
+    from foosball.files import load_file
     from foosball.geometry import default_table
     from foosball.vision.calibration import (
         CalibrationError,
@@ -179,7 +180,8 @@ def _calibrate(args: argparse.Namespace) -> int:
             if image is None:
                 print(f"vision calibrate: cannot read {args.image}", file=sys.stderr)
                 return 2
-            layout = MarkerLayout.from_json(json.loads(Path(args.markers).read_text()))
+            layout = load_file(args.markers, MarkerLayout.from_json, CalibrationError,
+                               kind="JSON")
             focal = args.focal_px
         diameter = settings.ball_diameter or default_table().ball.diameter
         calibration = calibrate(image, layout, diameter / 2, focal_px=focal,
