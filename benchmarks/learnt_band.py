@@ -3,7 +3,7 @@
 For each ball and light: the band is learnt (as `foosball vision learn-colour` does with a
 calibration) from the first 60 frames of the simulator's "shots" scene at seed S; both it
 and the default band (`DetectorConfig()`, the orange ball's) are then scored by
-`foosball.vision.evaluate` on another clip of the same table at seed S + 1000 (other
+`foosball.lab.vision.evaluate` on another clip of the same table at seed S + 1000 (other
 shots, other men's moves, other sensor noise): detection rate (ball at least half
 visible), false balls (frames with no ball visible, ten empty frames between shots),
 position error p50 / p95 of the published ball. Last, the orange ball with a patch of
@@ -24,11 +24,11 @@ from dataclasses import replace
 from typing import Any
 
 from foosball.geometry import default_table
+from foosball.lab.vision.evaluate import evaluate
 from foosball.sim.render import CameraConfig, Palette
 from foosball.sim.vision_source import WHITE_BALL_BAND, sim_eval_frames, with_table_patch
 from foosball.vision.calibration import BallProjector
 from foosball.vision.config import DetectorConfig
-from foosball.vision.evaluate import evaluate
 from foosball.vision.field import FieldRegion
 from foosball.vision.learn import LearnError, learn_colour
 

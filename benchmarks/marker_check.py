@@ -4,7 +4,7 @@ file moved by 2 cm or more is refused naming it; correct layouts are still accep
     nice -n 19 .venv/bin/python benchmarks/marker_check.py [--json out.json]
 
 Frames: the simulator's renderer (foosball.sim.render, its six markers) at two cameras and
-the small exact renderer (foosball.vision.synthetic, another renderer, the same six marker
+the small exact renderer (foosball.lab.vision.synthetic, another renderer, the same six marker
 positions) at two tilted cameras, each at seeds none of the tests or the limit used
 (11, 12). Per frame: the correct layout, then each marker in view moved by 1, 2, 5 and
 10 cm in each of 8 directions (a person who measured that marker wrong), calibrated as
@@ -24,6 +24,7 @@ from typing import Any
 
 import numpy as np
 
+from foosball.lab.vision.synthetic import SynthCamera, render, with_marker_moved
 from foosball.sim.render import CameraConfig
 from foosball.sim.vision_source import sim_calibration_frame
 from foosball.vision.calibration import (
@@ -33,7 +34,6 @@ from foosball.vision.calibration import (
     calibrate,
     example_layout,
 )
-from foosball.vision.synthetic import SynthCamera, render, with_marker_moved
 
 RADIUS = 0.0175
 DISTANCES = (0.01, 0.02, 0.05, 0.10)

@@ -5,7 +5,7 @@ Per scene (simulator renderer, the "shots" scene: 3-15 m/s shots among moving me
 empty frames between shots): the colour detector with the band learnt by `learn_colour`
 from the scene's first 60 frames (as a person would at the table; "refused" when it cannot
 separate the ball), and the background detector with the learnt band, or a wide band for a
-ball coloured like the field. The figures are `foosball.vision.evaluate` over the frames
+ball coloured like the field. The figures are `foosball.lab.vision.evaluate` over the frames
 after those 60: detection rate (ball at least half visible), false detections (no ball
 visible), balls reported on frames without a ball, position error p50 / p95 of the
 published state. Then the human's rods: translation error p50 / p95 / max and rotation
@@ -25,11 +25,11 @@ from typing import Any
 import numpy as np
 
 from foosball.geometry import default_table
+from foosball.lab.vision.evaluate import evaluate
 from foosball.sim.render import CameraConfig, Palette, Renderer
 from foosball.sim.vision_source import shot_states, sim_calibration, sim_eval_frames
 from foosball.vision.calibration import BallProjector
 from foosball.vision.config import DetectorConfig, RodsConfig
-from foosball.vision.evaluate import evaluate
 from foosball.vision.field import FieldRegion
 from foosball.vision.learn import LearnError, learn_colour
 from foosball.vision.rods import HumanRodMeter

@@ -150,6 +150,7 @@ def _calibrate(args: argparse.Namespace) -> int:
     import cv2
 
     from foosball.config import BoardConfigError
+    from foosball.files import load_file
     from foosball.geometry import default_table
     from foosball.vision.calibration import (
         CalibrationError,
@@ -178,7 +179,8 @@ def _calibrate(args: argparse.Namespace) -> int:
             if image is None:
                 print(f"vision calibrate: cannot read {args.image}", file=sys.stderr)
                 return 2
-            layout = MarkerLayout.from_json(json.loads(Path(args.markers).read_text()))
+            layout = load_file(args.markers, MarkerLayout.from_json, CalibrationError,
+                               kind="JSON")
             focal = args.focal_px
         diameter = settings.ball_diameter or default_table().ball.diameter
         calibration = calibrate(image, layout, diameter / 2, focal_px=focal,
@@ -373,7 +375,7 @@ def _laptop_only(command: str, exc: ModuleNotFoundError) -> int:
 
 def _bench(args: argparse.Namespace) -> int:
     try:
-        from foosball.lab.vision_bench import run_bench
+        from foosball.lab.vision.run import run_bench
     except ModuleNotFoundError as exc:
         return _laptop_only("bench", exc)
 
@@ -387,7 +389,7 @@ def _bench(args: argparse.Namespace) -> int:
 
 def _evaluate(args: argparse.Namespace) -> int:
     try:
-        from foosball.lab.vision_bench import run_evaluation
+        from foosball.lab.vision.run import run_evaluation
     except ModuleNotFoundError as exc:
         return _laptop_only("evaluate", exc)
 

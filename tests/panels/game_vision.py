@@ -7,11 +7,11 @@ import time
 from typing import Any
 
 from foosball.agents.ball_tracker import BallTrackerCore
+from foosball.lab.vision.synthetic import LAYOUT, SynthCamera, render
 from foosball.runtime import AgentRuntime
 from foosball.vision.calibration import calibrate
 from foosball.vision.config import VisionSettings
 from foosball.vision.sources import CapturedFrame
-from foosball.vision.synthetic import LAYOUT, SynthCamera, render
 from foosball.vision.tracker import BallTracker
 from foosball.wire.catalogue import Agent
 from tests.panels.game_rig import SAFETY, TABLE, Rig

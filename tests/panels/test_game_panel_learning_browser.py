@@ -11,10 +11,10 @@ from typing import Any
 import pytest
 
 from foosball.agents.ball_tracker import BallTrackerCore, Camera
+from foosball.lab.vision.synthetic import LAYOUT, SynthCamera, render
 from foosball.runtime import AgentRuntime
 from foosball.vision.calibration import calibrate
 from foosball.vision.config import DetectorConfig, VisionSettings
-from foosball.vision.synthetic import LAYOUT, SynthCamera, render
 from foosball.vision.tracker import BallTracker
 from foosball.wire.catalogue import Agent, LearnStage, VisionLearn
 from tests.conftest import screenshots_dir

@@ -71,7 +71,7 @@ def test_a_local_ray_plays_the_same_matches_as_one_process():
 def test_a_cluster_address_nothing_answers_at_is_a_clear_error():
     import pytest
 
-    from foosball.strategy.engine import Engine, EngineError
+    from foosball.lab.engine import Engine, EngineError
 
     with pytest.raises(EngineError, match=r"no Ray cluster answers at 127\.0\.0\.1:1"), \
             Engine(2, "127.0.0.1:1"):

@@ -7,12 +7,12 @@ import pytest
 
 from foosball.agents.ball_tracker import BallTrackerCore, Camera, calibration_status
 from foosball.geometry import default_table
+from foosball.lab.vision.synthetic import LAYOUT, SynthCamera, render
 from foosball.runtime import AgentRuntime, Inputs
 from foosball.runtime.settings import SafetySettings
 from foosball.vision.calibration import Calibration, calibrate
 from foosball.vision.config import VisionConfigError, VisionSettings
 from foosball.vision.sources import CapturedFrame, MemorySource
-from foosball.vision.synthetic import LAYOUT, SynthCamera, render
 from foosball.vision.tracker import BallTracker
 from foosball.wire.catalogue import (
     Agent,

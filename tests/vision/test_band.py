@@ -8,11 +8,11 @@ import cv2
 import numpy as np
 import pytest
 
+from foosball.lab.vision.bench import to_yuyv
+from foosball.lab.vision.synthetic import SynthCamera, ball_pixel, render
 from foosball.vision._band import band_mask, mask_sums
-from foosball.vision.bench import to_yuyv
 from foosball.vision.config import DetectorConfig
 from foosball.vision.detector import BallDetector, ColourThreshold
-from foosball.vision.synthetic import SynthCamera, ball_pixel, render
 
 CAMERA = SynthCamera()
 DEFAULT = DetectorConfig()

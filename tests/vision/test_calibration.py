@@ -9,6 +9,7 @@ import cv2
 import numpy as np
 import pytest
 
+from foosball.lab.vision.synthetic import LAYOUT, SynthCamera, ball_pixel, render
 from foosball.vision.calibration import (
     BallProjector,
     Calibration,
@@ -19,7 +20,6 @@ from foosball.vision.calibration import (
     load_calibration,
     write_calibration,
 )
-from foosball.vision.synthetic import LAYOUT, SynthCamera, ball_pixel, render
 
 RADIUS = 0.0173
 

@@ -12,6 +12,7 @@ import pytest
 
 from foosball.cli import main
 from foosball.geometry import default_table
+from foosball.lab.vision.synthetic import LAYOUT, SynthCamera, ball_pixel, render
 from foosball.vision.calibration import (
     CalibrationRefused,
     Marker,
@@ -25,7 +26,6 @@ from foosball.vision.config import (
     VisionConfigError,
     parse_settings,
 )
-from foosball.vision.synthetic import LAYOUT, SynthCamera, ball_pixel, render
 from foosball.vision.tracker import BallTracker, TrackStatus
 
 CAMERA = SynthCamera()

@@ -9,6 +9,7 @@ import cv2
 import pytest
 
 from foosball.cli import main
+from foosball.lab.vision.evaluate import evaluate
 from foosball.sim.vision_source import WHITE_BALL_BAND, sim_eval_frames, white_ball_frames
 from foosball.vision.calibration import write_calibration
 from foosball.vision.config import (
@@ -17,7 +18,6 @@ from foosball.vision.config import (
     DetectorConfig,
     load_thresholds,
 )
-from foosball.vision.evaluate import evaluate
 
 WHITE_BAND = WHITE_BALL_BAND
 

@@ -7,13 +7,8 @@ import numpy as np
 import pytest
 
 from foosball.geometry import default_table
-from foosball.vision._band import mask_sums
-from foosball.vision.calibration import BallProjector, calibrate
-from foosball.vision.config import DetectorConfig, VisionConfigError
-from foosball.vision.detector import BallDetector, ColourThreshold
-from foosball.vision.field import FieldRegion
-from foosball.vision.seed_pipeline import SeedPipeline
-from foosball.vision.synthetic import (
+from foosball.lab.vision.seed_pipeline import SeedPipeline
+from foosball.lab.vision.synthetic import (
     BALL_BGR,
     LAYOUT,
     SynthCamera,
@@ -21,6 +16,11 @@ from foosball.vision.synthetic import (
     render,
     render_with_truth,
 )
+from foosball.vision._band import mask_sums
+from foosball.vision.calibration import BallProjector, calibrate
+from foosball.vision.config import DetectorConfig, VisionConfigError
+from foosball.vision.detector import BallDetector, ColourThreshold
+from foosball.vision.field import FieldRegion
 
 CAMERA = SynthCamera()
 RADIUS = 0.0173

@@ -11,10 +11,10 @@ import pytest
 
 from foosball.cli import main
 from foosball.geometry import default_table
+from foosball.lab.vision.evaluate import evaluate
+from foosball.lab.vision.synthetic import BALL_BGR, LAYOUT, SynthCamera, render
 from foosball.vision.calibration import calibrate, write_calibration
 from foosball.vision.config import DetectorConfig, FilterConfig
-from foosball.vision.evaluate import evaluate
-from foosball.vision.synthetic import BALL_BGR, LAYOUT, SynthCamera, render
 from foosball.vision.tracker import BallTracker
 
 CAMERA = SynthCamera()

@@ -89,7 +89,7 @@ def test_human_rods_cross_the_wire_from_the_ball_tracker_only():
 
 
 def test_a_yuyv_camera_measures_the_same(scene):
-    from foosball.vision.bench import to_yuyv
+    from foosball.lab.vision.bench import to_yuyv
 
     calibration, frames = scene
     frame, state = frames[20]

@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 
 from foosball.geometry import default_table
+from foosball.lab.vision.evaluate import evaluate
 from foosball.sim.vision_source import (
     TABLE_PATCH_HSV,
     sim_eval_frames,
@@ -20,7 +21,6 @@ from foosball.sim.vision_source import (
 )
 from foosball.vision.calibration import BallProjector
 from foosball.vision.config import DetectorConfig
-from foosball.vision.evaluate import evaluate
 from foosball.vision.field import FieldRegion
 from foosball.vision.learn import LearnError, learn_colour
 

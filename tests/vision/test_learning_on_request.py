@@ -194,7 +194,7 @@ def test_frames_that_do_not_come_end_the_request_with_the_reason(orange):
 
 
 def test_a_yuyv_camera_s_frames_are_learnt_from_as_bgr(orange):
-    from foosball.vision.bench import to_yuyv
+    from foosball.lab.vision.bench import to_yuyv
 
     frames, calibration = orange
     settings = replace(VisionSettings(), detector=BLUE)

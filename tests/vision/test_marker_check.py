@@ -10,6 +10,8 @@ import re
 import numpy as np
 import pytest
 
+from foosball.lab.vision.synthetic import SynthCamera, render
+from foosball.lab.vision.synthetic import with_marker_moved as moved
 from foosball.vision.calibration import (
     EXAMPLE_MARKER_CENTRES,
     CalibrationError,
@@ -20,8 +22,6 @@ from foosball.vision.calibration import (
     example_layout,
     reprojection_limit_px,
 )
-from foosball.vision.synthetic import SynthCamera, render
-from foosball.vision.synthetic import with_marker_moved as moved
 
 RADIUS = 0.0175
 SIZE = 0.05

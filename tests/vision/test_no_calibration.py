@@ -10,7 +10,7 @@ import cv2
 import pytest
 
 from foosball.cli import main
-from foosball.vision.synthetic import SynthCamera, ball_pixel, render
+from foosball.lab.vision.synthetic import SynthCamera, ball_pixel, render
 
 # 1920x1080, the ball 70 px across: 35 mm at 1.03 m (its centre) needs 2065 px of focal length.
 RADIUS = 0.0175

@@ -10,10 +10,10 @@ import pytest
 
 from foosball.agents.ball_tracker import BallTrackerCore, Camera
 from foosball.geometry import default_table
+from foosball.lab.vision.evaluate import evaluate
 from foosball.runtime import AgentRuntime
 from foosball.runtime.settings import SafetySettings
 from foosball.vision.config import VisionSettings
-from foosball.vision.evaluate import evaluate
 
 sim_source = pytest.importorskip("foosball.sim.vision_source")
 pytest.importorskip("foosball.sim.render", reason="the simulator's camera renderer")

@@ -6,9 +6,9 @@ import numpy as np
 import pytest
 
 from foosball.geometry import default_table
+from foosball.lab.vision.synthetic import BALL_BGR, LAYOUT, SynthCamera, render
 from foosball.vision.calibration import Calibration, calibrate
 from foosball.vision.config import DetectorConfig, FilterConfig
-from foosball.vision.synthetic import BALL_BGR, LAYOUT, SynthCamera, render
 from foosball.vision.tracker import BallTracker, Search, TrackStatus
 
 TABLE = default_table()

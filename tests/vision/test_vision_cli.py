@@ -7,9 +7,9 @@ import pytest
 
 from foosball.cli import main
 from foosball.geometry import default_table
+from foosball.lab.vision.synthetic import LAYOUT, SynthCamera, ball_pixel, render
 from foosball.vision.calibration import load_calibration
 from foosball.vision.config import parse_settings
-from foosball.vision.synthetic import LAYOUT, SynthCamera, ball_pixel, render
 
 CAMERA = SynthCamera()
 
@@ -77,8 +77,8 @@ def test_bench_times_both_pipelines(capsys):
 
 def test_bench_in_blocks_times_every_frame_once_per_pass():
     from foosball.geometry import default_table
-    from foosball.vision.bench import time_pipelines
-    from foosball.vision.synthetic import synthetic_sequence
+    from foosball.lab.vision.bench import time_pipelines
+    from foosball.lab.vision.synthetic import synthetic_sequence
 
     frames, calibration = synthetic_sequence(21, 1)
     report = time_pipelines(frames, calibration, default_table(), repeats=2, block=8)

@@ -8,8 +8,13 @@ lists none of it, and tests/architecture and tests/images hold both).
 - `shots`: the shot battery, save rates against scripted shots (`foosball strategy shots`);
 - `fit`: the ball prediction's friction fitted to the simulator (`foosball strategy fit-ball`);
 - `kick_eval`: the kick engine measured in the simulator (`foosball strategy kick-eval`);
-- `vision_bench`: the vision pipeline's bench and evaluation on simulated scenes
-  (`foosball vision bench`, `foosball vision evaluate`).
+- `engine`: where the many jobs of a tournament, a tune or the shot battery run (in the
+  process, or on Ray);
+- `vision/`: the vision pipeline measured offline: `run` (`foosball vision bench`,
+  `foosball vision evaluate` on a scene), `bench` (our tracker and the seed-style pipeline
+  timed on the same frames), `evaluate` (accuracy against ground truth), `seed_pipeline`
+  (the seed-style reference detector), `synthetic` (a small exact renderer for tests and
+  benchmarks without the simulator).
 
 The simulator itself (physics, match runner, opponents, renderer) is foosball.sim; the
 learning table (`foosball learn`) is foosball.learning, the match reports foosball.analysis.

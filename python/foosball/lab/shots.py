@@ -31,8 +31,8 @@ import time
 from dataclasses import replace
 from typing import Any
 
+from foosball.lab.engine import run_jobs
 from foosball.lab.tournament import add_engine_arguments, progress, run_stoppable
-from foosball.strategy.engine import run_jobs
 
 EPISODE_S = 3.0
 # m in front of the rod: the ball at the toe of the upright foot (half the foot's 8.4 mm

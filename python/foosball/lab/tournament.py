@@ -4,7 +4,7 @@
 --seed S [--duration D] [--randomise] [--ray-address ADDR] [--json]`. Match i runs with seed
 S + i, so a tournament is reproducible whatever --jobs is and wherever it runs: with --jobs 1
 in this process, with more on a local Ray of that many CPUs, with --ray-address on the user's
-Ray cluster (`foosball.strategy.engine`). Either side can be a strategy (the human side
+Ray cluster (`foosball.lab.engine`). Either side can be a strategy (the human side
 is mirrored by the match runner) or a scripted level (rookie, club, pro), or a shot battery
 ``shooter:LOW-HIGH``: the pro level's hands and aim (gaps between our goalkeeper and defence,
 bank shots) with every shot drawn between LOW and HIGH m/s and no passes.
@@ -28,7 +28,7 @@ from collections.abc import Callable
 from dataclasses import replace
 from typing import Any, TypeVar
 
-from foosball.strategy.engine import Engine, EngineError, run_jobs
+from foosball.lab.engine import Engine, EngineError, run_jobs
 
 T = TypeVar("T")
 

@@ -5,7 +5,7 @@ section of strategy.toml each); each is scored by a tournament on the tuning see
 same matches for every trial): the goal difference per minute of play. The first trial is
 the shipped file as it is, so the search starts from it and every trial is measured against
 it on the same matches. The trials run one after the other (each tournament on the workers,
-`foosball.strategy.engine`), with Optuna's TPE sampler seeded by --seed: the same seed gives
+`foosball.lab.engine`), with Optuna's TPE sampler seeded by --seed: the same seed gives
 the same trials, parameters and scores.
 
 At the end the best trial and the shipped parameters play a held-out tournament (seeds the
@@ -29,13 +29,13 @@ import time
 from pathlib import Path
 from typing import Any
 
+from foosball.lab.engine import Engine
 from foosball.lab.tournament import (
     Overrides,
     add_engine_arguments,
     run_stoppable,
     run_tournament,
 )
-from foosball.strategy.engine import Engine
 
 # (section, key) -> (low, high): the improved strategy's own knobs
 SPACE: dict[tuple[str, str], tuple[float, float]] = {

@@ -8,6 +8,7 @@ velocity, visible fraction) is read from the same world states.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -15,10 +16,21 @@ import numpy as np
 from foosball.geometry import Table, default_table
 from foosball.vision.calibration import Calibration, Marker, MarkerLayout, calibrate
 from foosball.vision.config import DetectorConfig
-from foosball.vision.evaluate import EvalFrame
 from foosball.vision.sources import CapturedFrame, FrameSource
 
 MATCH_SIDES = ("club", "pro")  # robot side, human side: two scripted players
+
+
+@dataclass(frozen=True, slots=True)
+class EvalFrame:
+    """A frame with its ground truth: what the scenes here (and foosball.lab.vision's
+    synthetic renderer) give the accuracy evaluation (foosball.lab.vision.evaluate)."""
+
+    image: np.ndarray
+    capture_time_ns: int
+    ball_xy: tuple[float, float] | None  # None: no ball on the table
+    visible_fraction: float
+    ball_velocity: tuple[float, float] | None  # None: unknown (derived from positions)
 
 
 def _sim() -> tuple[Any, Any, Any]:

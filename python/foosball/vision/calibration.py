@@ -38,6 +38,7 @@ from foosball.vision.layout_check import (
     misplaced_marker,
     missing_markers,
 )
+from foosball.vision.layout_file import parse_layout_file
 
 CALIBRATION_VERSION = 1
 ARUCO_DICTIONARY = cv2.aruco.DICT_4X4_50
@@ -142,27 +143,20 @@ class MarkerLayout:
 
     @staticmethod
     def from_json(data: Any) -> MarkerLayout:
-        """Markers as {"id", "corners": [[x, y] x4]} or {"id", "x", "y", "size", "yaw"}."""
-        if not isinstance(data, dict) or not isinstance(data.get("markers"), list):
-            raise CalibrationError("markers: expected {\"markers\": [...], \"height\": m}")
-        markers = []
-        for i, item in enumerate(data["markers"]):
-            try:
-                if "corners" in item:
-                    corners = tuple((float(x), float(y)) for x, y in item["corners"])
-                    if len(corners) != 4:
-                        raise ValueError("need 4 corners")
-                    markers.append(Marker(int(item["id"]), corners))
-                else:
-                    markers.append(Marker.square(int(item["id"]), float(item["x"]),
-                                                 float(item["y"]), float(item["size"]),
-                                                 float(item.get("yaw", 0.0))))
-            except (KeyError, TypeError, ValueError) as exc:
-                raise CalibrationError(f"markers[{i}]: {exc}") from exc
+        """Markers as {"id", "corners": [[x, y] x4]} or {"id", "x", "y", "size", "yaw"},
+        checked by the settings parser (foosball.schema, vision/layout_file.py): errors name
+        the key, `markers[3] x: a number (m), not 'a'`."""
+        try:
+            file = parse_layout_file(data)
+        except SettingError as exc:
+            raise CalibrationError(str(exc)) from exc
+        markers = [Marker(m.id, m.corners) if m.corners is not None
+                   else Marker.square(m.id, m.x, m.y, m.size, m.yaw)  # type: ignore[arg-type]
+                   for m in file.markers]
         ids = [m.marker_id for m in markers]
         if len(set(ids)) != len(ids) or len(ids) < 4:
             raise CalibrationError(f"markers: need at least 4 distinct ids, got {ids}")
-        return MarkerLayout(tuple(markers), float(data.get("height", 0.0)))
+        return MarkerLayout(tuple(markers), file.height)
 
 
 @dataclass(frozen=True, slots=True)

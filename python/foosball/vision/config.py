@@ -55,19 +55,40 @@ def _hsv(default: int) -> Any:
     return setting(default, low=0, high=255)
 
 
-@dataclass(frozen=True, slots=True)
-class DetectorConfig:
-    """Colour threshold and blob filter (seed: HSV threshold, area, perimeter, density,
-    eccentricity). Areas and perimeters are of the blob's outline polygon, in full-resolution
-    pixels; the filters also apply to partly hidden balls, so the lower limits must let a
-    half ball through."""
+def _hue(default: int) -> Any:
+    return setting(default, low=0, high=179)
 
-    hue_low: int = setting(7, low=0, high=179)
-    hue_high: int = setting(22, low=0, high=179)
-    sat_low: int = _hsv(190)
+
+@dataclass(frozen=True, slots=True)
+class HsvBand:
+    """An OpenCV HSV band, hue_low..hue_high wrapping through 179 -> 0 when low > high (for
+    example 170..10 for red): the six keys and their ranges, for the ball's colour
+    (DetectorConfig) and the men's (RodsConfig). Each gives its own hue and saturation
+    floor; saturation up to 255 and value 60..255 are both's defaults."""
+
+    hue_low: int = _hue(0)
+    hue_high: int = _hue(179)
+    sat_low: int = _hsv(0)
     sat_high: int = _hsv(255)
     val_low: int = _hsv(60)
     val_high: int = _hsv(255)
+
+    @property
+    def hue_wraps(self) -> bool:
+        """True when the hue band crosses 179 -> 0."""
+        return self.hue_low > self.hue_high
+
+
+@dataclass(frozen=True, slots=True)
+class DetectorConfig(HsvBand):
+    """Colour threshold (the ball's HSV band) and blob filter (seed: HSV threshold, area,
+    perimeter, density, eccentricity). Areas and perimeters are of the blob's outline
+    polygon, in full-resolution pixels; the filters also apply to partly hidden balls, so
+    the lower limits must let a half ball through."""
+
+    hue_low: int = _hue(7)  # orange
+    hue_high: int = _hue(22)
+    sat_low: int = _hsv(190)
     min_area: float = setting(40.0, low=0.0, unit="px^2")  # each below its max_ (validate)
     max_area: float = setting(1200.0, low=0.0, unit="px^2")
     min_perimeter: float = setting(20.0, low=0.0, unit="px")
@@ -129,11 +150,6 @@ class DetectorConfig:
                                     f"{self.background_samples}")
         return self
 
-    @property
-    def hue_wraps(self) -> bool:
-        """True when the hue band crosses 179 -> 0 (for example 170..10 for red)."""
-        return self.hue_low > self.hue_high
-
     def with_panel(self, panel: Any) -> DetectorConfig:
         """Apply a catalogue VisionConfig (duck-typed so this module needs no wire import)."""
         changed = replace(
@@ -176,17 +192,14 @@ class FilterConfig:
 
 
 @dataclass(frozen=True, slots=True)
-class RodsConfig:
+class RodsConfig(HsvBand):
     """The human's rods measured from the camera: the men's colour (HSV band, as for the
     ball; the default is the simulator's red team) and how often."""
 
-    enabled: bool = True
-    hue_low: int = setting(170, low=0, high=179)
-    hue_high: int = setting(8, low=0, high=179)
+    hue_low: int = _hue(170)  # red, through 179 -> 0
+    hue_high: int = _hue(8)
     sat_low: int = _hsv(120)
-    sat_high: int = _hsv(255)
-    val_low: int = _hsv(60)
-    val_high: int = _hsv(255)
+    enabled: bool = True
     # measure on every n-th frame: 50 Hz at 200 fps is plenty for men that move slower than
     # the ball, and the measurement costs more than the tracking (issue 15's bench)
     every_frames: int = setting(4, low=1, high=1000)
@@ -194,10 +207,6 @@ class RodsConfig:
     decimation: int = setting(2, choices=(1, 2, 4))
     head_above_axis: float = 0.052  # m, the man's head above his rod's axis (with the foot
     # reach of the table geometry: the man's length that shows his rotation from above)
-
-    @property
-    def hue_wraps(self) -> bool:
-        return self.hue_low > self.hue_high
 
     def validate(self, where: str = "[rods]") -> RodsConfig:
         _checked(self, where)

@@ -233,8 +233,8 @@ def synthetic_sequence(count: int, seed: int = 1) -> tuple[list[Any], Any]:
     shots of 1-15 m/s bouncing off the walls (restitution 0.5), a man's foot over the ball
     now and then, and stretches with no ball on the table."""
     from foosball.geometry import default_table
+    from foosball.sim.vision_source import EvalFrame
     from foosball.vision.calibration import calibrate
-    from foosball.vision.evaluate import EvalFrame
 
     table = default_table()
     camera = SynthCamera()

@@ -1,7 +1,7 @@
 """The vision's offline bench and accuracy evaluation on a scene: the simulator's (a match,
 or shots) or the built-in synthetic one; `foosball vision bench` and `foosball vision
-evaluate` run them. Laptop-side: the scenes come from the simulator, so the drivers live
-here and vision/bench.py, vision/evaluate.py keep only the measuring."""
+evaluate` run them. The measuring is `bench` (timing) and `evaluate` (accuracy) beside
+this module; the scenes come from foosball.sim.vision_source and `synthetic`."""
 
 from __future__ import annotations
 
@@ -10,8 +10,8 @@ from typing import Any
 import cv2
 
 from foosball.geometry import default_table
-from foosball.vision.bench import BLOCK_FRAMES, time_pipelines, time_second_paths
-from foosball.vision.evaluate import evaluate
+from foosball.lab.vision.bench import BLOCK_FRAMES, time_pipelines, time_second_paths
+from foosball.lab.vision.evaluate import evaluate
 
 
 def run_bench(frames: int = 600, repeats: int = 3, seed: int = 1, threads: int = 1,
@@ -24,7 +24,7 @@ def run_bench(frames: int = 600, repeats: int = 3, seed: int = 1, threads: int =
 
         bench_frames, calibration = sim_bench_frames(frames, seed, scene)
     else:
-        from foosball.vision.synthetic import synthetic_sequence
+        from foosball.lab.vision.synthetic import synthetic_sequence
 
         bench_frames, calibration = synthetic_sequence(frames, seed)
     report = time_pipelines(bench_frames, calibration, default_table(), repeats=repeats,
@@ -48,7 +48,7 @@ def run_evaluation(frames: int = 4000, seed: int = 1, scene: str = "match") -> d
 
         eval_frames, calibration = sim_eval_frames(frames, seed, scene)
     else:
-        from foosball.vision.synthetic import synthetic_sequence
+        from foosball.lab.vision.synthetic import synthetic_sequence
 
         eval_frames, calibration = synthetic_sequence(frames, seed)
     report = evaluate(eval_frames, calibration)

@@ -29,11 +29,11 @@ import cv2
 import numpy as np
 
 from foosball.geometry import Table
+from foosball.lab.vision.seed_pipeline import SeedPipeline
 from foosball.vision.calibration import Calibration
 from foosball.vision.config import DetectorConfig, FilterConfig, RodsConfig
 from foosball.vision.detector import Detection
 from foosball.vision.rods import HumanRodMeter
-from foosball.vision.seed_pipeline import SeedPipeline
 from foosball.vision.tracker import BallTracker, Search, TrackResult, TrackStatus
 
 # Frames per turn of the second comparison (16 frames of 640 x 480 BGR: 15 MB, past the

@@ -17,12 +17,12 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
 from foosball.geometry import Table, default_table
+from foosball.sim.vision_source import EvalFrame
 from foosball.vision.calibration import Calibration
 from foosball.vision.config import DetectorConfig, FilterConfig
 from foosball.vision.tracker import BallTracker, TrackStatus
@@ -37,15 +37,6 @@ GOALS = {
 
 SPEED_BINS = (("0-2 m/s", 0.0, 2.0), ("2-5 m/s", 2.0, 5.0), ("5-10 m/s", 5.0, 10.0),
               ("10-15 m/s", 10.0, 15.0001))
-
-
-@dataclass(frozen=True, slots=True)
-class EvalFrame:
-    image: np.ndarray
-    capture_time_ns: int
-    ball_xy: tuple[float, float] | None  # None: no ball on the table
-    visible_fraction: float
-    ball_velocity: tuple[float, float] | None  # None: unknown (derived from positions)
 
 
 def _percentiles(values: list[float], scale: float, unit: str) -> dict[str, Any]:
