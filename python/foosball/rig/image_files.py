@@ -33,7 +33,7 @@ COMMON = "common"  # the package every board gets: python3-foosball itself
 # 69, scarthgap's, takes .pyi files by default), the compiled extensions and their C
 # sources (which the sdist manifest brings); sim/ is on no board's image.
 SOURCE_SUFFIXES = (".py", ".pyi")
-EXTENSION_FILES = ("vision/_band.c", "vision/_band.*.so", "sim/_drive.c", "sim/_drive.*.so")
+EXTENSION_FILES = ("vision/_band.c", "vision/_band.*.so", "sim/_loops.c", "sim/_loops.*.so")
 EXTENSION_SUFFIX = re.compile(r"\.cpython-[^./]+\.so$|\.abi3\.so$|\.so$")
 
 

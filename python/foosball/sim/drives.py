@@ -15,9 +15,9 @@ axis lands on the target when the remainder is less than one tick can resolve.
 An axis can instead be driven externally (`drive_externally`): its position and velocity
 are whatever the caller supplies (for example an emulated EtherCAT drive).
 
-The law runs in C (`_drive.c`, built by the install beside the ball detector's `_band.c`)
+The law runs in C (`_loops.c`, built by the install beside the ball detector's `_band.c`)
 where that module is built, else in Python (`AxisBank._advance`): the same operations in
-the same order, so the same results to the last bit (tests/sim/test_drive_law.py).
+the same order, so the same results to the last bit (tests/sim/test_sim_loops.py).
 """
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ from typing import NamedTuple
 from foosball.sim.params import AxisLimits
 
 try:  # the law in C (about a tenth of its Python cost); the Python law where not built
-    from foosball.sim._drive import advance as _advance_c
+    from foosball.sim._loops import advance as _advance_c
 except ImportError:  # pragma: no cover - a tree without the built extension
     _advance_c = None
 

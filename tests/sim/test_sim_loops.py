@@ -1,4 +1,4 @@
-"""The drive law in C (foosball/sim/_drive.c) gives what the Python law (drives.AxisBank
+"""The drive law in C (foosball.sim._loops.c) gives what the Python law (drives.AxisBank
 ._advance) gives, to the last bit: on random states of every kind of axis the world has and
 on every axis state of a match. Skips where the extension is not built (the Python law then
 runs alone)."""
@@ -10,12 +10,14 @@ import random
 
 import pytest
 
-from foosball.sim import drives
+from foosball.geometry import default_table
+from foosball.sim import drives, physics
 from foosball.sim.drives import AxisBank
 from foosball.sim.params import AxisLimits, SimParams
-from foosball.sim.physics import human_rod_limits
+from foosball.sim.physics import World, human_rod_limits
 
-advance_c = pytest.importorskip("foosball.sim._drive").advance
+loops = pytest.importorskip("foosball.sim._loops")
+advance_c = loops.advance
 
 # a robot rod's translation and rotation, a strong human's hands, and slow ones
 LIMITS = [
@@ -85,13 +87,61 @@ def test_the_same_along_moves() -> None:
                 break
 
 
-def test_the_bank_uses_it_and_the_python_law_plays_the_same_match(
-        monkeypatch: pytest.MonkeyPatch) -> None:
-    """A short match's rods move the same with either law."""
+def _hit(hit: physics._Hit | None) -> tuple[object, ...] | None:
+    if hit is None:
+        return None
+    return (hit.kind, hit.rod, hit.man, *_bits([hit.time, hit.normal_x, hit.normal_y,
+                                                hit.surface_vx, hit.surface_vy,
+                                                hit.face_speed, hit.depth]))
+
+
+def test_the_rod_ray_cast_is_the_same_on_random_balls_and_rod_motions() -> None:
+    rng = random.Random(32)
+    world = World(default_table())
+    hits = 0
+    for trial in range(6000):
+        i = rng.randrange(len(world.rods))
+        n = 2 * len(world.rods)
+        world._before_p = [rng.uniform(-0.1, 0.1) for _ in range(n)]
+        world._before_v = [rng.uniform(-2, 2) for _ in range(n)]
+        world.axes.position = [rng.uniform(-0.1, 0.1) for _ in range(n)]
+        world.axes.velocity = [rng.uniform(-2, 2) for _ in range(n)]
+        for k in (2 * i + 1,):  # rotations: at rest, swinging, spinning, feet up or down
+            kind = rng.random()
+            if kind < 0.3:
+                world._before_p[k] = world.axes.position[k] = rng.uniform(-0.5, 0.5)
+                world._before_v[k] = world.axes.velocity[k] = 0.0
+            else:
+                world._before_p[k] = rng.uniform(-3.0, 3.0)
+                world.axes.position[k] = world._before_p[k] + rng.uniform(-1.5, 1.5)
+                world._before_v[k] = rng.uniform(-200, 200)
+                world.axes.velocity[k] = rng.uniform(-200, 200)
+        world._posed = 0
+        if trial % 7 == 0:
+            world._intervals.clear()
+        rod_x = world.rods[i].x
+        world.ball.x = rod_x + rng.uniform(-0.06, 0.06)
+        world.ball.y = rng.uniform(-0.3, 0.3)
+        vx, vy = rng.uniform(-8, 8), rng.uniform(-4, 4)
+        dt = rng.choice((0.005, 0.0025, 0.001))
+        t_start = rng.uniform(0.0, 0.8) * dt
+        horizon = rng.uniform(1e-9, 1.0) * (dt - t_start)
+        python = world._rod_hit(i, t_start, horizon, dt, vx, vy)
+        compiled = world._rod_hit_compiled(i, t_start, horizon, dt, vx, vy)
+        assert _hit(compiled) == _hit(python), (trial, i)
+        hits += python is not None
+    assert hits > 300  # the cases that matter were met (433 of these 6000)
+
+
+def test_the_python_twins_play_the_same_match(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A short match's ball and rods move the same with the C loops and without."""
     from foosball.sim.match import Match
+
+    assert physics._rod_hit_c is loops.rod_hit
 
     def rods(law: object) -> list[str]:
         monkeypatch.setattr(drives, "_advance_c", law)
+        monkeypatch.setattr(physics, "_rod_hit_c", loops.rod_hit if law else None)
         seen: list[str] = []
         match = Match("club", "pro", seed=3, duration=1.0,
                       on_frame=lambda s: seen.extend(_bits([*s.translations, *s.rotations,
