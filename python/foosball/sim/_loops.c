@@ -381,25 +381,26 @@ static int interval_of(PyObject *known, PyObject *man_interval, double rotation,
             Py_DECREF(key);
             return 0;
         }
-        value = PyObject_CallOneArg(man_interval, key); /* new: it stays in the memo */
-        Py_DECREF(key);
-        if (value == NULL)
-            return 0;
-        Py_DECREF(value); /* the memo holds it (or it is None) */
+        value = PyObject_CallOneArg(man_interval, key); /* new (and kept in the memo) */
     } else {
-        Py_DECREF(key);
+        Py_INCREF(value);
     }
+    Py_DECREF(key);
+    if (value == NULL)
+        return 0;
+    int ok = 1;
     if (value == Py_None) {
         *none = 1;
-        return 1;
-    }
-    if (!PyTuple_Check(value) || PyTuple_GET_SIZE(value) != 2) {
+    } else if (!PyTuple_Check(value) || PyTuple_GET_SIZE(value) != 2) {
         PyErr_SetString(PyExc_TypeError, "man_interval must give None or (lo, hi)");
-        return 0;
+        ok = 0;
+    } else {
+        *none = 0;
+        ok = get_double(PyTuple_GET_ITEM(value, 0), lo)
+            && get_double(PyTuple_GET_ITEM(value, 1), hi);
     }
-    *none = 0;
-    return get_double(PyTuple_GET_ITEM(value, 0), lo)
-        && get_double(PyTuple_GET_ITEM(value, 1), hi);
+    Py_DECREF(value);
+    return ok;
 }
 
 #define ROD_HIT_ARGS 23

@@ -28,6 +28,10 @@ tangential relative velocity up to the Coulomb limit (spin-free friction). Men a
 plus restitution. At most `_MAX_CONTACTS_PER_STEP` contacts are resolved per step (a ball
 squeezed between a moving man and a wall); the rest of that step the ball waits.
 
+The ray cast against a rod's men runs in C (`_loops.c`, `World._rod_hit_compiled`) where
+that module is built, else in Python (`World._rod_hit`): the same operations in the same
+order, so the same hits to the last bit (tests/sim/test_sim_loops.py).
+
 Use without the match runner::
 
     world = World(default_table(), SimParams())
