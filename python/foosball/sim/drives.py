@@ -35,9 +35,9 @@ except ImportError:  # pragma: no cover - a tree without the built extension
 # candidate jerks, as fractions of +J towards the target, in order of preference
 _MOVING = (1.0, 0.25, 0.0, -1.0)
 _FROM_REST = (1.0, 0.25, 1 / 16, 1 / 64, 0.0, -1.0)
-# tick constants kept (by axis and dt) before the memo starts again: a step's dt is the
-# frame period or a part of it, up to a rounding error of the world's clock
-_TICKS_KEPT = 1024
+# step lengths whose tick constants are kept before the memo starts again: a step's dt is
+# the frame period or a part of it, up to a rounding error of the world's clock
+_DTS_KEPT = 64
 
 
 class _Tick(NamedTuple):
@@ -84,7 +84,8 @@ class AxisBank:
         self._fine = [0.0] * n
         self._knee = [0.0] * n
         self._inv_sqrt_jerk = [0.0] * n
-        self._ticks: dict[tuple[int, float], _Tick] = {}  # by axis and step dt (_tick)
+        # by step dt, then by axis (_tick): one lookup of the dt per step, not one per axis
+        self._ticks: dict[float, list[_Tick | None]] = {}
         for i in range(n):
             self._derive(i)
 
@@ -155,17 +156,22 @@ class AxisBank:
         position, velocity, accel = self.position, self.velocity, self.accel
         target, cap = self.target, self.speed_cap
         advance = _advance_c
+        of_dt: list[_Tick | None] | None = None  # this dt's ticks by axis
         for i in sorted(self._active):  # sorted: the same order every run
             if external[i]:
                 position[i] = target[i]
                 velocity[i] = self._ext_velocity[i]
                 accel[i] = 0.0
                 continue
-            tick = ticks.get((i, dt))
+            if of_dt is None:
+                of_dt = ticks.get(dt)
+                if of_dt is None:
+                    if len(ticks) >= _DTS_KEPT:
+                        ticks.clear()
+                    of_dt = ticks[dt] = [None] * self.count
+            tick = of_dt[i]
             if tick is None:
-                if len(ticks) >= _TICKS_KEPT:
-                    ticks.clear()
-                tick = ticks[(i, dt)] = self._tick(i, dt)
+                tick = of_dt[i] = self._tick(i, dt)
             if (advance(position, velocity, accel, i, target[i], cap[i], tick)
                     if advance is not None else self._advance(i, tick)):
                 done.append(i)
