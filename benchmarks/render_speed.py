@@ -42,8 +42,8 @@ import cv2
 import numpy as np
 
 from foosball.geometry import default_table
+from foosball.lab.vision_bench import run_evaluation
 from foosball.sim import render
-from foosball.sim.vision_bench import run_evaluation
 from foosball.sim.vision_source import match_states, shot_states
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -81,7 +81,7 @@ def _ball_tracker_unopened(section: dict[str, Any], table: Table) -> Any:
         raise SettingError("[ball_tracker] source.kind: missing; name the board's frame "
                            "source in [ball_tracker.source] (v4l2, gstreamer, video, images, "
                            "socket or sim: foosball.vision.sources.BACKENDS)")
-    return parse_settings(section)
+    return parse_settings(section, "[ball_tracker]")
 
 
 def _strategy(section: dict[str, Any], table: Table) -> StrategySettings:
@@ -187,30 +187,12 @@ def _built_on(board: Board, agent: Agent,
 
 
 def build_ball_tracker(board: Board, settings: Any) -> AgentRuntime:
-    from foosball.agents.ball_tracker import BallTrackerCore, Camera
-    from foosball.vision.calibration import load_calibration
-    from foosball.vision.config import with_thresholds_file
-    from foosball.vision.sources import open_source
-    from foosball.vision.tracker import BallTracker
+    from foosball.agents.ball_tracker.build import make_tracker
 
-    calibration = load_calibration(settings.calibration)
-    # the colour learnt or last tuned on the game panel, kept on this board
-    settings = with_thresholds_file(settings)
-    source = open_source(settings.source.kind, **settings.source.options)
-    tracker = BallTracker(settings.detector, settings.filter, calibration, board.table,
-                          source.pixel_format, ball_diameter=settings.ball_diameter)
-    rod_meter = None
-    if settings.rods.enabled:
-        from foosball.vision.rods import HumanRodMeter
-
-        rod_meter = HumanRodMeter(calibration, board.table, settings.rods, source.pixel_format)
-    # The camera's first frame gets the board's startup grace, as every peer's first
-    # heartbeat does: a fixed 2 s was missed on a loaded machine (the rig started in FAULT).
-    core = BallTrackerCore(tracker, settings, rod_meter=rod_meter,
-                           startup_grace_s=board.safety.startup_grace_s)
+    core, camera = make_tracker(board.table, settings, board.safety.startup_grace_s)
     return AgentRuntime(core,
                         _endpoint(board, Agent.BALL_TRACKER), board.safety,
-                        hardware=Camera(source, settings.thresholds_file),
+                        hardware=camera,
                         notifier=SystemdNotifier())
 
 
@@ -256,14 +238,10 @@ def build_game_panel(board: Board, settings: Any) -> AgentRuntime:
 
 
 def build_match_recorder(board: Board, config: Any) -> AgentRuntime:
-    from foosball.agents.match_recorder import MatchRecorderCore, RecordingHardware
-    from foosball.recording.writer import RecordingWriter
+    from foosball.agents.match_recorder.build import make_recorder
 
-    writer = RecordingWriter(config.directory, max_file_bytes=config.max_file_bytes,
-                             max_total_bytes=config.max_total_bytes,
-                             sync_period_s=config.sync_period_s)
-    hardware = RecordingHardware(writer)
-    runtime = AgentRuntime(MatchRecorderCore(board.table),
+    core, hardware = make_recorder(board.table, config)
+    runtime = AgentRuntime(core,
                            _endpoint(board, Agent.MATCH_RECORDER), board.safety,
                            hardware=hardware, notifier=SystemdNotifier())
     hardware.wake_with(runtime._wake)  # a message is written when it comes

@@ -19,7 +19,7 @@ import sys
 COMMAND_GROUPS: dict[str, str] = {
     "wire": "foosball.wire.cli",
     "geometry": "foosball.geometry_cli",
-    "sim": "foosball.sim.cli",
+    "sim": "foosball.sim_cli",
     "vision": "foosball.vision_cli",
     "ethercat": "foosball.ethercat.cli",
     "strategy": "foosball.strategy_cli",

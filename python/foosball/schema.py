@@ -83,7 +83,7 @@ def parse_values(cls: type, table: dict[str, Any], where: str) -> dict[str, Any]
     known = file_fields(cls)
     unknown = sorted(set(table) - set(known))
     if unknown:
-        raise SettingError(f"{where}: unknown key{'s' if len(unknown) > 1 else ''} "
+        raise SettingError(f"{_at(where)}unknown key{'s' if len(unknown) > 1 else ''} "
                            f"{', '.join(unknown)}; known: {', '.join(sorted(known))}")
     for name, f in known.items():  # a field without a default must be in the file
         if name not in table and f.default is dataclasses.MISSING \
@@ -103,7 +103,7 @@ def parse_split(table: Any, where: str, *classes: type) -> list[dict[str, Any]]:
     known = set().union(*owners)
     unknown = sorted(set(table) - known)
     if unknown:
-        raise SettingError(f"{where}: unknown key{'s' if len(unknown) > 1 else ''} "
+        raise SettingError(f"{_at(where)}unknown key{'s' if len(unknown) > 1 else ''} "
                            f"{', '.join(unknown)}; known: {', '.join(sorted(known))}")
     return [parse_values(cls, {k: v for k, v in table.items() if k in names}, where)
             for cls, names in zip(classes, owners, strict=True)]
@@ -116,12 +116,23 @@ def validate(instance: Any, where: str) -> None:
         check(hints[name], getattr(instance, name), spec_of(f), _key(where, name))
 
 
+def _at(where: str) -> str:
+    """An error's start: the table's path, none for a file's top table."""
+    return f"{where}: " if where else ""
+
+
 def _key(where: str, name: str) -> str:
+    """A key's path; `where` "" is a file's top table (vision.json's keys)."""
+    if not where:
+        return name
     return f"{where} {name}" if where.endswith("]") else f"{where}.{name}"
 
 
 def _subtable(where: str) -> str:
-    """The key path of a sub-table: "[ball_tracker] source" -> "[ball_tracker.source]"."""
+    """The key path of a sub-table: "[ball_tracker] source" -> "[ball_tracker.source]";
+    "source", a key of a file's top table, -> "[source]"."""
+    if "] " not in where:
+        return f"[{where}]"
     section, _, name = where.partition("] ")
     return f"{section}.{name}]"
 

@@ -35,7 +35,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     kick.add_argument("--json", action="store_true")
     kick.set_defaults(func=_kick_eval)
 
-    from foosball.sim import shots, tournament
+    from foosball.lab import shots, tournament
 
     tournament.add_arguments(sub.add_parser("tournament", help="= foosball sim tournament"))
     shots.add_arguments(sub.add_parser("shots", help="save rate against scripted shots"))
@@ -54,7 +54,7 @@ def _params(args: argparse.Namespace) -> int:
 
 
 def _fit(args: argparse.Namespace) -> int:
-    from foosball.sim.fit import fit_simulator_ball
+    from foosball.lab.fit import fit_simulator_ball
 
     fit = fit_simulator_ball()
     if args.json:
@@ -67,7 +67,7 @@ def _fit(args: argparse.Namespace) -> int:
 
 
 def _kick_eval(args: argparse.Namespace) -> int:
-    from foosball.sim.kick_eval import evaluate, print_table
+    from foosball.lab.kick_eval import evaluate, print_table
 
     report = evaluate(trials=args.trials, seed=args.seed)
     if args.json:

@@ -9,7 +9,6 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import json
-import math
 import sys
 from pathlib import Path
 from typing import Any
@@ -156,8 +155,8 @@ def _calibrate(args: argparse.Namespace) -> int:
         CalibrationError,
         MarkerLayout,
         calibrate,
-        write_calibration,
     )
+    from foosball.vision.calibration_report import save_calibration, summary
     from foosball.vision.config import VisionConfigError
 
     try:
@@ -187,27 +186,13 @@ def _calibrate(args: argparse.Namespace) -> int:
                                 distortion=tuple(args.distortion) if args.distortion else None,
                                 max_reprojection_px=args.max_reprojection_px,
                                 max_marker_offset_m=args.max_marker_offset_mm / 1e3)
-        write_calibration(calibration, args.output)
+        kept = save_calibration(calibration, args.output)  # the old file kept as .prev
     except (CalibrationError, VisionConfigError, BoardConfigError, OSError,
             json.JSONDecodeError) as exc:
         print(f"vision calibrate: {exc}", file=sys.stderr)
         return 1
-    _print({
-        "output": args.output,
-        "markers": list(calibration.marker_ids),
-        "reprojection_rms_px": round(calibration.reprojection_rms_px, 4),
-        "reprojection_max_px": round(calibration.reprojection_max_px, 4),
-        "table_rms_mm": round(calibration.table_rms_m * 1e3, 3),
-        # each marker against the others: where they put it, mm off the layout
-        "marker_offsets_mm": ({str(i): round(math.hypot(dx, dy) * 1e3, 1)
-                               for i, dx, dy in calibration.marker_offsets}
-                              or "not checked: 5 markers or more needed"),
-        "camera_centre_m": [round(v, 4) for v in calibration.camera_centre],
-        "focal_px": round(calibration.focal_px, 2),
-        "focal_estimated": calibration.focal_estimated,
-        "distortion": list(calibration.distortion),
-        "ball_diameter_mm": round(calibration.ball_radius * 2e3, 2),
-    }, args.json)
+    _print({"output": args.output, **({"kept": str(kept)} if kept else {}),
+            **summary(calibration)}, args.json)
     return 0
 
 
@@ -388,7 +373,7 @@ def _laptop_only(command: str, exc: ModuleNotFoundError) -> int:
 
 def _bench(args: argparse.Namespace) -> int:
     try:
-        from foosball.sim.vision_bench import run_bench
+        from foosball.lab.vision_bench import run_bench
     except ModuleNotFoundError as exc:
         return _laptop_only("bench", exc)
 
@@ -402,7 +387,7 @@ def _bench(args: argparse.Namespace) -> int:
 
 def _evaluate(args: argparse.Namespace) -> int:
     try:
-        from foosball.sim.vision_bench import run_evaluation
+        from foosball.lab.vision_bench import run_evaluation
     except ModuleNotFoundError as exc:
         return _laptop_only("evaluate", exc)
 

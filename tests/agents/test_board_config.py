@@ -201,7 +201,7 @@ CASES: list[tuple[str, Callable[[Board], None], str]] = [
      "[ball_tracker] source.kind: missing"),
     ("tracker threshold out of range",
      lambda b: b.append("[ball_tracker.detector]\nhue_low = 300\n"),
-     "[ball_tracker] detector.hue_low: 300 is not an integer 0..179"),
+     "[ball_tracker.detector] hue_low: 300 is out of range (>= 0 and <= 179)"),
     ("unknown strategy key", lambda b: b.replace('strategy = "improved"',
                                                  'strategy = "improved"\ncolour = "red"'),
      "[strategy]: unknown key colour"),

@@ -1,6 +1,8 @@
 """The import rule (docs/architecture.md, "Package layers"): foosball's parts have no cycle,
-and each imports only parts in lower layers. Every import counts, at module level, in a
-function or under TYPE_CHECKING (tests/architecture/import_graph.py reads them)."""
+each imports only parts in lower layers, and a board-side part never imports a laptop-side
+one (the simulator, the offline evaluations, the rig, the reports). Every import counts, at
+module level, in a function or under TYPE_CHECKING (tests/architecture/import_graph.py
+reads them)."""
 
 from __future__ import annotations
 
@@ -30,6 +32,28 @@ def declared_layers(text: str) -> dict[str, int]:
             assert name not in layers, f"docs/architecture.md places {name} twice"
             layers[name] = int(number)
     return layers
+
+
+SIDES = ("board", "laptop", "both")
+
+
+def declared_sides(text: str) -> dict[str, str]:
+    """Part -> side (board, laptop, both), from the same rows' third column."""
+    section = text.split("## Package layers", 1)[1].split("\n## ", 1)[0]
+    sides: dict[str, str] = {}
+    for names, side in re.findall(r"^\| \d+ \| ([^|]*) \| ([^|]*) \|", section, re.M):
+        assert side.strip() in SIDES, f"docs/architecture.md: side {side.strip()!r} of {names}"
+        for name in re.findall(r"`([\w.]+)`", names):
+            sides[name] = side.strip()
+    return sides
+
+
+def laptop_imports(edges: dict[tuple[str, str], list[Import]],
+                   sides: dict[str, str]) -> list[str]:
+    """Each import by a board part of a part that is not board-side, with where it is."""
+    return [f"{imp}: {source} (board) may not import {target} ({sides[target]})"
+            for (source, target), made_by in sorted(edges.items())
+            if sides[source] == "board" and sides[target] != "board" for imp in made_by]
 
 
 def layer_breaches(edges: dict[tuple[str, str], list[Import]],
@@ -84,6 +108,20 @@ def test_every_import_goes_down_the_layers(edges: dict[tuple[str, str], list[Imp
     assert not breaches, "\n".join(breaches)
 
 
+@pytest.fixture(scope="module")
+def sides() -> dict[str, str]:
+    return declared_sides(ARCHITECTURE.read_text())
+
+
+def test_no_board_part_imports_the_laptop_side(edges: dict[tuple[str, str], list[Import]],
+                                               sides: dict[str, str]) -> None:
+    assert set(sides) == parts(), "give every part its side in docs/architecture.md"
+    assert {"sim", "lab", "rig", "analysis", "learning"} <= {
+        part for part, side in sides.items() if side == "laptop"}
+    found = laptop_imports(edges, sides)
+    assert not found, "\n".join(found)
+
+
 # --- the checks themselves, on a made-up package ---------------------------------------------
 def write(root: Path, files: dict[str, str]) -> Path:
     package = root / "foosball"
@@ -124,3 +162,18 @@ def test_an_import_up_or_across_the_layers_is_named_with_its_line(tmp_path: Path
         "foosball/base.py:1 foosball.base imports foosball.top: base (layer 0) may not import "
         "top (layer 1)")
     assert "top (layer 1) may not import side (layer 1)" in breaches[1]
+
+
+def test_a_board_part_importing_the_simulator_is_named(tmp_path: Path) -> None:
+    package = write(tmp_path, {
+        "agents.py": "def build():\n    from foosball.sim import physics\n",
+        "sim/__init__.py": "",
+        "sim/physics.py": "",
+        "vision_cli.py": "def bench():\n    import foosball.sim\n",
+    })
+    sides = declared_sides("## Package layers\n\n| 0 | `agents` | board | x |\n"
+                           "| 1 | `sim` | laptop | x |\n| 2 | `vision_cli` | both | x |\n")
+    found = laptop_imports(part_edges(imports(package), parts(package)), sides)
+    assert len(found) == 1
+    assert found[0].endswith("foosball/agents.py:2 foosball.agents imports foosball.sim.physics "
+                             "(function): agents (board) may not import sim (laptop)")

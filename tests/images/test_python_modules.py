@@ -29,6 +29,7 @@ from foosball.rig.image_files import (
     installed_files,
     load_table,
 )
+from tests.architecture.test_import_layers import ARCHITECTURE, declared_sides
 from tests.images.module_imports import missing_imports
 
 REPO = Path(__file__).resolve().parents[2]
@@ -59,6 +60,16 @@ def test_every_agent_of_a_board_and_the_runtime_ship_to_it(board: str) -> None:
             "foosball.ota.core", "foosball.ota.rauc", "foosball.realtime"} <= modules
 
 
+def test_the_guided_calibration_runs_where_the_camera_is() -> None:
+    """The game panel's Camera tab asks the ball tracker over the wire: the vision board
+    ships the calibration's report (the tracker runs it), the strategy board needs none."""
+    assert "foosball.vision.calibration_report" in board_modules("vision")
+    strategy = board_modules("strategy")
+    assert "foosball.agents.game_panel.calibration" in strategy
+    assert "foosball.vision.calibration_report" not in strategy
+    assert "foosball.vision.calibration" not in strategy
+
+
 def without(table: ModuleTable, entry: str) -> ModuleTable:
     return dataclasses.replace(table, packages={
         name: tuple(e for e in entries if e != entry) for name, entries in table.packages.items()})
@@ -85,11 +96,17 @@ def test_closure_check_counts_an_agents_dispatch_on_the_boards_that_run_it() -> 
 
 
 def test_laptop_tools_ship_to_no_board() -> None:
+    """No image installs a module of a laptop-side part (docs/architecture.md's side
+    column: the simulator, the offline evaluations in foosball.lab, the rig, the reports,
+    the learning table, the laptop's commands), nor the laptop-side modules left inside
+    board packages."""
     shipped = set().union(*(board_modules(board) for board in BOARDS))
-    laptop = ["foosball.rig", "foosball.sim", "foosball.analysis", "foosball.bench_cli",
-              "foosball.sim.tournament", "foosball.sim.shots", "foosball.sim.fit",
-              "foosball.sim.kick_eval", "foosball.sim.vision_source",
-              "foosball.vision.bench", "foosball.vision.evaluate", "foosball.analysis.replay"]
+    sides = declared_sides(ARCHITECTURE.read_text())
+    laptop = [f"foosball.{part}" for part, side in sides.items() if side == "laptop"]
+    assert {"foosball.sim", "foosball.lab", "foosball.rig", "foosball.analysis",
+            "foosball.learning", "foosball.bench_cli", "foosball.sim_cli"} <= set(laptop)
+    laptop += ["foosball.strategy.engine", "foosball.vision.bench", "foosball.vision.evaluate",
+               "foosball.vision.seed_pipeline", "foosball.vision.synthetic"]
     leaked = [m for m in shipped if any(m == name or m.startswith(name + ".") for name in laptop)]
     assert not leaked
 

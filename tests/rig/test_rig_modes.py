@@ -102,3 +102,19 @@ def test_rig_up_names_the_process_whose_exit_stopped_it():
     assert said == "strategy exited with signal SIGKILL, camera exited with status 3"
     assert _stopped({"strategy": -signal.SIGTERM, "camera": 0, "emulator": 1}) == (
         "  strategy: stopped\n  camera: stopped\n  emulator: status 1")
+
+
+def test_the_trackers_board_file_names_the_marker_layout_for_the_camera_tab(tmp_path):
+    """The game panel's Camera tab asks the tracker, which calibrates with its own
+    [ball_tracker] markers_file and focal_px: the rig gives the simulated camera's."""
+    import tomllib
+
+    from foosball.vision.config import parse_settings
+
+    the_rig = Rig(RigOptions(run_dir=tmp_path, agents=("ball_tracker",), mode="single-host"))
+    the_rig.write_board_files()
+    text = the_rig.board_file("vision").read_text()
+    assert f'markers_file = "{tmp_path / "markers.json"}"' in text
+    settings = parse_settings(tomllib.loads(text)["ball_tracker"], "[ball_tracker]")
+    assert settings.markers_file == str(tmp_path / "markers.json")
+    assert settings.focal_px == 470.0

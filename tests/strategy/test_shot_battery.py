@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from foosball.sim.shots import run_battery
+from foosball.lab.shots import run_battery
 
 
 def test_an_angled_shot_after_a_pin_is_struck_and_goals_are_counted_per_episode() -> None:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from foosball.sim.tournament import run_tournament, totals
+from foosball.lab.tournament import run_tournament, totals
 
 
 def fouls(possession, longest):

@@ -8,7 +8,7 @@ import io
 
 import pytest
 
-from foosball.sim.tune import SPACE, search, shipped_values, write_params
+from foosball.lab.tune import SPACE, search, shipped_values, write_params
 from foosball.strategy.engine import Engine
 from foosball.strategy.params import default_params_path, parse_params
 

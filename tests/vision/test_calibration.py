@@ -188,3 +188,33 @@ def test_lens_distortion_corrected(camera: SynthCamera):
 
 def load_json_round_trip(calibration: Calibration) -> Calibration:
     return Calibration.from_json(json.loads(json.dumps(calibration.to_json())))
+
+
+def test_a_calibration_file_is_checked_by_the_settings_parser(calibration: Calibration,
+                                                              tmp_path):
+    """The calibration file goes through foosball.schema (CalibrationFile): an error names
+    the file and the key, as the board file's and vision.json's do; unknown keys are refused."""
+    path = tmp_path / "calibration.json"
+    data = json.loads(json.dumps(calibration.to_json()))
+    kept = data | {"marker_offsets_m": [[3, 0.001, -0.002]]}
+    path.write_text(json.dumps(kept))
+    assert load_calibration(path).marker_offsets == ((3, 0.001, -0.002),)
+    for wrong, says in (
+            (data | {"version": 2}, "version: 2 is not 1"),
+            (data | {"focal_px": "x"}, "focal_px: a number (px), not 'x'"),
+            ({k: v for k, v in data.items() if k != "focal_px"}, "focal_px: missing"),
+            (data | {"extra": 1}, "unknown key extra; known: ball_centre_height, "),
+            (data | {"image_size": [640]}, "image_size: 2 integers, not [640]"),
+            (data | {"marker_ids": ["a"]}, "marker_ids[0]: an integer, not 'a'"),
+            (data | {"reprojection_rms_px": -1.0},
+             "reprojection_rms_px: -1.0 is out of range (>= 0 px)"),
+            (data | {"plane_from_pixel": [[1, 0], [0, 1]]},
+             "plane_from_pixel: a finite 3x3 matrix, not [[1, 0], [0, 1]]"),
+            (data | {"camera_centre": [0, 0, 0.001]}, "camera_centre: [0.0, 0.0, 0.001] is not "
+                                                      "above the ball"),
+            (data | {"marker_offsets_m": [[3, 0.001]]},
+             "marker_offsets_m[0]: 3 finite numbers, not [3, 0.001]")):
+        path.write_text(json.dumps(wrong))
+        with pytest.raises(CalibrationError) as refused:
+            load_calibration(path)
+        assert str(refused.value).startswith(f"{path}: {says}"), str(refused.value)

@@ -259,9 +259,10 @@ def test_a_colour_file_kept_before_issue_32_still_reads_and_others_are_refused(t
     save_thresholds(str(new), tuned)
     assert set(json.loads(new.read_text())) == {"_comment", "detector"}
     assert load_thresholds(str(new), DetectorConfig()) == tuned == load_settings(new).detector
-    for wrong, says in (({"detector": {"hue_low": 3}}, "missing"),
+    for wrong, says in (({"detector": {"hue_low": 3}}, r"\[detector\] hue_high: missing"),
                         ({"detector": {**json.loads(new.read_text())["detector"],
-                                       "roi_sigmas": 3.0}}, "not colour keys"),
+                                       "roi_sigmas": 3.0}},
+                         r"\[detector\] roi_sigmas: not a colour key"),
                         ({"detector": {}, "filter": {}}, "expected a colour file")):
         new.write_text(json.dumps(wrong))
         with pytest.raises(VisionConfigError, match=says):

@@ -228,3 +228,37 @@ def test_emergencies_are_a_second_optional_field_either_may_be_left_out():
     with pytest.raises(SchemaError):
         from_body(catalogue.EtherCatStatus, {**{float(k) if k == 1 else k: v
                                                  for k, v in only_13.items()}})
+
+
+def test_camera_calibration_and_its_snapshot_fit_one_frame_at_their_limits():
+    """The guided calibration's reply with every field at its widest (the most markers,
+    the longest ASCII text the tracker sends: it clips its text to the limit in bytes) and
+    a full snapshot part, signed, fit one Ethernet frame."""
+    from foosball.wire.catalogue import (
+        CAMERA_CALIBRATION_MARKERS,
+        CAMERA_CALIBRATION_TEXT,
+        SNAPSHOT_CHUNK,
+        CalibrationMarker,
+        CalibrationStage,
+        CameraCalibration,
+        CameraSnapshot,
+        MarkerSeen,
+    )
+    from foosball.wire.codec import MAX_FRAME, WireCodec
+
+    codec = WireCodec(bytes(32), Agent.BALL_TRACKER)
+    marker = CalibrationMarker(marker=49, seen=MarkerSeen.STRAY, u=-100_000, v=-100_000,
+                               x_mm=-5000, y_mm=-5000, checked=True, dx_mm=-999.123456789,
+                               dy_mm=-999.987654321, blamed=True, without_blamed=True)
+    reply = CameraCalibration(request=2**31 - 1, stage=CalibrationStage.REFUSED, width=65535,
+                              height=65535, reprojection_rms_px=1234.56789,
+                              reprojection_limit_px=1234.5678, table_rms_m=1.2345678,
+                              focal_px=12345.6789, limit_mm=999.123, snapshot_parts=256,
+                              text="x" * CAMERA_CALIBRATION_TEXT,
+                              markers=(marker,) * CAMERA_CALIBRATION_MARKERS)
+    part = CameraSnapshot(request=2**31 - 1, part=255, parts=256, width=4096, height=4096,
+                          jpeg=b"\xff" * SNAPSHOT_CHUNK)
+    for message in (reply, part):
+        assert len(codec.encode(message)) <= MAX_FRAME
+        assert from_body(type(message), to_body(message)) == message
+    assert catalogue.SENDERS[CameraSnapshot] == {Agent.BALL_TRACKER}

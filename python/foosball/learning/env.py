@@ -1,6 +1,6 @@
 """`foosball/Goalkeeper-v0`: the simulator as a Gymnasium environment for our goalkeeper.
 
-One episode is one cell of the shot battery (`foosball.sim.shots.battery_match`): the ball
+One episode is one cell of the shot battery (`foosball.lab.shots.battery_match`): the ball
 in front of the human's attack rod, the simulator's scripted pro shooting it at a speed
 drawn from `speeds`, of a kind drawn from `kinds` (rest, rolling, pull, push, pin), on a
 table whose realism parameters are drawn from `sim.params.RANGES` (domain randomisation;
@@ -34,8 +34,8 @@ import numpy as np
 from gymnasium import spaces
 
 from foosball.geometry import Table, default_table
+from foosball.lab.shots import EPISODE_S, KINDS, battery_match
 from foosball.sim.match import Match
-from foosball.sim.shots import EPISODE_S, KINDS, battery_match
 from foosball.strategy.base import to_target
 from foosball.strategy.improved import ImprovedStrategy
 from foosball.strategy.learned import OBS_SIZE, KeeperObservation, keeper_setpoint, keeper_target

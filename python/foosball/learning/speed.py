@@ -1,6 +1,6 @@
 """`foosball learn speed`: the environment's steps per second against the simulator's own.
 
-The simulator's own speed: the same battery episodes (`sim.shots.battery_match`, improved
+The simulator's own speed: the same battery episodes (`lab.shots.battery_match`, improved
 against the scripted pro, randomised tables) played by `Match.run`, in frames per second
 (one frame is one ball state, as one environment step is). The environment: the same count
 of episodes stepped with a fixed action, alone and vectorised (Gymnasium's
@@ -22,7 +22,7 @@ import numpy as np
 
 def simulator_rate(episodes: int, seed: int) -> float:
     from foosball.geometry import default_table
-    from foosball.sim.shots import KINDS, battery_match
+    from foosball.lab.shots import KINDS, battery_match
     from foosball.strategy.improved import ImprovedStrategy
 
     table = default_table()

@@ -8,7 +8,9 @@
 The page (static/game/: index.html, game.js, game.css; no build step, nothing from outside)
 draws the field to scale from the geometry file, the ball with its trail and predicted path,
 every rod, score and clock, the start/pause/stop and restart controls, the camera
-calibration's status with its warnings, the vision tuning with the tracker's mask preview,
+calibration's status with its warnings, the guided camera calibration (the Camera tab:
+the ball tracker on the vision board looks and calibrates, foosball.agents.game_panel.
+calibration), the vision tuning with the tracker's mask preview,
 and the operator log. Its data comes from the core's topics
 (foosball.agents.game_panel) over one WebSocket (foosball.panels.server).
 

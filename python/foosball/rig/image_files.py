@@ -168,7 +168,8 @@ def board_modules(board: str, table: ModuleTable | None = None,
 
 
 def module_name(relative: str) -> str:
-    """`agents/strategy.py` -> `foosball.agents.strategy`; `wire/__init__.py` -> `foosball.wire`;
+    """`agents/strategy/core.py` -> `foosball.agents.strategy.core`; `wire/__init__.py` ->
+    `foosball.wire`;
     `vision/_band.cpython-311-x86_64-linux-gnu.so` -> `foosball.vision._band`."""
     stem = EXTENSION_SUFFIX.sub("", relative) if relative.endswith(".so") else relative
     parts = ["foosball", *PurePosixPath(stem).with_suffix("").parts]

@@ -45,7 +45,7 @@ from foosball.wire.codec import new_key
 # The agents the rig runs (every board's, not the update agent) -> their board's namespace.
 AGENT_BOARD = {name: spec.board for name, spec in AGENTS.items() if spec.board != EVERY_BOARD}
 # Agents nobody holds to a deadline: the match recorder's loss loses a recording, not the
-# game (its peers do not watch its heartbeat; see agents/match_recorder.py).
+# game (its peers do not watch its heartbeat; see agents/match_recorder/core.py).
 UNWATCHED = ("match_recorder",)
 CORE_AGENTS = ("motor_driver", "pole_driver", "ball_tracker", "strategy")
 PANEL_PORTS = {"game_panel": 8080, "supervisory_panel": 8081}
@@ -118,9 +118,11 @@ class Rig:
         if self.boards is not None:
             self.camera_socket = self.boards.camera_dir / "camera.sock"
             self.calibration = self.boards.host_path("vision", self.paths.calibration)
+            self.markers = self.boards.host_path("vision", self.paths.markers)
         else:
             self.camera_socket = self.run_dir / "camera.sock"
             self.calibration = self.run_dir / "calibration.json"
+            self.markers = self.run_dir / "markers.json"
 
     @property
     def namespaced(self) -> bool:
@@ -132,13 +134,14 @@ class Rig:
         if self.boards is not None:
             return BoardPaths(key_file=f"{DATA}/wire.key", geometry="/etc/foosball/table.json",
                               calibration=f"{DATA}/calibration/camera.json",
+                              markers=f"{DATA}/calibration/markers.json",
                               camera_socket=f"{CAMERA_DIR}/camera.sock",
                               matches=f"{DATA}/matches",
                               panel_token=None)  # the board's own /data/foosball
         # The panel token in the run dir: the game panel's default is the board's
         # /data/foosball/panel.token, which on this host is nobody's.
         return BoardPaths(key_file=str(self.key_file), geometry=str(default_table_path()),
-                          calibration=str(self.calibration),
+                          calibration=str(self.calibration), markers=str(self.markers),
                           camera_socket=str(self.camera_socket),
                           matches=str(self.run_dir / "matches"),
                           panel_token=str(self.run_dir / "panel.token"))
@@ -187,7 +190,12 @@ class Rig:
             return ["[motor_driver]", backend, "drives = 8", "cycle_s = 0.005",
                     f"bus_error_tolerance_s = {o.bus_error_tolerance_s}"]
         if agent == "ball_tracker":
+            from foosball.sim.render import CameraConfig
+
+            # the simulated camera's marker layout and focal length: the game panel's
+            # Camera tab calibrates with them (its camera looks straight down)
             return ["[ball_tracker]", f'calibration = "{self.paths.calibration}"',
+                    f'markers_file = "{self.paths.markers}"', f"focal_px = {CameraConfig().fx}",
                     f"camera_timeout_s = {o.camera_timeout_s}",
                     "[ball_tracker.source]", 'kind = "socket"',
                     f'options = {{ path = "{self.paths.camera_socket}" }}']
@@ -304,10 +312,11 @@ class Rig:
                     self.boards.prepare(board, self.board_file(board).read_text(),
                                         self.key_file)
         if "ball_tracker" in agents:
-            from foosball.sim.vision_source import sim_calibration
+            from foosball.sim.vision_source import marker_layout, sim_calibration
             from foosball.vision.calibration import write_calibration
 
             write_calibration(sim_calibration(), self.calibration)
+            self.markers.write_text(json.dumps(marker_layout().to_json(), indent=1) + "\n")
         if "motor_driver" in agents and self.namespaced:
             self.spawn("emulator", "pole", [
                 "ethercat", "emulate", "--iface", "ecat1", "--drives", "8",
@@ -418,6 +427,7 @@ class BoardPaths:
     key_file: str
     geometry: str
     calibration: str
+    markers: str  # the marker layout the tracker's guided calibration uses
     camera_socket: str
     matches: str
     panel_token: str | None  # None: the game panel's default (the board's /data)

@@ -25,7 +25,8 @@ from typing import Any
 import cv2
 import numpy as np
 
-from foosball.files import write_atomically
+from foosball.files import load_file, write_atomically
+from foosball.schema import SettingError, parse, setting
 from foosball.vision.layout_check import (
     MAX_MARKER_OFFSET_M,
     MIN_MARKERS_TO_NAME,
@@ -92,7 +93,18 @@ class CalibrationError(ValueError):
 
 
 class CalibrationRefused(CalibrationError):
-    """The markers were found but do not fit their layout well enough to trust."""
+    """The markers were found but do not fit their layout well enough to trust. When the
+    markers were checked against each other it carries each one's offset (`offsets`) and
+    the ids the refusal blames (`blamed`; the others' offsets without the first of them,
+    `without_blamed`), for a picture of them (the game panel's)."""
+
+    def __init__(self, text: str, offsets: tuple[MarkerOffset, ...] = (),
+                 blamed: tuple[int, ...] = (),
+                 without_blamed: tuple[MarkerOffset, ...] = ()) -> None:
+        super().__init__(text)
+        self.offsets = offsets
+        self.blamed = blamed
+        self.without_blamed = without_blamed  # the others, checked without blamed[0]
 
 
 @dataclass(frozen=True, slots=True)
@@ -214,44 +226,40 @@ class Calibration:
 
     @staticmethod
     def from_json(data: Any) -> Calibration:
+        """A calibration file's decoded JSON, checked by the one settings parser
+        (foosball.schema, `CalibrationFile`): errors name the key, `focal_px: a number, not
+        'x'`; load_calibration puts the file's name before them."""
+        if not isinstance(data, dict):
+            raise CalibrationError(f"a calibration (a JSON object), not {data!r}")
         try:
-            if data["version"] != CALIBRATION_VERSION:
-                raise CalibrationError(f"version {data['version']} is not {CALIBRATION_VERSION}")
-            matrix = np.array(data["plane_from_pixel"], dtype=np.float64)
-            if matrix.shape != (3, 3) or not np.all(np.isfinite(matrix)):
-                raise CalibrationError("plane_from_pixel: expected a finite 3x3 matrix")
-            centre = tuple(float(v) for v in data["camera_centre"])
-            if len(centre) != 3 or centre[2] <= float(data["ball_centre_height"]):
-                raise CalibrationError("camera_centre: expected [x, y, z] above the ball")
-            width, height = (int(v) for v in data["image_size"])
-            return Calibration(
-                image_size=(width, height),
-                plane_from_pixel=matrix,
-                marker_height=float(data["marker_height"]),
-                ball_centre_height=float(data["ball_centre_height"]),
-                ball_radius=float(data["ball_radius"]),
-                camera_centre=centre,  # type: ignore[arg-type]
-                focal_px=float(data["focal_px"]),
-                focal_estimated=bool(data["focal_estimated"]),
-                reprojection_rms_px=float(data["reprojection_rms_px"]),
-                reprojection_max_px=float(data["reprojection_max_px"]),
-                table_rms_m=float(data["table_rms_m"]),
-                marker_ids=tuple(int(i) for i in data["marker_ids"]),
-                principal=_floats(data.get("principal", [(width - 1) / 2, (height - 1) / 2]),
-                                  2, "principal"),  # type: ignore[arg-type]
-                distortion=_floats(data.get("distortion", [0.0] * 5), 5,
-                                   "distortion"),  # type: ignore[arg-type]
-                created=_created(data.get("created")),
-                marker_offsets=tuple((int(i), float(dx), float(dy))
-                                     for i, dx, dy in data.get("marker_offsets_m", [])),
-            )
-        except (KeyError, TypeError, ValueError) as exc:
-            if isinstance(exc, CalibrationError):
-                raise
-            raise CalibrationError(f"calibration file: {exc!r}") from exc
+            file: CalibrationFile = parse(CalibrationFile, data, "")
+        except SettingError as exc:
+            raise CalibrationError(str(exc)) from exc
+        if file.camera_centre[2] <= file.ball_centre_height:
+            raise CalibrationError(f"camera_centre: {list(file.camera_centre)} is not above "
+                                   f"the ball (ball_centre_height {file.ball_centre_height})")
+        width, height = file.image_size
+        return Calibration(
+            image_size=(width, height),
+            plane_from_pixel=file.plane_from_pixel,
+            marker_height=file.marker_height,
+            ball_centre_height=file.ball_centre_height,
+            ball_radius=file.ball_radius,
+            camera_centre=file.camera_centre,  # type: ignore[arg-type]
+            focal_px=file.focal_px,
+            focal_estimated=file.focal_estimated,
+            reprojection_rms_px=file.reprojection_rms_px,
+            reprojection_max_px=file.reprojection_max_px,
+            table_rms_m=file.table_rms_m,
+            marker_ids=file.marker_ids,
+            principal=file.principal or ((width - 1) / 2, (height - 1) / 2),  # type: ignore[arg-type]
+            distortion=file.distortion,  # type: ignore[arg-type]
+            created=file.created,
+            marker_offsets=file.marker_offsets_m,
+        )
 
 
-def _created(value: Any) -> datetime | None:
+def _created(value: Any, where: str) -> datetime | None:
     """The file's "created" time; files from before it was written have none."""
     if value is None:
         return None
@@ -261,16 +269,70 @@ def _created(value: Any) -> datetime | None:
         created = None
     # Without its UTC offset a time cannot be placed (our writer always gives one).
     if created is None or created.utcoffset() is None:
-        raise CalibrationError(f"created: expected an ISO time with its UTC offset, "
-                               f"not {value!r}")
+        raise SettingError(f"{where}: an ISO time with its UTC offset, not {value!r}")
     return created
 
 
-def _floats(values: Any, count: int, name: str) -> tuple[float, ...]:
-    out = tuple(float(v) for v in values)
-    if len(out) != count or not all(math.isfinite(v) for v in out):
-        raise CalibrationError(f"{name}: expected {count} finite numbers")
-    return out
+def _numbers(count: int, kind: type = float) -> Any:
+    """A convert for a list of `count` finite numbers (integers when `kind` is int)."""
+
+    def convert(value: Any, where: str) -> tuple[Any, ...]:
+        wanted = "integers" if kind is int else "finite numbers"
+        if not isinstance(value, list) or len(value) != count or not all(
+                not isinstance(v, bool) and isinstance(v, int if kind is int else int | float)
+                and math.isfinite(v) for v in value):
+            raise SettingError(f"{where}: {count} {wanted}, not {value!r}")
+        return tuple(kind(v) for v in value)
+
+    return convert
+
+
+def _matrix(value: Any, where: str) -> np.ndarray:
+    try:
+        matrix = np.array(value, dtype=np.float64)
+    except (TypeError, ValueError):
+        matrix = np.zeros(0)
+    if matrix.shape != (3, 3) or not np.all(np.isfinite(matrix)):
+        raise SettingError(f"{where}: a finite 3x3 matrix, not {value!r}")
+    return matrix
+
+
+def _offsets(value: Any, where: str) -> tuple[tuple[int, float, float], ...]:
+    if not isinstance(value, list):
+        raise SettingError(f"{where}: a list of [id, dx, dy], not {value!r}")
+    return tuple((int(i), float(dx), float(dy)) for i, dx, dy in
+                 (_numbers(3)(item, f"{where}[{n}]") for n, item in enumerate(value)))
+
+
+def _version(value: Any, where: str) -> int:
+    if value != CALIBRATION_VERSION or isinstance(value, bool):
+        raise SettingError(f"{where}: {value!r} is not {CALIBRATION_VERSION}")
+    return CALIBRATION_VERSION
+
+
+@dataclass(frozen=True)
+class CalibrationFile:
+    """What a calibration file (Calibration.to_json) holds, as the settings parser checks
+    it: each key's type and range here; whether the camera is above the ball in
+    Calibration.from_json."""
+
+    version: int = setting(convert=_version)
+    image_size: tuple[int, ...] = setting(convert=_numbers(2, int))  # width, height (px)
+    plane_from_pixel: Any = setting(convert=_matrix)
+    marker_height: float = setting(unit="m")
+    ball_centre_height: float = setting(unit="m")
+    ball_radius: float = setting(unit="m")
+    camera_centre: tuple[float, ...] = setting(convert=_numbers(3))  # x, y, z (m)
+    focal_px: float = setting(unit="px")
+    focal_estimated: bool = setting()
+    reprojection_rms_px: float = setting(low=0.0, unit="px")
+    reprojection_max_px: float = setting(low=0.0, unit="px")
+    table_rms_m: float = setting(low=0.0, unit="m")
+    marker_ids: tuple[int, ...] = setting()
+    created: Any = setting(None, convert=_created)  # absent in files written before it was
+    principal: tuple[float, ...] | None = setting(None, convert=_numbers(2))  # None: centre
+    distortion: tuple[float, ...] = setting((0.0,) * 5, convert=_numbers(5))
+    marker_offsets_m: tuple[tuple[int, float, float], ...] = setting((), convert=_offsets)
 
 
 def detect_markers(gray_or_bgr: np.ndarray) -> dict[int, np.ndarray]:
@@ -424,11 +486,14 @@ def _check_layout(seen: dict[int, np.ndarray], wanted: dict[int, Marker], fit: s
     offsets = marker_offsets(seen, wanted, camera_for, height)
     misplaced = misplaced_marker(seen, wanted, offsets, max_offset, camera_for, height)
     if misplaced is not None:
-        raise CalibrationRefused(f"{_misplaced_text(misplaced, max_offset)} ({fit})")
+        raise CalibrationRefused(f"{_misplaced_text(misplaced, max_offset)} ({fit})",
+                                 tuple(offsets),
+                                 tuple(o.marker_id for o in misplaced.suspects),
+                                 misplaced.rest)
     if pixels_too_far:
         raise CalibrationRefused(refusal + ("; ".join(h.text for h in hints) or
                                             "the ids, each marker's yaw and size in the layout "
-                                            "file"))
+                                            "file"), tuple(offsets))
     return offsets
 
 
@@ -509,17 +574,8 @@ def write_calibration(calibration: Calibration, path: str | Path) -> None:
 
 
 def load_calibration(path: str | Path) -> Calibration:
-    path = Path(path)
-    try:
-        data = json.loads(path.read_text())
-    except OSError as exc:
-        raise CalibrationError(f"{path}: cannot read: {exc.strerror}") from exc
-    except json.JSONDecodeError as exc:
-        raise CalibrationError(f"{path}: not JSON: {exc}") from exc
-    try:
-        return Calibration.from_json(data)
-    except CalibrationError as exc:
-        raise CalibrationError(f"{path}: {exc}") from exc
+    """The calibration file at `path`; every error names the file (files.load_file)."""
+    return load_file(path, Calibration.from_json, CalibrationError, kind="JSON")
 
 
 class BallProjector:

@@ -4,35 +4,55 @@ One explicit JSON file (``vision.json``) holds them; the game panel may retune t
 and blob thresholds at run time through a ``VisionConfig`` message, which replaces only the
 fields it carries. Thresholds are always set in OpenCV HSV terms (H 0..179, S and V 0..255)
 whatever the camera's native pixel format is.
+
+The files are read by the one settings parser (foosball.schema): each field's type and
+range are on its dataclass (`setting(...)`), unknown keys are refused (`_comment` is
+allowed in every table), and an error names the file, the table and the key as the board
+file's do: `vision.json: [detector] hue_low: 300 is out of range (>= 0 and <= 179)`; a
+board.toml's `[ball_tracker]` section says `[ball_tracker.detector] hue_low: ...`. What
+one field cannot say (min_area below max_area, ...) each class's `validate` checks.
 """
 
 from __future__ import annotations
 
 import json
-import math
-from dataclasses import asdict, dataclass, field, fields, replace
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 from foosball.files import load_file, write_atomically
+from foosball.schema import SettingError, parse, setting, validate
 
 
-class VisionConfigError(ValueError):
-    """A vision configuration value is wrong; the message names the field."""
+class VisionConfigError(SettingError):
+    """A vision configuration value is wrong; the message names the table and the key."""
 
 
 DETECTOR_METHODS = ("colour", "background")  # the keys of vision/detector.py DETECTORS
 
 
+def _checked(instance: Any, where: str) -> None:
+    """The fields' own types and ranges (schema.validate) for a class built in code, as a
+    VisionConfigError."""
+    try:
+        validate(instance, where)
+    except VisionConfigError:
+        raise
+    except SettingError as exc:
+        raise VisionConfigError(str(exc)) from exc
+
+
 def check_hsv_band(band: Any, where: str) -> None:
-    """An OpenCV HSV band (hue_low..hue_high, wrapping through 179 -> 0 when low > high)."""
-    for name, high in (("hue_low", 179), ("hue_high", 179), ("sat_low", 255),
-                       ("sat_high", 255), ("val_low", 255), ("val_high", 255)):
-        value = getattr(band, name)
-        if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= high:
-            raise VisionConfigError(f"{where}.{name}: {value!r} is not an integer 0..{high}")
-    if band.sat_low > band.sat_high or band.val_low > band.val_high:
-        raise VisionConfigError(f"{where}: sat_low/val_low must not exceed sat_high/val_high")
+    """An OpenCV HSV band (hue_low..hue_high, wrapping through 179 -> 0 when low > high);
+    each value's range is its field's."""
+    for low, high in (("sat_low", "sat_high"), ("val_low", "val_high")):
+        if getattr(band, low) > getattr(band, high):
+            raise VisionConfigError(f"{where} {low}: {getattr(band, low)} is above {high} "
+                                    f"({getattr(band, high)})")
+
+
+def _hsv(default: int) -> Any:
+    return setting(default, low=0, high=255)
 
 
 @dataclass(frozen=True, slots=True)
@@ -42,82 +62,71 @@ class DetectorConfig:
     pixels; the filters also apply to partly hidden balls, so the lower limits must let a
     half ball through."""
 
-    hue_low: int = 7
-    hue_high: int = 22
-    sat_low: int = 190
-    sat_high: int = 255
-    val_low: int = 60
-    val_high: int = 255
-    min_area: float = 40.0
-    max_area: float = 1200.0
-    min_perimeter: float = 20.0
-    max_perimeter: float = 160.0
-    min_density: float = 0.3  # polygon area / bounding box area; a disc gives pi/4, a ball
-    # hidden on two sides by a man (an L-shaped remainder) about 0.35
-    max_eccentricity: float = 0.93  # of the blob's moment ellipse; a half disc gives 0.85
+    hue_low: int = setting(7, low=0, high=179)
+    hue_high: int = setting(22, low=0, high=179)
+    sat_low: int = _hsv(190)
+    sat_high: int = _hsv(255)
+    val_low: int = _hsv(60)
+    val_high: int = _hsv(255)
+    min_area: float = setting(40.0, low=0.0, unit="px^2")  # each below its max_ (validate)
+    max_area: float = setting(1200.0, low=0.0, unit="px^2")
+    min_perimeter: float = setting(20.0, low=0.0, unit="px")
+    max_perimeter: float = setting(160.0, low=0.0, unit="px")
+    # polygon area / bounding box area; a disc gives pi/4, a ball hidden on two sides by a
+    # man (an L-shaped remainder) about 0.35
+    min_density: float = setting(0.3, low=0.0, high=1.0)
+    # of the blob's moment ellipse; a half disc gives 0.85
+    max_eccentricity: float = setting(0.93, above=0.0, high=1.0)
     # Search windows (px, half sizes). The tracking window is centred on the filter's
     # prediction: the ball's radius + 2 px + roi_sigmas standard deviations of the predicted
     # position, at most roi_max_half.
-    roi_max_half: int = 64
+    roi_max_half: int = setting(64, high=256, unit="px")  # at least refine_half (validate)
     roi_sigmas: float = 4.0
     # Re-acquisition searches the whole frame decimated by this factor, then refines in a
     # full-resolution window of half size refine_half around each candidate.
-    reacquire_decimation: int = 4
-    refine_half: int = 20
+    reacquire_decimation: int = setting(4, choices=(1, 2, 4, 8))
+    refine_half: int = setting(20, low=4, unit="px")
     # A blob filling less than this share of its smallest enclosing circle (a digital
     # disc of that radius) is a partly hidden ball: its centre then comes from a circle
     # fitted to its own arc (the visible arc of a ball more than half visible spans over
     # 180 degrees). Whole balls fill 0.9-1.03, 80 %-visible ones about 0.87.
-    whole_fill: float = 0.90
+    whole_fill: float = setting(0.90, above=0.0, high=1.0)
     # ... and whose centroid is off that circle's centre by more than this share of its
     # radius (whole balls: under 0.05, up to 0.1 drawn as ellipses far off-axis; 80 %-
     # visible balls about 0.14).
-    whole_offset: float = 0.06
+    whole_offset: float = setting(0.06, low=0.0, high=1.0)
     # ... the ellipse still fills at least this much (a ball cut square by a man and a rod
     # is centred too, but fills about 0.7).
-    centred_fill: float = 0.8
+    centred_fill: float = setting(0.8, above=0.0, high=1.0)  # at most whole_fill (validate)
     # "colour": the HSV band above; "background": what differs from a running median of
     # the empty table (a ball coloured like the field: white on a light field), with the
     # same size and roundness checks.
-    method: str = "colour"
+    method: str = setting("colour", choices=DETECTOR_METHODS)
     # background: a pixel is the ball's when its colour differs from the background's by
     # more than this (sum over B, G, R of the absolute differences, saturating at 255).
-    background_threshold: int = 40
+    background_threshold: int = setting(40, low=1, high=254)
     # background: median of this many samples of the table, one taken every
     # background_every frames from the pixels away from the ball (and the men's).
-    background_samples: int = 7
-    background_every: int = 8
+    background_samples: int = setting(7, low=1, high=31)  # odd (validate)
+    background_every: int = setting(8, low=1, high=1000)
 
-    def validate(self) -> DetectorConfig:
-        check_hsv_band(self, "detector")
+    def validate(self, where: str = "[detector]") -> DetectorConfig:
+        """Each field's range, then what one field cannot say."""
+        _checked(self, where)
+        check_hsv_band(self, where)
         for low, high in (("min_area", "max_area"), ("min_perimeter", "max_perimeter")):
-            lo, hi = getattr(self, low), getattr(self, high)
-            if not (math.isfinite(lo) and math.isfinite(hi) and 0 <= lo < hi):
-                raise VisionConfigError(f"detector.{low}/{high}: need 0 <= {low} < {high}")
-        if not 0.0 <= self.min_density <= 1.0:
-            raise VisionConfigError("detector.min_density: must be in [0, 1]")
-        if not 0.0 < self.max_eccentricity <= 1.0:
-            raise VisionConfigError("detector.max_eccentricity: must be in (0, 1]")
-        if not 4 <= self.refine_half <= self.roi_max_half <= 256:
-            raise VisionConfigError(
-                "detector.refine_half/roi_max_half: need 4 <= refine_half <= roi_max_half <= 256")
-        if self.reacquire_decimation not in (1, 2, 4, 8):
-            raise VisionConfigError("detector.reacquire_decimation: one of 1, 2, 4, 8")
-        if not 0.0 < self.whole_fill <= 1.0:
-            raise VisionConfigError("detector.whole_fill: must be in (0, 1]")
-        if not 0.0 < self.centred_fill <= self.whole_fill:
-            raise VisionConfigError("detector.centred_fill: must be in (0, whole_fill]")
-        if not 0.0 <= self.whole_offset <= 1.0:
-            raise VisionConfigError("detector.whole_offset: must be in [0, 1]")
-        if self.method not in DETECTOR_METHODS:
-            raise VisionConfigError(f"detector.method: {self.method!r} is not one of "
-                                    f"{DETECTOR_METHODS}")
-        if not 1 <= self.background_threshold <= 254:
-            raise VisionConfigError("detector.background_threshold: must be in 1..254")
-        if not 1 <= self.background_samples <= 31 or self.background_samples % 2 == 0:
-            raise VisionConfigError("detector.background_samples: an odd number 1..31")
-        if not 1 <= self.background_every <= 1000:
-            raise VisionConfigError("detector.background_every: must be in 1..1000")
+            if not getattr(self, low) < getattr(self, high):
+                raise VisionConfigError(f"{where} {low}: {getattr(self, low)!r} is not below "
+                                        f"{high} ({getattr(self, high)!r})")
+        if self.refine_half > self.roi_max_half:
+            raise VisionConfigError(f"{where} refine_half: {self.refine_half} is above "
+                                    f"roi_max_half ({self.roi_max_half})")
+        if self.centred_fill > self.whole_fill:
+            raise VisionConfigError(f"{where} centred_fill: {self.centred_fill!r} is above "
+                                    f"whole_fill ({self.whole_fill!r})")
+        if self.background_samples % 2 == 0:
+            raise VisionConfigError(f"{where} background_samples: an odd number, not "
+                                    f"{self.background_samples}")
         return self
 
     @property
@@ -143,27 +152,26 @@ class DetectorConfig:
 class FilterConfig:
     """Kalman filter on [x, y, vx, vy] in the table frame (metres, seconds)."""
 
-    measurement_sigma: float = 0.0006  # m, a fully visible ball
-    partial_measurement_sigma: float = 0.0015  # m, a partly hidden ball
-    acceleration_sigma: float = 8.0  # m/s^2, white-noise acceleration (spin, bumps, rolling)
-    gate: float = 25.0  # normalised innovation squared beyond which a detection is a surprise
-    max_speed: float = 25.0  # m/s; a surprise farther than this could travel is rejected
-    # m/s: velocity uncertainty of a track started from one sighting (a new ball, or after
-    # a collision the filter did not foresee); the next sighting then sets the velocity
-    restart_velocity_sigma: float = 10.0
-    wall_restitution: float = 0.5  # predicted bounce off the side and end walls
-    max_prediction_s: float = 0.1  # predict through occlusions this long, then LOST
-    max_position_sigma: float = 0.05  # m; beyond this the prediction is not worth publishing
+    measurement_sigma: float = setting(0.0006, above=0.0, unit="m")  # a fully visible ball
+    partial_measurement_sigma: float = setting(0.0015, above=0.0, unit="m")  # a partly hidden one
+    # white-noise acceleration (spin, bumps, rolling)
+    acceleration_sigma: float = setting(8.0, above=0.0, unit="m/s^2")
+    gate: float = setting(25.0, above=0.0)  # normalised innovation squared beyond which a
+    # detection is a surprise
+    max_speed: float = setting(25.0, above=0.0, unit="m/s")  # a surprise farther than this
+    # could travel is rejected
+    # velocity uncertainty of a track started from one sighting (a new ball, or after a
+    # collision the filter did not foresee); the next sighting then sets the velocity
+    restart_velocity_sigma: float = setting(10.0, above=0.0, unit="m/s")
+    wall_restitution: float = setting(0.5, above=0.0, high=1.0)  # predicted bounce off the
+    # side and end walls
+    max_prediction_s: float = setting(0.1, above=0.0, unit="s")  # predict through
+    # occlusions this long, then LOST
+    max_position_sigma: float = setting(0.05, above=0.0, unit="m")  # beyond this the
+    # prediction is not worth publishing
 
-    def validate(self) -> FilterConfig:
-        for f in fields(self):
-            value = getattr(self, f.name)
-            if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(
-                value
-            ) or value <= 0:
-                raise VisionConfigError(f"filter.{f.name}: {value!r} must be a positive number")
-        if self.wall_restitution > 1.0:
-            raise VisionConfigError("filter.wall_restitution: must be <= 1")
+    def validate(self, where: str = "[filter]") -> FilterConfig:
+        _checked(self, where)
         return self
 
 
@@ -173,16 +181,17 @@ class RodsConfig:
     ball; the default is the simulator's red team) and how often."""
 
     enabled: bool = True
-    hue_low: int = 170
-    hue_high: int = 8
-    sat_low: int = 120
-    sat_high: int = 255
-    val_low: int = 60
-    val_high: int = 255
+    hue_low: int = setting(170, low=0, high=179)
+    hue_high: int = setting(8, low=0, high=179)
+    sat_low: int = _hsv(120)
+    sat_high: int = _hsv(255)
+    val_low: int = _hsv(60)
+    val_high: int = _hsv(255)
     # measure on every n-th frame: 50 Hz at 200 fps is plenty for men that move slower than
     # the ball, and the measurement costs more than the tracking (issue 15's bench)
-    every_frames: int = 4
-    decimation: int = 2  # the rods' strips are thresholded at 1/decimation resolution
+    every_frames: int = setting(4, low=1, high=1000)
+    # the rods' strips are thresholded at 1/decimation resolution
+    decimation: int = setting(2, choices=(1, 2, 4))
     head_above_axis: float = 0.052  # m, the man's head above his rod's axis (with the foot
     # reach of the table geometry: the man's length that shows his rotation from above)
 
@@ -190,12 +199,9 @@ class RodsConfig:
     def hue_wraps(self) -> bool:
         return self.hue_low > self.hue_high
 
-    def validate(self) -> RodsConfig:
-        check_hsv_band(self, "rods")
-        if not 1 <= self.every_frames <= 1000:
-            raise VisionConfigError("rods.every_frames: must be in 1..1000")
-        if self.decimation not in (1, 2, 4):
-            raise VisionConfigError("rods.decimation: one of 1, 2, 4")
+    def validate(self, where: str = "[rods]") -> RodsConfig:
+        _checked(self, where)
+        check_hsv_band(self, where)
         return self
 
 
@@ -207,74 +213,70 @@ class SourceConfig:
     options: dict[str, Any] = field(default_factory=dict)
 
 
+def _ball_diameter(value: Any, where: str) -> float:
+    if isinstance(value, bool) or not isinstance(value, int | float) or not (
+            value == 0 or 0.02 <= value <= 0.05):
+        raise SettingError(f"{where}: 0 (the table's) or 0.02..0.05 m, not {value!r}")
+    return float(value)
+
+
 @dataclass(frozen=True, slots=True)
 class VisionSettings:
     detector: DetectorConfig = field(default_factory=DetectorConfig)
     filter: FilterConfig = field(default_factory=FilterConfig)
     source: SourceConfig = field(default_factory=SourceConfig)
     calibration: str = "calibration.json"
-    camera_timeout_s: float = 0.05  # no frame for this long raises CAMERA_LOST
+    # The marker layout the game panel's guided calibration (Camera tab) calibrates with,
+    # as for `foosball vision calibrate --markers`; read at each Look/Calibrate. The
+    # calibration goes to `calibration` (the old file kept as <calibration>.prev).
+    markers_file: str = "markers.json"
+    # The camera's focal length for that calibration, px (0: estimated from the markers,
+    # as `vision calibrate` without --focal-px).
+    focal_px: float = setting(0.0, low=0.0, high=1e5, unit="px")
+    # no frame for this long raises CAMERA_LOST
+    camera_timeout_s: float = setting(0.05, above=0.0, unit="s")
     # Where thresholds tuned on the game panel are kept across restarts ("": not kept).
     thresholds_file: str = ""
     # The ball's diameter, m (tables use 34-36 mm balls); 0: the table geometry's.
-    ball_diameter: float = 0.0
+    ball_diameter: float = setting(0.0, convert=_ball_diameter)
     rods: RodsConfig = field(default_factory=lambda: RodsConfig())
 
 
-def _build(cls: type, data: Any, where: str) -> Any:
-    if not isinstance(data, dict):
-        raise VisionConfigError(f"{where}: expected an object")
-    known = {f.name: f for f in fields(cls)}
-    unknown = set(data) - set(known) - {"_comment"}
-    if unknown:
-        raise VisionConfigError(f"{where}: unknown keys {sorted(unknown)}")
-    values = {}
-    for key, value in data.items():
-        if key == "_comment":
-            continue
-        default = getattr(cls(), key)
-        if isinstance(default, float) and isinstance(value, int) and not isinstance(value, bool):
-            value = float(value)
-        if type(value) is not type(default) and not isinstance(default, dict):
-            raise VisionConfigError(
-                f"{where}.{key}: expected {type(default).__name__}, got {value!r}")
-        values[key] = value
-    return cls(**values)
+COMMENT = "_comment"  # a note in any table of a JSON settings file, not a setting
+SUBTABLES = ("detector", "filter", "source", "rods")
 
 
-def parse_settings(data: Any) -> VisionSettings:
+def _without_comments(data: dict[str, Any]) -> dict[str, Any]:
+    """The settings without their `_comment` notes (the top table's and its sub-tables')."""
+    return {key: ({k: v for k, v in value.items() if k != COMMENT}
+                  if key in SUBTABLES and isinstance(value, dict) else value)
+            for key, value in data.items() if key != COMMENT}
+
+
+def parse_settings(data: Any, where: str = "") -> VisionSettings:
+    """Vision settings from a decoded vision.json (`where` ""), or from a board file's
+    section (`where` "[ball_tracker]"): every key checked by foosball.schema, then what
+    one field cannot say (each class's validate)."""
     if not isinstance(data, dict):
-        raise VisionConfigError("vision settings: expected a JSON object")
-    data = _upgraded(data)
-    unknown = set(data) - {"detector", "filter", "source", "calibration", "camera_timeout_s",
-                           "thresholds_file", "ball_diameter", "rods", "_comment"}
-    if unknown:  # a misspelt key must not be silently ignored
-        raise VisionConfigError(f"vision settings: unknown keys {sorted(unknown)}")
-    detector = _build(DetectorConfig, data.get("detector", {}), "detector").validate()
-    filt = _build(FilterConfig, data.get("filter", {}), "filter").validate()
-    src = data.get("source", {})
-    if not isinstance(src, dict) or not isinstance(src.get("kind", "sim"), str):
-        raise VisionConfigError("source: expected {\"kind\": str, \"options\": {...}}")
-    options = src.get("options", {})
-    if not isinstance(options, dict):
-        raise VisionConfigError("source.options: expected an object")
-    source = SourceConfig(kind=src.get("kind", "sim"), options=options)
-    calibration = data.get("calibration", "calibration.json")
-    timeout = data.get("camera_timeout_s", 0.05)
-    if not isinstance(calibration, str):
-        raise VisionConfigError("calibration: expected a path string")
-    if isinstance(timeout, bool) or not isinstance(timeout, int | float) or timeout <= 0:
-        raise VisionConfigError("camera_timeout_s: expected a positive number")
-    thresholds_file = data.get("thresholds_file", "")
-    if not isinstance(thresholds_file, str):
-        raise VisionConfigError("thresholds_file: expected a path string")
-    diameter = data.get("ball_diameter", 0.0)
-    if isinstance(diameter, bool) or not isinstance(diameter, int | float) or not (
-            diameter == 0 or 0.02 <= diameter <= 0.05):
-        raise VisionConfigError("ball_diameter: expected 0 (the table's) or 0.02..0.05 m")
-    rods = _build(RodsConfig, data.get("rods", {}), "rods").validate()
-    return VisionSettings(detector, filt, source, calibration, float(timeout), thresholds_file,
-                          float(diameter), rods)
+        raise VisionConfigError(f"{where or 'vision settings'}: a table of settings (a JSON "
+                                f"object), not {data!r}")
+    try:
+        settings: VisionSettings = parse(VisionSettings, _without_comments(_upgraded(data)),
+                                         where)
+    except VisionConfigError:
+        raise
+    except SettingError as exc:
+        raise VisionConfigError(str(exc)) from exc
+    settings.detector.validate(_table(where, "detector"))
+    settings.filter.validate(_table(where, "filter"))
+    settings.rods.validate(_table(where, "rods"))
+    return settings
+
+
+def _table(where: str, name: str) -> str:
+    """A sub-table's name in errors: "[detector]" in vision.json, "[ball_tracker.detector]"
+    in a board file."""
+    return f"[{where.strip('[]')}.{name}]" if where else f"[{name}]"
 
 
 # The detector fields the game panel tunes (VisionConfig), kept in thresholds_file.
@@ -305,19 +307,24 @@ def parse_colour(data: Any, detector: DetectorConfig) -> DetectorConfig:
     `parse_settings` reads the same file as the settings it stands for."""
     data = _upgraded(data)
     if not (isinstance(data, dict) and isinstance(data.get("detector"), dict)
-            and set(data) <= {"detector", "_comment"}):
+            and set(data) <= {"detector", COMMENT}):
         raise VisionConfigError('expected a colour file: {"detector": {"hue_low": ..., ...}} '
-                                f"with the keys {list(COLOUR_FIELDS)}")
-    section = data["detector"]
-    unknown = set(section) - set(COLOUR_FIELDS) - {"_comment"}
+                                f"with the keys {', '.join(COLOUR_FIELDS)}")
+    section = {k: v for k, v in data["detector"].items() if k != COMMENT}
+    unknown = sorted(set(section) - set(COLOUR_FIELDS))
     if unknown:
-        raise VisionConfigError(f"detector: {sorted(unknown)} are not colour keys "
-                                f"({list(COLOUR_FIELDS)}); other settings go in the "
-                                "board file")
-    missing = [name for name in HSV_BAND_FIELDS if name not in section]
-    if missing:
-        raise VisionConfigError(f"detector: missing {missing}")
-    return _build(DetectorConfig, {**asdict(detector), **section}, "detector").validate()
+        raise VisionConfigError(f"[detector] {', '.join(unknown)}: not a colour key (the colour "
+                                f"keys: {', '.join(COLOUR_FIELDS)}); other settings go in "
+                                "the board file")
+    for name in HSV_BAND_FIELDS:
+        if name not in section:
+            raise VisionConfigError(f"[detector] {name}: missing")
+    try:
+        colour: DetectorConfig = parse(DetectorConfig, {**asdict(detector), **section},
+                                       "[detector]")
+    except SettingError as exc:
+        raise VisionConfigError(str(exc)) from exc
+    return colour.validate()
 
 
 def load_thresholds(path: str, detector: DetectorConfig) -> DetectorConfig:
@@ -353,6 +360,8 @@ def settings_to_json(settings: VisionSettings) -> dict[str, Any]:
         "filter": asdict(settings.filter),
         "source": {"kind": settings.source.kind, "options": dict(settings.source.options)},
         "calibration": settings.calibration,
+        "markers_file": settings.markers_file,
+        "focal_px": settings.focal_px,
         "camera_timeout_s": settings.camera_timeout_s,
         "thresholds_file": settings.thresholds_file,
         "ball_diameter": settings.ball_diameter,

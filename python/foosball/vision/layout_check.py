@@ -140,6 +140,9 @@ class Misplaced:
     # When no single marker explains it: the next marker to blame once the first is left
     # out (a second mis-measured one, most often).
     next_suspect: MarkerOffset | None = None
+    # The other markers' offsets checked without the first suspect (each against the rest):
+    # what a picture of the residuals shows for them once the suspect is set aside.
+    rest: tuple[MarkerOffset, ...] = ()
 
 
 def misplaced_marker(seen: dict[int, np.ndarray], wanted: dict[int, Marker],
@@ -171,9 +174,11 @@ def misplaced_marker(seen: dict[int, np.ndarray], wanted: dict[int, Marker],
     agreeing = tuple(o for s, o, _ in sorted(spreads, key=lambda p: -p[1].distance)
                      if s <= limit)
     if agreeing:
-        return Misplaced(agreeing, max(s for s, o, _ in spreads if o in agreeing))
+        rest_of_first = next(r for _, o, r in spreads if o is agreeing[0])
+        return Misplaced(agreeing, max(s for s, o, _ in spreads if o in agreeing),
+                         rest=tuple(rest_of_first))
     spread, first, rest = min(spreads, key=lambda p: p[0])
-    return Misplaced((first,), spread, max(rest, key=lambda o: o.distance))
+    return Misplaced((first,), spread, max(rest, key=lambda o: o.distance), tuple(rest))
 
 
 def missing_markers(found: list[int], layout_ids: list[int]) -> str:

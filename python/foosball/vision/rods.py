@@ -53,6 +53,7 @@ class HumanRodMeter:
     def __init__(self, calibration: Calibration, table: Table, cfg: RodsConfig,
                  pixel_format: str = "bgr"):
         self.cfg = cfg.validate()
+        self.table = table  # for_calibration makes another from it
         man = table.man
         # The rod axes' plane: a projector for "a ball" whose centre is at the rod height.
         self.projector = BallProjector(calibration.for_ball(man.rod_height))
@@ -113,6 +114,10 @@ class HumanRodMeter:
         r0 = max(0, int(min(vs) - grow))
         r1 = min(height, int(max(vs) + grow) + 1)
         return c0, r0, c1, r1
+
+    def for_calibration(self, calibration: Calibration) -> HumanRodMeter:
+        """A new meter like this one, with `calibration` (the game panel's guided one)."""
+        return HumanRodMeter(calibration, self.table, self.cfg, self.pixel_format)
 
     def measure(self, image: np.ndarray) -> list[RodReading]:
         source = image

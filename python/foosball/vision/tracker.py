@@ -55,6 +55,7 @@ class BallTracker:
                  ball_diameter: float = 0.0):
         """`ball_diameter` (m): the settings' ball; 0 takes the table geometry's."""
         radius = (ball_diameter or table.ball.diameter) / 2
+        self._made_with = (filter_cfg, table, pixel_format, ball_diameter)
         self.projector = BallProjector(calibration.for_ball(radius))
         f = table.field
         # The ball's centre stays on the field, or goes a little beyond the end walls in
@@ -75,6 +76,14 @@ class BallTracker:
         self._last_detection_ns = 0
         self._lost_variance = (f.half_length ** 2, f.half_width ** 2, 100.0, 100.0)
         self._last_xy = (0.0, 0.0)
+
+    def for_calibration(self, calibration: Calibration,
+                        detector_cfg: DetectorConfig) -> BallTracker:
+        """A new tracker like this one, mapping with `calibration` (the game panel's guided
+        calibration switches to it; the track starts again)."""
+        filter_cfg, table, pixel_format, ball_diameter = self._made_with
+        return BallTracker(detector_cfg, filter_cfg, calibration, table, pixel_format,
+                           ball_diameter)
 
     def configure(self, detector_cfg: DetectorConfig) -> None:
         self.detector.configure(detector_cfg)

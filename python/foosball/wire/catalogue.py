@@ -111,6 +111,29 @@ class LearnStage(IntEnum):
     REFUSED = 2  # ball tracker -> game panel: none taken, `text` says why
 
 
+class CalibrationStage(IntEnum):
+    """CameraCalibration's stage: two requests (game panel -> ball tracker), five replies."""
+
+    LOOK = 0  # request: your next frame, the markers it shows and the layout's missing ones
+    CALIBRATE = 1  # request: calibrate on your next frame; when accepted, save it and use it
+    FOUND = 2  # reply to LOOK: what the frame shows (`text`, `markers`)
+    ACCEPTED = 3  # reply to CALIBRATE: saved where the tracker reads it, and in use now
+    REFUSED = 4  # reply to CALIBRATE: the calibration's checks refused it (`text` says why)
+    FAILED = 5  # reply: nothing could be computed or saved (no layout, too few markers, ...)
+    BUSY = 6  # reply: another job (learning, a calibration) or a match is under way
+
+
+class MarkerSeen(IntEnum):
+    """One marker of a CameraCalibration reply: found, or why not."""
+
+    FOUND = 0  # in the frame (`u`, `v`: its centre)
+    OUTSIDE = 1  # outside the camera's view (`u`, `v`: where it should be)
+    PARTLY_OUTSIDE = 2  # partly outside it (its white margin must be in the frame too)
+    NOT_FOUND = 3  # in view but not found: covered, glare, not flat, out of focus, wrong id
+    UNKNOWN = 4  # not found, and fewer than 4 markers were: where it should be is unknown
+    STRAY = 5  # found, but the layout has no marker of this id
+
+
 # --- field specs ---------------------------------------------------------------------------
 
 
@@ -799,6 +822,73 @@ class VisionLearn:
     text: str = text(12, 200)
 
 
+# A CameraCalibration must fit one Ethernet frame with every field at its limit
+# (tests/wire/test_catalogue.py): at most this many markers, and the text this long.
+CAMERA_CALIBRATION_MARKERS = 16
+CAMERA_CALIBRATION_TEXT = 300
+
+
+@dataclass(frozen=True, slots=True)
+class CalibrationMarker:
+    """One marker in a CameraCalibration reply."""
+
+    marker: int = integer(1, 0, CALIBRATION_MARKERS - 1)  # its ArUco id
+    seen: MarkerSeen = choice(2, MarkerSeen)
+    u: int = integer(3, -100_000, 100_000, "px")  # its centre in the frame (UNKNOWN: 0)
+    v: int = integer(4, -100_000, 100_000, "px")
+    x_mm: int = integer(5, -5000, 5000, "mm")  # its centre on the table, as the layout says
+    y_mm: int = integer(6, -5000, 5000, "mm")  # (a STRAY one: 0)
+    checked: bool = flag(7)  # CALIBRATE: its offset was measured (5 markers or more)
+    dx_mm: float = num(8, -1000.0, 1000.0, "mm")  # where the other markers put it, off
+    dy_mm: float = num(9, -1000.0, 1000.0, "mm")  # the layout's place (0 unless checked)
+    blamed: bool = flag(10)  # the refusal names it
+    # checked without the blamed marker (a mis-measured marker bends every fit it is in)
+    without_blamed: bool = flag(11)
+
+
+@dataclass(frozen=True, slots=True)
+class CameraCalibration:
+    """Game panel -> ball tracker: LOOK at your next frame (the markers found, the layout's
+    missing ones and why), or CALIBRATE on it (`foosball vision calibrate`'s decision;
+    accepted: saved where the tracker reads its calibration, the old file kept, and used
+    at once). Ball tracker -> game panel: the reply (FOUND, ACCEPTED, REFUSED, FAILED,
+    BUSY) with the request's number, the verdict's text, each marker and, when
+    `snapshot_parts` > 0, the annotated frame following as CameraSnapshot parts. One
+    message both ways, told apart by `stage`; a request's other fields are 0 and empty."""
+
+    TYPE_ID: ClassVar[int] = 19
+    request: int = integer(1, 0, INT32)
+    stage: CalibrationStage = choice(2, CalibrationStage)
+    width: int = integer(3, 0, 65535, "px")  # the frame's size (0: no frame)
+    height: int = integer(4, 0, 65535, "px")
+    reprojection_rms_px: float = num(5, 0.0, 1e4, "px")  # ACCEPTED/REFUSED (else 0)
+    reprojection_limit_px: float = num(6, 0.0, 1e4, "px")  # the calibration's own limit
+    table_rms_m: float = num(7, 0.0, POSITION, "m")
+    focal_px: float = num(8, 0.0, 1e5, "px")  # ACCEPTED: the focal length used
+    limit_mm: float = num(9, 0.0, 1000.0, "mm")  # a marker's largest offset accepted
+    snapshot_parts: int = integer(10, 0, 256)  # CameraSnapshot parts that follow
+    text: str = text(11, CAMERA_CALIBRATION_TEXT)
+    markers: tuple[CalibrationMarker, ...] = optional_records(12, CalibrationMarker,
+                                                              CAMERA_CALIBRATION_MARKERS)
+
+
+SNAPSHOT_CHUNK = 1280  # JPEG bytes per CameraSnapshot; a message must fit one Ethernet frame
+
+
+@dataclass(frozen=True, slots=True)
+class CameraSnapshot:
+    """Ball tracker -> game panel: the frame a CameraCalibration reply is about, downscaled
+    and annotated (the markers found outlined with their ids), as a small JPEG in parts."""
+
+    TYPE_ID: ClassVar[int] = 20
+    request: int = integer(1, 0, INT32)  # the CameraCalibration request it answers
+    part: int = integer(2, 0, 255)
+    parts: int = integer(3, 1, 256)
+    width: int = integer(4, 1, 4096, "px")  # the JPEG's size
+    height: int = integer(5, 1, 4096, "px")
+    jpeg: bytes = blob(6, SNAPSHOT_CHUNK)
+
+
 @dataclass(frozen=True, slots=True)
 class OtaCommand:
     """Update tool -> a board's update agent."""
@@ -848,6 +938,8 @@ SENDERS: dict[type, frozenset[Agent]] = {
     CalibrationStatus: frozenset({Agent.BALL_TRACKER}),
     HumanRods: frozenset({Agent.BALL_TRACKER}),
     VisionLearn: frozenset({Agent.GAME_PANEL, Agent.TOOL, Agent.BALL_TRACKER}),  # by stage
+    CameraCalibration: frozenset({Agent.GAME_PANEL, Agent.TOOL, Agent.BALL_TRACKER}),  # by stage
+    CameraSnapshot: frozenset({Agent.BALL_TRACKER}),
     OtaCommand: frozenset({Agent.OTA, Agent.TOOL}),
     OtaStatus: frozenset({Agent.OTA}),
 }

@@ -31,6 +31,13 @@ Camera calibration: the ball tracker's CalibrationStatus (1 Hz) goes to the page
 to worry about: no report for `calibration_silence_s`, no date, or a reprojection error
 above `calibration_warn_rms_px` (GamePanelConfig says why 1.5 px).
 
+Guided camera calibration (the page's Camera tab, calibration.py): Look and Calibrate
+are CameraCalibration requests to the ball tracker, which has the camera (on the vision
+board) and runs them on its own frames beside its tracking; its reply (the markers found
+and missing and why, the verdict with each marker's residual) and the annotated frame
+(CameraSnapshot parts) are drawn. An accepted calibration is saved and used by the tracker
+at once. Not while a match is playing. The panel opens no camera and has no vision code.
+
 Vision tuning: the page's sliders send VisionConfig; its "learn from the ball" sends a
 VisionLearn request (not while a match is playing: the tracker's board learns for seconds
 beside its tracking), and the tracker's reply, the band now in use or why none was taken,
@@ -38,7 +45,8 @@ is shown with the thresholds.
 
 The package: `core` (GamePanelCore, GamePanelConfig: the game, the page's actions),
 `goals` (GoalDetector: when a ball went in), `views` (what the page shows of the ball, the
-rods, the calibration and the vision settings). What other modules use is named here.
+rods, the calibration and the vision settings), `calibration` (PanelCalibrating: the
+Camera tab's requests and the tracker's replies). What other modules use is named here.
 """
 
 from foosball.agents.game_panel.core import (

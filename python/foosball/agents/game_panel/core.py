@@ -10,6 +10,7 @@ from dataclasses import dataclass, fields
 from datetime import UTC, datetime
 from typing import Any
 
+from foosball.agents.game_panel.calibration import PanelCalibrating
 from foosball.agents.game_panel.goals import GoalDetector
 from foosball.agents.game_panel.views import PageViews
 from foosball.drivetrain import is_translation, rod_of
@@ -28,6 +29,8 @@ from foosball.wire.catalogue import (
     BallState,
     BallStatus,
     CalibrationStatus,
+    CameraCalibration,
+    CameraSnapshot,
     DriveState,
     GameCommand,
     GameControl,
@@ -45,7 +48,7 @@ from foosball.wire.catalogue import (
 )
 
 ACTIONS = ("start", "pause", "stop", "restart", "vision", "preview", "learn", "score",
-           "goal")
+           "goal", "look", "calibrate")
 COMMANDS = {"start": GameCommand.START, "pause": GameCommand.PAUSE,
             "stop": GameCommand.STOP, "restart": GameCommand.RESTART}
 VISION_FIELDS = tuple(f.name for f in fields(VisionConfig) if f.name != "preview")
@@ -87,11 +90,13 @@ def _iso(wall_time: float) -> str:
 class GamePanelCore(PageViews):
     agent = Agent.GAME_PANEL
     reads = (BallState, RodStatus, MotorStatus, VisionPreview, VisionConfig, VisionLearn,
-             CalibrationStatus, OtaStatus, HumanRods)  # and the runtime's RUNTIME_READS
+             CalibrationStatus, OtaStatus, HumanRods, CameraCalibration,
+             CameraSnapshot)  # and the runtime's RUNTIME_READS
 
     def __init__(self, table: Table, config: GamePanelConfig | None = None,
                  detector: DetectorConfig | None = None) -> None:
         self.table = table
+        self.calibrating = PanelCalibrating()  # the Camera tab, asking the tracker
         self.config = config = config or GamePanelConfig()
         self.goals = GoalDetector(table)
         self.predictor = BallPredictor(table, PredictionParams(horizon=config.path_horizon_s))
@@ -236,6 +241,7 @@ class GamePanelCore(PageViews):
         self._last_now = now
         self._safety = inputs.safety
         self._hold_match()
+        self.calibrating.tick(now)
         out: list[Any] = []
         for message in inputs.messages:
             self._message(message, now, inputs.wall_ns)
@@ -264,6 +270,8 @@ class GamePanelCore(PageViews):
             self.vision = message  # a person's tool retuned the tracker
         elif isinstance(message, VisionLearn) and message.stage is not LearnStage.REQUEST:
             self._learnt(message)
+        elif isinstance(message, CameraCalibration | CameraSnapshot):
+            self.notice = self.calibrating.heard(message, wall_ns * 1e-9) or self.notice
         elif isinstance(message, CalibrationStatus):
             self.calibration = message
             self._calibration_heard_s = now
@@ -342,6 +350,10 @@ class GamePanelCore(PageViews):
             result = self._learn_refusal()
             if not result:
                 out.append(self._learn_request(_iso(action.wall_time)))
+        elif name in ("look", "calibrate"):
+            request, result = self.calibrating.ask(name, self._last_now or 0.0,
+                                                   action.wall_time, self.match == "playing")
+            out.extend([request] if request is not None else [])
         elif name == "score":
             result = self._correct_score(action.args)
             if not result:
@@ -474,10 +486,13 @@ class GamePanelCore(PageViews):
                                     ("vision", (self.vision, self.vision_sent, self.learning),
                                      self.vision_view),
                                     ("calibration", self.calibration_heard(),
-                                     self.calibration_view)):
+                                     self.calibration_view),
+                                    ("calibrating", self.calibrating.changes,
+                                     self.calibrating.view)):
             if name not in views or (views[name][0] is not source and views[name][0] != source):
                 views[name] = (source, build())
         return {"table": self._table_view, "game": game, "ball": views["ball"][1],
                 "rods": views["rods"][1], "preview": self.preview,
                 "vision": views["vision"][1], "calibration": views["calibration"][1],
+                "calibrating": views["calibrating"][1],
                 "updates": {"lines": self.updates.lines(self._last_now or 0.0)}}

@@ -55,11 +55,16 @@ function connect() {
     if ("calibration" in changed) { showCalibration(changed.calibration); }
     if ("updates" in changed) { showUpdates(changed.updates.lines); }
     if ("replay" in changed && window.showReplay) { window.showReplay(changed.replay); }
+    if ("calibrating" in changed && window.showCalibrating) {
+      window.showCalibrating(changed.calibrating, topics.table);
+    }
     dirty = true;
   };
 }
 
 function token() { return localStorage.getItem("panelToken") || ""; }
+
+window.panelSend = (action, args) => send(action, args);  // for calibrate.js
 
 function send(action, args) {
   if (!socket || socket.readyState !== WebSocket.OPEN) {

@@ -29,7 +29,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from foosball.sim.tournament import (
+from foosball.lab.tournament import (
     Overrides,
     add_engine_arguments,
     run_stoppable,

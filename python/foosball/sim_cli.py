@@ -69,8 +69,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     controllers.set_defaults(func=_controllers)
 
     try:  # many matches in parallel: the strategy area's tournament runner and search
-        from foosball.sim.tournament import register_tournament
-        from foosball.sim.tune import register_tune
+        from foosball.lab.tournament import register_tournament
+        from foosball.lab.tune import register_tune
     except ModuleNotFoundError:
         pass
     else:

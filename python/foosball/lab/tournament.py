@@ -324,7 +324,7 @@ def add_engine_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def register_tournament(sim_subparsers: argparse._SubParsersAction) -> None:
-    """Add `tournament` to the `foosball sim` group (called from foosball/sim/cli.py)."""
+    """Add `tournament` to the `foosball sim` group (called from foosball/sim_cli.py)."""
     add_arguments(sim_subparsers.add_parser("tournament", help="many matches, in parallel"))
 
 

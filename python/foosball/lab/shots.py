@@ -31,7 +31,7 @@ import time
 from dataclasses import replace
 from typing import Any
 
-from foosball.sim.tournament import add_engine_arguments, progress, run_stoppable
+from foosball.lab.tournament import add_engine_arguments, progress, run_stoppable
 from foosball.strategy.engine import run_jobs
 
 EPISODE_S = 3.0
@@ -71,8 +71,8 @@ def battery_match(robot: Any, table: Any, speed: float, seed: int, kind: str, *,
 
 def episode(job: tuple[str, float, int, str]) -> dict[str, Any]:
     from foosball.geometry import default_table
+    from foosball.lab.tournament import make_side
     from foosball.sim.match import goal_kinds
-    from foosball.sim.tournament import make_side
 
     robot, speed, seed, kind = job
     table = default_table()

@@ -23,16 +23,13 @@ issue 18 has the measured cost.
 
 from __future__ import annotations
 
-import threading
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
 from foosball.geometry import Table
 from foosball.recording.format import encode_record, header
-from foosball.recording.writer import RecordingWriter
 from foosball.runtime import Inputs, Outputs
-from foosball.schema import SettingError, seconds, setting
 from foosball.wire.catalogue import (
     Agent,
     Alarm,
@@ -48,28 +45,7 @@ from foosball.wire.catalogue import (
     SchemaError,
 )
 
-MIB = 1024 * 1024
 SOURCE = "strategy board"
-
-
-@dataclass(frozen=True)
-class MatchRecorderConfig:
-    """[match_recorder] in the strategy board's board.toml."""
-
-    # on the data partition (the agents' unit may write /data/foosball only)
-    directory: str = "/data/foosball/matches"
-    # The rig's traffic at 200 fps is about 20 MiB per 5 minutes (benchmarks/recorder_cost.py,
-    # issue 18's note): a file holds a match, the default bound the last ten or so.
-    max_file_bytes: int = setting(64 * MIB, low=MIB, high=4096 * MIB, unit="B")
-    max_total_bytes: int = setting(256 * MIB, low=2 * MIB, high=65536 * MIB, unit="B")
-    # what a power cut may lose at most (an fdatasync this often, on the writer's thread)
-    sync_period_s: float = seconds(1.0, high=60.0)
-
-    def __post_init__(self) -> None:
-        if self.max_total_bytes < 2 * self.max_file_bytes:
-            raise SettingError("[match_recorder] max_total_bytes: at least twice "
-                               f"max_file_bytes ({2 * self.max_file_bytes}), not "
-                               f"{self.max_total_bytes}")
 
 
 @dataclass(frozen=True, slots=True)
@@ -144,32 +120,3 @@ class MatchRecorderCore:
             parts.append(encode_record(wall_ns, message))
         except (SchemaError, ValueError, TypeError):
             self.unrecordable += 1
-
-
-class RecordingHardware:
-    """The recorder's 'hardware': the writer. sense() only waits (on the runtime's wake,
-    `wake_with`) so that messages are stepped as they come; act() hands the step's records
-    to the writer's queue and returns at once."""
-
-    def __init__(self, writer: RecordingWriter) -> None:
-        self.writer = writer
-        self.wake = threading.Event()
-
-    def wake_with(self, event: threading.Event) -> None:
-        self.wake = event
-
-    def sense(self, timeout_s: float) -> None:
-        if timeout_s > 0:
-            self.wake.wait(timeout_s)
-
-    def act(self, actuation: Any) -> None:
-        for op in actuation or ():  # None after a failed step: nothing to write
-            if op.kind == "begin":
-                self.writer.begin(op.header)
-            elif op.kind == "append":
-                self.writer.append(op.records, op.count)
-            else:
-                self.writer.end()
-
-    def close(self) -> None:
-        self.writer.close()

@@ -19,18 +19,19 @@ thread and hands the LearnOutcome back as the sample of a turn of its own. A ban
 is applied at once and kept like one tuned on the panel; the reply (VisionLearn LEARNT or
 REFUSED, with the reason) goes to the panel. Tracking goes on meanwhile.
 
-`Camera` is its hardware for the runtime: a FrameSource's frames as the samples.
+A CameraCalibration request (the panel's Camera tab: LOOK, CALIBRATE) goes the same way,
+on the same worker, one job at a time (calibrating.py says how): the next frame, the job,
+the reply and the annotated frame as CameraSnapshot parts; an accepted calibration is
+saved by the hardware and mapped with at once (a new CalibrationStatus goes out).
+
+`Camera` (hardware.py) is its hardware for the runtime: a FrameSource's frames as the
+samples.
 """
 
 from __future__ import annotations
 
-import contextlib
 import functools
-import logging
 import math
-import os
-import queue
-import threading
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Any
@@ -38,6 +39,7 @@ from typing import Any
 import cv2
 import numpy as np
 
+from foosball.agents.ball_tracker.calibrating import REQUESTS, Calibrating, CalibrationOutcome
 from foosball.runtime import Inputs, Outputs
 from foosball.runtime.latch import Cause
 from foosball.vision.calibration import Calibration
@@ -46,11 +48,10 @@ from foosball.vision.config import (
     DetectorConfig,
     VisionConfigError,
     VisionSettings,
-    save_thresholds,
 )
 from foosball.vision.learn import LearnError, LearntColour, learn_colour
 from foosball.vision.rods import HumanRodMeter, RodReading
-from foosball.vision.sources import CapturedFrame, FrameSource
+from foosball.vision.sources import CapturedFrame
 from foosball.vision.tracker import BallTracker, TrackResult
 from foosball.wire.catalogue import (
     CALIBRATION_MARKERS,
@@ -60,6 +61,8 @@ from foosball.wire.catalogue import (
     BallState,
     BallStatus,
     CalibrationStatus,
+    CameraCalibration,
+    GameState,
     HumanRod,
     HumanRods,
     LearnStage,
@@ -69,8 +72,6 @@ from foosball.wire.catalogue import (
     VisionLearn,
     VisionPreview,
 )
-
-log = logging.getLogger(__name__)
 
 POSITION_LIMIT = 2.0  # m, well outside the field; the catalogue's BallState bound is wider
 SPEED_LIMIT = 50.0  # m/s, the catalogue's bound
@@ -126,7 +127,7 @@ class _Collecting:
 
 class BallTrackerCore:
     agent = Agent.BALL_TRACKER
-    reads = (VisionConfig, VisionLearn)  # and the runtime's RUNTIME_READS
+    reads = (VisionConfig, VisionLearn, CameraCalibration, GameState)  # and RUNTIME_READS
 
     def __init__(self, tracker: BallTracker, settings: VisionSettings,
                  preview_size: tuple[int, int] = (160, 120), startup_grace_s: float = 2.0,
@@ -150,7 +151,11 @@ class BallTrackerCore:
         self.frames = 0
         self.to_keep: DetectorConfig | None = None  # thresholds accepted since the last step
         self.collecting: _Collecting | None = None  # a learning request under way
-        # The calibration cannot change while the agent runs: one message, sent again.
+        # The guided calibration's requests (calibrating.py); the layout and focal length
+        # are the tracker's settings.
+        self.calibrating = Calibrating(settings.markers_file, settings.focal_px,
+                                       tracker.projector.calibration.ball_radius)
+        # The calibration changes only by the guided calibration: one message, sent again.
         self.calibration_status = calibration_status(tracker.projector.calibration)
         self._calibration_sent_s = -math.inf
 
@@ -174,13 +179,21 @@ class BallTrackerCore:
                 self._apply(message)
             elif isinstance(message, VisionLearn) and message.stage is LearnStage.REQUEST:
                 out.extend(self._start_learning(message, now))
+            elif isinstance(message, CameraCalibration) and message.stage in REQUESTS:
+                out.extend(self.calibrating.request(message, now, self._learning_busy()))
+            elif isinstance(message, GameState):
+                self.calibrating.playing = message.state is SafetyState.PLAYING
         out.extend(self._collection_overdue(now))
+        out.extend(self.calibrating.overdue(now))
         self.last_result = None
         # A learning outcome comes in a turn of its own, in which no frame was due.
         sensed = inputs.sensed
-        learnt = isinstance(sensed, LearnOutcome)
+        learnt = isinstance(sensed, LearnOutcome | CalibrationOutcome)
         if isinstance(sensed, LearnOutcome):
             out.extend(self._learnt(sensed))
+            sensed = None
+        elif isinstance(sensed, CalibrationOutcome):
+            out.extend(self._calibrated(sensed))
             sensed = None
         frame: CapturedFrame | None = sensed
         if frame is not None and not self._fits(frame):
@@ -205,11 +218,14 @@ class BallTrackerCore:
                 out.append(self._preview_part(frame))
             if self.collecting is not None and not self.collecting.learning:
                 actions.extend(self._collect(frame))
+            if self.calibrating.waiting is not None:
+                actions.append(self.calibrating.job(frame.image, self._remap))
         elif not learnt and self._camera_silent(now):
             silence = now - (self._last_frame_s if self._last_frame_s is not None
                              else self._started_s)
             self.camera_lost = Cause(AlarmCode.CAMERA_LOST,
                                      f"no camera frame for {silence * 1e3:.0f} ms")
+        out.extend(self.calibrating.next_part())  # the snapshot, a part a turn
         causes = (self.camera_lost,) if self.camera_lost is not None else ()
         if self.to_keep is not None:
             actions.append(self.to_keep)
@@ -218,11 +234,15 @@ class BallTrackerCore:
 
     # --- learning the band from the ball (VisionLearn) ---------------------------------
 
-    def _start_learning(self, request: VisionLearn, now: float) -> list[VisionLearn]:
+    def _learning_busy(self) -> str:
         under_way = self.collecting
-        if under_way is not None:
-            return [learn_reply(request.request, LearnStage.REFUSED,
-                                text=f"busy: request {under_way.request} is under way")]
+        return f"busy: learning request {under_way.request} is under way" \
+            if under_way is not None else ""
+
+    def _start_learning(self, request: VisionLearn, now: float) -> list[VisionLearn]:
+        busy = self._learning_busy() or self.calibrating.busy
+        if busy:
+            return [learn_reply(request.request, LearnStage.REFUSED, text=busy)]
         wanted = min(max(request.frames, MIN_LEARN_FRAMES), MAX_LEARN_FRAMES)
         self.collecting = _Collecting(request.request, wanted, now)
         return []
@@ -276,6 +296,24 @@ class BallTrackerCore:
         self.to_keep = self.detector_cfg  # kept on the board like the panel's tuning
         return [learn_reply(outcome.request, LearnStage.LEARNT, band=self.detector_cfg,
                             learnt=learnt, text=text)]
+
+    # --- the guided camera calibration (CameraCalibration, calibrating.py) ------------
+
+    def _remap(self, calibration: Calibration) -> tuple[BallTracker, HumanRodMeter | None]:
+        """What maps the ball (and the human's rods) with `calibration`: the job builds it
+        on the worker thread, the step only switches to it."""
+        meter = self.rod_meter
+        return (self.tracker.for_calibration(calibration, self.detector_cfg),
+                meter.for_calibration(calibration) if meter is not None else None)
+
+    def _calibrated(self, outcome: CalibrationOutcome) -> list[Any]:
+        out: list[Any] = [self.calibrating.done(outcome)]
+        if outcome.calibration is not None and outcome.mapping is not None:
+            self.tracker, self.rod_meter = outcome.mapping
+            self.tracker.configure(self.detector_cfg)  # tuned while the job ran
+            self.calibration_status = calibration_status(outcome.calibration)
+            out.append(self.calibration_status)  # and one now: the panel shows it at once
+        return out
 
     def _fits(self, frame: CapturedFrame) -> bool:
         detector = self.tracker.detector
@@ -372,64 +410,3 @@ def calibration_status(calibration: Calibration) -> CalibrationStatus:
         table_rms_m=_clip(calibration.table_rms_m, 0.0, POSITION_LIMIT),
         width=width, height=height,
         markers=min(len(calibration.marker_ids), CALIBRATION_MARKERS))
-
-
-class Camera:
-    """The tracker's hardware for the runtime: a frame source's frames as its samples; the
-    thresholds the panel tuned are kept in `thresholds_file` (written whole, atomically);
-    a LearnJob runs on a worker thread (at background priority: tracking goes first), its
-    LearnOutcome is the sample of the next turn after it ends."""
-
-    def __init__(self, source: FrameSource, thresholds_file: str = "") -> None:
-        self.source = source
-        self.thresholds_file = thresholds_file
-        self._outcomes: queue.SimpleQueue[LearnOutcome] = queue.SimpleQueue()
-        self._worker: threading.Thread | None = None
-
-    def sense(self, timeout_s: float) -> CapturedFrame | LearnOutcome | None:
-        try:
-            return self._outcomes.get_nowait()
-        except queue.Empty:
-            return self.source.read(timeout_s)
-
-    def act(self, actuation: Any) -> None:
-        for action in actuation or ():
-            if isinstance(action, DetectorConfig) and self.thresholds_file:
-                try:
-                    save_thresholds(self.thresholds_file, action)
-                except OSError as exc:  # tracking goes on with them; they are lost at restart
-                    log.error("cannot keep the thresholds in %s: %s", self.thresholds_file,
-                              exc)
-            elif isinstance(action, LearnJob):
-                self._worker = threading.Thread(target=self._learn, args=(action,),
-                                                name="ball_tracker-learn", daemon=True)
-                self._worker.start()
-
-    def _learn(self, job: LearnJob) -> None:
-        _background_priority()
-        try:
-            outcome = run_learn_job(job)
-        except Exception as exc:  # a bug in learning must still answer the request
-            log.exception("learning failed")
-            outcome = LearnOutcome(job.request, None, f"learning failed: {exc}"[:200])
-        self._outcomes.put(outcome)
-
-    def wait_for_learning(self, timeout_s: float) -> bool:
-        """True once no learning job runs (for tests and for closing)."""
-        if self._worker is not None:
-            self._worker.join(timeout_s)
-        return self._worker is None or not self._worker.is_alive()
-
-    def close(self) -> None:
-        self.source.close()
-
-
-def _background_priority() -> None:
-    """This thread, not the agent: out of the step thread's real-time class (it inherited
-    it) and niced, so learning never delays a frame (where the system does not allow it,
-    or it is not Linux, the thread runs as it is)."""
-    thread = threading.get_native_id()
-    with contextlib.suppress(OSError, AttributeError):
-        os.sched_setscheduler(thread, os.SCHED_OTHER, os.sched_param(0))
-    with contextlib.suppress(OSError, AttributeError):
-        os.setpriority(os.PRIO_PROCESS, thread, 10)

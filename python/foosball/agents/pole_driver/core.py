@@ -20,9 +20,9 @@ from __future__ import annotations
 import logging
 import math
 from collections import deque
-from dataclasses import dataclass
 from typing import Any
 
+from foosball.agents.pole_driver.config import PoleDriverConfig
 from foosball.drivetrain import (
     AXES_PER_ROD,
     is_translation,
@@ -33,7 +33,6 @@ from foosball.drivetrain import (
 from foosball.geometry import Rod, Table
 from foosball.runtime import Inputs, Outputs
 from foosball.runtime.latch import Cause
-from foosball.schema import seconds, setting, validate
 from foosball.wire.catalogue import (
     Agent,
     AlarmCode,
@@ -48,25 +47,10 @@ from foosball.wire.catalogue import (
     SafetyState,
 )
 
-log = logging.getLogger(__name__)
+log = logging.getLogger(__package__)  # its lines keep the name they had in one file
 
 HOMED_STATES = (DriveState.READY, DriveState.RUNNING)
 RESTART_STATES = (DriveState.OFF, DriveState.ALIGNING, DriveState.HOMING)
-
-
-@dataclass(frozen=True)
-class PoleDriverConfig:
-    # "clamp" (counted warning) or "reject"
-    limit_policy: str = setting("clamp", choices=("clamp", "reject"))
-    burst_count: int = setting(10, low=1)  # this many out-of-limit targets ...
-    burst_window_s: float = seconds(1.0, high=60.0)  # ... within this window raise an Alarm
-    # either way from men vertical
-    rotation_limit: float = setting(2 * math.pi, above=0.0, high=100.0, unit="rad")
-    max_translation_speed: float = setting(3.5, above=0.0, high=20.0, unit="m/s")
-    max_rotation_speed: float = setting(314.0, above=0.0, high=2000.0, unit="rad/s")
-
-    def __post_init__(self) -> None:
-        validate(self, "[pole_driver]")
 
 
 class PoleDriverCore:
