@@ -154,3 +154,15 @@ def test_the_python_twins_play_the_same_match(monkeypatch: pytest.MonkeyPatch) -
     assert with_c == rods(None)
     assert not all(v == with_c[0] for v in with_c)  # something moved
     assert math.isfinite(float.fromhex(with_c[-1]))
+
+
+def test_a_step_of_no_length_raises_as_the_python_law_does() -> None:
+    bank = AxisBank(LIMITS)
+    bank.command(0, 0.05)
+    tick = bank._tick(0, 0.0)
+    with pytest.raises(ZeroDivisionError):
+        bank._advance(0, tick)
+    with pytest.raises(ZeroDivisionError):
+        advance_c(bank.position, bank.velocity, bank.accel, 0, bank.target[0],
+                  bank.speed_cap[0], tick)
+    assert bank.position[0] == 0.0  # neither moved the axis

@@ -129,6 +129,8 @@ static PyObject *advance(PyObject *self, PyObject *const *args, Py_ssize_t nargs
                 a_new = amax;
             else if (a_new < -amax)
                 a_new = -amax;
+            if (dt == 0.0) /* where Python's law raises (a step of no length) */
+                return PyErr_Format(PyExc_ZeroDivisionError, "float division by zero");
             double j = (a_new - a) / dt;
             v_new = v_coast + j * h2;
             p_new = p_coast + j * h6;
@@ -441,6 +443,8 @@ static PyObject *rod_hit(PyObject *self, PyObject *const *args, Py_ssize_t nargs
         PyErr_SetString(PyExc_TypeError, "the memo must be a dict");
         return NULL;
     }
+    if (dt == 0.0) /* where World._rod_hit raises */
+        return PyErr_Format(PyExc_ZeroDivisionError, "float division by zero");
     double s_a = t_start / dt;
     double s_b = (t_start + horizon) / dt;
     double turn = fabs(q.r1 - q.r0) + (fabs(q.vr0) + fabs(q.vr1)) * dt * 0.25;
@@ -484,6 +488,8 @@ static PyObject *rod_hit(PyObject *self, PyObject *const *args, Py_ssize_t nargs
                 if (!get_double(PyList_GET_ITEM(offsets, j), &offset))
                     return NULL;
                 double ya = pa[0] + offset, yb = pb[0] + offset;
+                if (piece == 0.0) /* where World._rod_hit raises (a slice of no length) */
+                    return PyErr_Format(PyExc_ZeroDivisionError, "float division by zero");
                 if (fabs(by - ya) > half_y + fabs(vy - (yb - ya) / piece) * piece + 1e-3)
                     continue;
                 double box_a[4] = {rod_x + a_lo, rod_x + a_hi, ya - half_y, ya + half_y};
