@@ -36,13 +36,24 @@ from pathlib import Path
 from foosball.sim.match import Match
 
 
-def play(robot: str, opponent: str, seconds: float, seed: int) -> tuple[float, float, str]:
-    """(CPU seconds, wall seconds, goals) of one match."""
+def compiled_loops() -> bool:
+    """Whether the simulator's loops run in C (sim/_loops.c, built by ./tools/setup or
+    `python setup.py build_ext --inplace` in python/): a tree without it plays the same
+    matches with their Python twins, more slowly."""
+    from foosball.sim import drives, physics
+
+    return (getattr(drives, "_advance_c", None) is not None
+            and getattr(physics, "_rod_hit_c", None) is not None)
+
+
+def play(robot: str, opponent: str, seconds: float, seed: int
+         ) -> tuple[float, float, str, bool]:
+    """(CPU seconds, wall seconds, goals, compiled loops) of one match."""
     match = Match(robot, opponent, seed=seed, duration=seconds)
     cpu, wall = time.process_time(), time.perf_counter()
     result = match.run()
     cpu, wall = time.process_time() - cpu, time.perf_counter() - wall
-    return cpu, wall, f"{result.goals_robot}:{result.goals_human}"
+    return cpu, wall, f"{result.goals_robot}:{result.goals_human}", compiled_loops()
 
 
 HERE = Path(__file__).resolve()
@@ -50,14 +61,14 @@ TREE = HERE.parents[1] / "python"
 
 
 def play_in(tree: Path, robot: str, opponent: str, seconds: float,
-            seed: int) -> tuple[float, float, str]:
+            seed: int) -> tuple[float, float, str, bool]:
     """`play` in a fresh process with the package at `tree`."""
     env = dict(os.environ, PYTHONPATH=str(tree))
     out = subprocess.run([sys.executable, str(HERE), "--play", robot, "--opponent", opponent,
                           "--seconds", str(seconds), "--seed", str(seed)],
                          env=env, check=True, capture_output=True, text=True).stdout
-    cpu, wall, goals = json.loads(out)
-    return cpu, wall, goals
+    cpu, wall, goals, *compiled = json.loads(out)  # a tree before sim/_loops.c says nothing
+    return cpu, wall, goals, bool(compiled and compiled[0])
 
 
 def load_average() -> str:
@@ -68,7 +79,7 @@ def load_average() -> str:
 def measure(robots: list[str], opponent: str, seconds: float, seed: int, repeat: int,
             baseline: Path | None = None) -> list[dict[str, object]]:
     trees = {"": None} if baseline is None else {"baseline": baseline, "this tree": TREE}
-    runs: dict[tuple[str, str], list[tuple[float, float, str]]] = {
+    runs: dict[tuple[str, str], list[tuple[float, float, str, bool]]] = {
         (robot, name): [] for robot in robots for name in trees}
     for _ in range(repeat):
         for robot in robots:  # taking turns: each robot sees the machine as the others do
@@ -78,11 +89,11 @@ def measure(robots: list[str], opponent: str, seconds: float, seed: int, repeat:
                     else play_in(tree, robot, opponent, seconds, seed))
     rows = []
     for (robot, name), done in runs.items():
-        goals = {g for _, _, g in done}
+        goals = {g for _, _, g, _ in done}
         if len(goals) != 1:
             raise RuntimeError(f"{robot}: the same match gave different results {goals}")
-        cpu = [seconds / c for c, _, _ in done]
-        wall = [seconds / w for _, w, _ in done]
+        cpu = [seconds / c for c, _, _, _ in done]
+        wall = [seconds / w for _, w, _, _ in done]
         rows.append({
             "robot": robot,
             **({"tree": name, "path": str(trees[name])} if name else {}),
@@ -95,8 +106,9 @@ def measure(robots: list[str], opponent: str, seconds: float, seed: int, repeat:
             "x_real_time_cpu_each": [round(x, 1) for x in cpu],
             "x_real_time_wall_best": round(max(wall), 1),
             "x_real_time_wall_median": round(statistics.median(wall), 1),
-            "cpu_s_each": [round(c, 2) for c, _, _ in done],
+            "cpu_s_each": [round(c, 2) for c, _, _, _ in done],
             "goals": goals.pop(),
+            "compiled_loops": all(c for _, _, _, c in done),
         })
     return rows
 
@@ -151,7 +163,8 @@ def main() -> None:
         print(f"{row['robot']:>9} vs {row['opponent']}{tree}: {row['seconds']:g} s at "
               f"{row['x_real_time_cpu_best']}x real time (CPU, best of {row['rounds']}; median "
               f"{row['x_real_time_cpu_median']}x), wall {row['x_real_time_wall_best']}x / "
-              f"{row['x_real_time_wall_median']}x; goals {row['goals']}")
+              f"{row['x_real_time_wall_median']}x; goals {row['goals']}; loops in "
+              f"{'C' if row['compiled_loops'] else 'Python'}")
     for row in compared:
         print(f"{row['robot']:>9}: this tree {row['speed_up_best']}x the baseline's speed (best "
               f"CPU times; medians {row['speed_up_median']}x), same goals: {row['same_goals']}")

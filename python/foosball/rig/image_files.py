@@ -30,10 +30,10 @@ PYPROJECT = PACKAGE_DIR.parent / "pyproject.toml"
 BOARDS = ("pole", "vision", "strategy")
 COMMON = "common"  # the package every board gets: python3-foosball itself
 # What the wheel carries beside the package data: the modules and their stubs (setuptools
-# 69, scarthgap's, takes .pyi files by default), the compiled extension and its C source
-# (which the sdist manifest brings).
+# 69, scarthgap's, takes .pyi files by default), the compiled extensions and their C
+# sources (which the sdist manifest brings); sim/ is on no board's image.
 SOURCE_SUFFIXES = (".py", ".pyi")
-EXTENSION_FILES = ("vision/_band.c", "vision/_band.*.so")
+EXTENSION_FILES = ("vision/_band.c", "vision/_band.*.so", "sim/_loops.c", "sim/_loops.*.so")
 EXTENSION_SUFFIX = re.compile(r"\.cpython-[^./]+\.so$|\.abi3\.so$|\.so$")
 
 

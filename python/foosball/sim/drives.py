@@ -14,6 +14,10 @@ axis lands on the target when the remainder is less than one tick can resolve.
 
 An axis can instead be driven externally (`drive_externally`): its position and velocity
 are whatever the caller supplies (for example an emulated EtherCAT drive).
+
+The law runs in C (`_loops.c`, built by the install beside the ball detector's `_band.c`)
+where that module is built, else in Python (`AxisBank._advance`): the same operations in
+the same order, so the same results to the last bit (tests/sim/test_sim_loops.py).
 """
 
 from __future__ import annotations
@@ -23,12 +27,17 @@ from typing import NamedTuple
 
 from foosball.sim.params import AxisLimits
 
+try:  # the law in C (about a tenth of its Python cost); the Python law where not built
+    from foosball.sim._loops import advance as _advance_c
+except ImportError:  # pragma: no cover - a tree without the built extension
+    _advance_c = None
+
 # candidate jerks, as fractions of +J towards the target, in order of preference
 _MOVING = (1.0, 0.25, 0.0, -1.0)
 _FROM_REST = (1.0, 0.25, 1 / 16, 1 / 64, 0.0, -1.0)
-# tick constants kept (by axis and dt) before the memo starts again: a step's dt is the
-# frame period or a part of it, up to a rounding error of the world's clock
-_TICKS_KEPT = 1024
+# step lengths whose tick constants are kept before the memo starts again: a step's dt is
+# the frame period or a part of it, up to a rounding error of the world's clock
+_DTS_KEPT = 64
 
 
 class _Tick(NamedTuple):
@@ -44,6 +53,13 @@ class _Tick(NamedTuple):
     h6: float
     tolerance: float
     snap_speed: float
+    # the axis's own (its limits and travel), read with the tick's
+    amax: float
+    jmax: float
+    knee: float
+    inv_sqrt_jerk: float
+    low: float
+    high: float
 
 
 class AxisBank:
@@ -68,7 +84,8 @@ class AxisBank:
         self._fine = [0.0] * n
         self._knee = [0.0] * n
         self._inv_sqrt_jerk = [0.0] * n
-        self._ticks: dict[tuple[int, float], _Tick] = {}  # by axis and step dt (_tick)
+        # by step dt, then by axis (_tick): one lookup of the dt per step, not one per axis
+        self._ticks: dict[float, list[_Tick | None]] = {}
         for i in range(n):
             self._derive(i)
 
@@ -86,6 +103,7 @@ class AxisBank:
         self._derive(index)
 
     def set_travel(self, index: int, low: float, high: float) -> None:
+        self._ticks.clear()  # they carry the travel
         self.low[index] = low
         self.high[index] = high
 
@@ -135,18 +153,27 @@ class AxisBank:
         done = []
         external = self.external
         ticks = self._ticks
+        position, velocity, accel = self.position, self.velocity, self.accel
+        target, cap = self.target, self.speed_cap
+        advance = _advance_c
+        of_dt: list[_Tick | None] | None = None  # this dt's ticks by axis
         for i in sorted(self._active):  # sorted: the same order every run
             if external[i]:
-                self.position[i] = self.target[i]
-                self.velocity[i] = self._ext_velocity[i]
-                self.accel[i] = 0.0
+                position[i] = target[i]
+                velocity[i] = self._ext_velocity[i]
+                accel[i] = 0.0
                 continue
-            tick = ticks.get((i, dt))
+            if of_dt is None:
+                of_dt = ticks.get(dt)
+                if of_dt is None:
+                    if len(ticks) >= _DTS_KEPT:
+                        ticks.clear()
+                    of_dt = ticks[dt] = [None] * self.count
+            tick = of_dt[i]
             if tick is None:
-                if len(ticks) >= _TICKS_KEPT:
-                    ticks.clear()
-                tick = ticks[(i, dt)] = self._tick(i, dt)
-            if self._advance(i, tick):
+                tick = of_dt[i] = self._tick(i, dt)
+            if (advance(position, velocity, accel, i, target[i], cap[i], tick)
+                    if advance is not None else self._advance(i, tick)):
                 done.append(i)
         for i in done:
             self._active.discard(i)
@@ -172,6 +199,12 @@ class AxisBank:
             # a remainder smaller than one tick of jerk cannot be moved any finer: snap to it
             tolerance=min(0.01, max(1e-5, 2 * jmax * dt**3)),
             snap_speed=max(jmax * dt * dt, 0.05 * amax * dt),
+            amax=amax,
+            jmax=jmax,
+            knee=self._knee[i],
+            inv_sqrt_jerk=self._inv_sqrt_jerk[i],
+            low=self.low[i],
+            high=self.high[i],
         )
 
     def _advance(self, i: int, tick: _Tick) -> bool:
@@ -181,13 +214,9 @@ class AxisBank:
         once, and the state is kept in locals in between: the same arithmetic, in the same
         order, as one tick at a time."""
         p, v, a = self.position[i], self.velocity[i], self.accel[i]
-        target = self.target[i]
-        amax, jmax, cap = self.max_accel[i], self.max_jerk[i], self.speed_cap[i]
-        knee = self._knee[i]
-        inv_sqrt_jerk = self._inv_sqrt_jerk[i]
-        low, high = self.low[i], self.high[i]
+        target, cap = self.target[i], self.speed_cap[i]
         (ticks, dt, amax_dt, jmax_dt, land_moving, land_rest, h2, h6, tolerance,
-         snap_speed) = tick
+         snap_speed, amax, jmax, knee, inv_sqrt_jerk, low, high) = tick
         two_amax = 2 * amax
         two_jmax = 2 * jmax
         sqrt = math.sqrt

@@ -209,8 +209,8 @@ class TrackerModel:
                 frame=self.frame,
                 x=_clip(estimate[0]),
                 y=_clip(estimate[1]),
-                vx=max(-50.0, min(50.0, estimate[2])),
-                vy=max(-50.0, min(50.0, estimate[3])),
+                vx=_clip50(estimate[2]),
+                vy=_clip50(estimate[3]),
                 covariance=(self._var_position, self._var_position, var_v, var_v),
                 status=BallStatus.DETECTED,
             )
@@ -241,7 +241,15 @@ class TrackerModel:
 
 
 def _clip(value: float) -> float:
-    return max(-2.0, min(2.0, value))
+    """max(-2.0, min(2.0, value)), written out (the same picks, also of a zero's sign)."""
+    value = value if value < 2.0 else 2.0
+    return value if value > -2.0 else -2.0
+
+
+def _clip50(value: float) -> float:
+    """max(-50.0, min(50.0, value)), written out (the same picks)."""
+    value = value if value < 50.0 else 50.0
+    return value if value > -50.0 else -50.0
 
 
 # --- the human's rods, as the ball tracker's rod meter measures them ----------------------

@@ -28,6 +28,10 @@ tangential relative velocity up to the Coulomb limit (spin-free friction). Men a
 plus restitution. At most `_MAX_CONTACTS_PER_STEP` contacts are resolved per step (a ball
 squeezed between a moving man and a wall); the rest of that step the ball waits.
 
+The ray cast against a rod's men runs in C (`_loops.c`, `World._rod_hit_compiled`) where
+that module is built, else in Python (`World._rod_hit`): the same operations in the same
+order, so the same hits to the last bit (tests/sim/test_sim_loops.py).
+
 Use without the match runner::
 
     world = World(default_table(), SimParams())
@@ -47,6 +51,11 @@ from foosball.geometry import Rod, Table
 from foosball.recording.format import WorldState
 from foosball.sim.drives import AxisBank
 from foosball.sim.params import AxisLimits, SimParams
+
+try:  # the ray cast against a rod's men in C (_loops.c); `World._rod_hit` where not built
+    from foosball.sim._loops import rod_hit as _rod_hit_c
+except ImportError:  # pragma: no cover - a tree without the built extension
+    _rod_hit_c = None
 
 MAX_SLICE_ANGLE = 0.08  # rad a rod may turn within one collision slice near the ball
 _EPS = 1e-9
@@ -384,7 +393,8 @@ class World:
         for i, rod_x in enumerate(self._rod_x):
             if rod_x + reach < lo_x or rod_x - reach > hi_x:
                 continue
-            hit = self._rod_hit(i, t_start, horizon, dt, vx, vy)
+            hit = (self._rod_hit(i, t_start, horizon, dt, vx, vy) if _rod_hit_c is None
+                   else self._rod_hit_compiled(i, t_start, horizon, dt, vx, vy))
             if hit is not None and (best is None or hit.time < best.time):
                 best = hit
                 horizon = hit.time
@@ -484,6 +494,22 @@ class World:
         if lo > hi:
             return None
         return lo, hi
+
+    def _rod_hit_compiled(
+        self, i: int, t_start: float, horizon: float, dt: float, vx: float, vy: float
+    ) -> _Hit | None:
+        """`_rod_hit` in C (`_loops.rod_hit`): the same arithmetic, the same hit."""
+        q = self._pose(i)
+        m = self.man
+        b = self.ball
+        found = _rod_hit_c(q.t0, q.r0, q.vt0, q.vr0, q.t1, q.r1, q.vt1, q.vr1,  # type: ignore[misc]
+                           self._rod_x[i], self._men_offsets[i], b.x, b.y, t_start, horizon,
+                           dt, vx, vy, m.height, m.reach, m.half_width, self.radius,
+                           self._intervals, self.man_interval)
+        if found is None:
+            return None
+        time, nx, ny, man, surface_vx, surface_vy, face_speed, depth = found
+        return _Hit(time, nx, ny, "man", i, man, surface_vx, surface_vy, face_speed, depth)
 
     def _rod_hit(
         self, i: int, t_start: float, horizon: float, dt: float, vx: float, vy: float
