@@ -254,3 +254,22 @@ def test_feet_coming_down_keep_further_from_a_ball_the_camera_does_not_see():
     assert s.lost_at is not None
     setpoint = s.act(0, GOALKEEPER, 0.01, RodPlan("cover", translation=-0.089), here[0])
     assert setpoint.rotation == pytest.approx(0.13)  # held while the rod steps aside
+
+
+def test_the_goalkeeper_does_not_sweep_for_a_ball_lost_rolling_behind_it():
+    """Issue 30, seed-rules seed 7033: the ball detected 30 mm behind the goalkeeper's axis
+    by the side wall, rolling along the end wall towards our mouth at 1.5 m/s, then hidden;
+    the sweep for it wound up at the end of the rod and the backswing met it 41 mm behind
+    the man, into our goal. A ball lost rolling at the goalkeeper is not swept for: it lies
+    where the camera last saw it, and the goalkeeper's feet do not swing back."""
+    s = ImprovedStrategy(TABLE)
+    here = [RodView(0.09, 0.0), DOWN, DOWN, DOWN]
+    x = GOALKEEPER.x - 0.0298  # (-0.5518 in the match)
+    for k in range(10):
+        seen = BallView(x, 0.284 - 0.0076 * k, 0.0, -1.52)
+        s.detected = (seen.x, seen.y)  # as step() records a ball the camera detected
+        s.decide(k * 0.005, seen, here)
+    for k in range(10, 40):
+        out = s.decide(k * 0.005, None, here)
+        assert out[0].rotation > -FOOT_AT_BALL  # no backswing
+    assert s.sweeps[0] is None

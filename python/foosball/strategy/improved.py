@@ -271,8 +271,17 @@ class ImprovedStrategy(RodStrategy):
                 if hidden_under is None and self.lost_rolling is None:
                     hidden_under = self.hiding_rod()
                 wall = self.table.field.half_width - self.radius
-                y = max(-wall, min(wall, last.y))
-                self.last_ball = BallPoint(0.0, last.x, y, 0.0, 0.0)
+                x, y = last.x, max(-wall, min(wall, last.y))
+                if hidden_under == 0 and self.detected is not None and not self.keeper_may_swing(
+                        BallPoint(0.0, *self.detected, 0.0, 0.0)):
+                    # lost rolling at the goalkeeper: a sweep's wind-up swings the feet back
+                    # through wherever it has rolled to behind the man (issue 30, seed-rules
+                    # seed 7033: detected 30 mm behind the axis by the side wall, it rolled
+                    # along the end wall to 41 mm behind the man, and the sweep's backswing
+                    # struck it in). No sweep: it lies where the camera last saw it.
+                    hidden_under = None
+                    x, y = self.detected
+                self.last_ball = BallPoint(0.0, x, y, 0.0, 0.0)
                 self.urgency = self.clock.urgency(now)
         else:
             self.clock.reset()  # lost fast: a goal, or the ball taken off the table
@@ -559,14 +568,19 @@ class ImprovedStrategy(RodStrategy):
     def keeper_may_swing(self, b: BallPoint) -> bool:
         """Whether the goalkeeper may swing its feet back over a ball behind it: only if the
         ball cannot reach our goal (outside the mouth's band), or lies still where the camera
-        saw it still (a ball rolling behind the man comes under his backswing, issue 30)."""
+        saw it still (a ball rolling behind the man comes under his backswing, issue 30).
+        Never while the camera does not see a ball it last saw rolling: it may have rolled
+        anywhere about the man (issue 30, seed-rules seed 7033: from by the side wall to
+        the mouth)."""
+        still = STILL_SPEED if self.behind[0] is None else STILL_PLAYING_SPEED
+        if self.lost_at is not None and self.seen_speed >= still:
+            return False
         if abs(b.y) > self.mouth.high + self.radius:
             return True
         # once a play has begun it goes on unless the ball really rolls: the camera's speed
         # of a still ball jitters about STILL_SPEED, and a play stopped and started again
         # every few frames swung the feet back and forth over the ball (issue 30, pro seed
         # 7037: the fifth wind-up in 0.5 s struck it in)
-        still = STILL_SPEED if self.behind[0] is None else STILL_PLAYING_SPEED
         return self.seen_speed < still
 
     def play_behind(self, i: int, rod: Rod, now: float, b: BallPoint,
