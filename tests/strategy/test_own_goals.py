@@ -273,3 +273,19 @@ def test_the_goalkeeper_does_not_sweep_for_a_ball_lost_rolling_behind_it():
         out = s.decide(k * 0.005, None, here)
         assert out[0].rotation > -FOOT_AT_BALL  # no backswing
     assert s.sweeps[0] is None
+
+
+def test_feet_lifted_past_the_top_come_down_only_well_clear_of_a_ball_in_front():
+    """Issue 30, seed-rules seed 7004: the attack rod's feet at 3.9 rad (a strike's return
+    held over a ball in front), a man 30 mm across from the ball (1.4 mm more than touches
+    it): they came down at 60 rad/s, the ball was 20 mm nearer than taken (hidden by the
+    lifted feet), and the foot sent it back at 12.9 m/s into our goal. Lifted feet come
+    down only with the man clear of the ball by more than a hair."""
+    s = ImprovedStrategy(TABLE)
+    here = RodView(0.036, 3.93)  # man 2 at 0.236
+    s.last_ball = s.predictor.compensate(ATTACK.x + 0.045, 0.266, 0.0, 0.0, 0.0)
+    windup = RodPlan("control", translation=0.036, rotation=s.profile.windup_angle,
+                     absolute=True)
+    setpoint = s.act(3, ATTACK, 0.0, windup, here)
+    assert setpoint.rotation == pytest.approx(3.93)  # held
+    assert not _men_near(ATTACK, setpoint.translation, 0.266 + 0.01)  # further aside

@@ -106,6 +106,7 @@ ROLLING_SPEED = 0.1  # m/s: a ball lost faster than this under lifted feet rolls
 INCOMING_SPEED = 1.5  # m/s: a foot swinging back (about 20 rad/s) is slower than this
 LOST_MARGIN = 0.02  # m: a man's further way from a ball out of the camera's sight
 SIDE_MARGIN = 0.004  # m: a man moving sideways stops this far short of touching the ball
+LIFTED_MARGIN = SIDESTEP_CLEARANCE / 2  # m: feet lifted come down this much clear of it
 
 
 @dataclass(slots=True)
@@ -809,6 +810,13 @@ class ImprovedStrategy(RodStrategy):
         # half thickness and the ball's radius behind the axis: pro seed 7007, from 0.18
         # rad onto a ball 12 mm behind the axis, into our goal)
         margin = self.unseen_margin(rod)
+        if start > LIFTED:
+            # feet coming down from lifted gain speed on the way and cannot be held once
+            # under way: they come down only with the man clear of the ball by more than a
+            # hair (issue 30, seed-rules seed 7004: the attack rod held at 3.9 rad over a
+            # ball in front came down with a man 1.4 mm clear of it, met it 20 mm nearer
+            # than it was taken to be at 60 rad/s, and sent it into our goal at 12.9 m/s)
+            margin += LIFTED_MARGIN
         sectors = []
         if max(ahead, later) > -self.contact_ahead - margin and min(ahead, later) < reach:
             sectors.append((0.0, FOOT_AT_BALL))  # in front
