@@ -289,3 +289,15 @@ def test_feet_lifted_past_the_top_come_down_only_well_clear_of_a_ball_in_front()
     setpoint = s.act(3, ATTACK, 0.0, windup, here)
     assert setpoint.rotation == pytest.approx(3.93)  # held
     assert not _men_near(ATTACK, setpoint.translation, 0.266 + 0.01)  # further aside
+
+
+def test_the_goalkeepers_feet_up_behind_stay_there_for_a_ball_rolling_out_under_them():
+    """Issue 30, seed-rules seed 7049: a ball rolling out from just behind the goalkeeper's
+    axis (0.25 m/s), the feet up behind (-1.6 rad): asked up in front, they swung forward
+    through the bottom and struck the ball at 4 m/s into our own 2-man rod, whose feet were
+    down, and back into our goal. Feet already up behind stay up behind."""
+    s = ImprovedStrategy(TABLE)
+    here = [RodView(-0.109, -1.6), DOWN, DOWN, DOWN]
+    out = s.decide(0.0, BallView(GOALKEEPER.x + 0.014, -0.088, 0.25, 0.34), here)
+    assert s.plans_last[0].mode == "lift"
+    assert out[0].rotation < -LIFTED  # not swung forward through the ball

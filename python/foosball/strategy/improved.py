@@ -526,7 +526,10 @@ class ImprovedStrategy(RodStrategy):
                 # about ROLLING_OUT took them up and down and down onto it, into our goal)
                 lifted = here.rotation > LIFTED and b.vx > -ROLLING_OUT
                 if b.vx > ROLLING_OUT or lifted:
-                    return RodPlan("lift", rotation=-LIFT)
+                    # (feet already up behind stay there: swung forward and up from there
+                    # they strike the ball on their way through the bottom, seed-rules seed
+                    # 7049: from -1.6 rad, a 4 m/s clear into our own 2-man rod and back in)
+                    return RodPlan("lift", rotation=LIFT if here.rotation < -LIFTED else -LIFT)
                 return RodPlan("control", translation=here.translation)
             return self.play_behind(i, rod, now, b, here)
         self.behind[i] = None
