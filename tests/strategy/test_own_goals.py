@@ -12,7 +12,7 @@ import pytest
 
 from foosball.geometry import default_table
 from foosball.strategy.base import BallView, RodView
-from foosball.strategy.behind import BEHIND_REACH
+from foosball.strategy.behind import BEHIND_REACH, GIVE_UP_S
 from foosball.strategy.improved import FOOT_AT_BALL, LIFTED, ImprovedStrategy, RodPlan
 from foosball.strategy.kick import SEARCH_STRIKE_END, KickEngine, KickRequest, Phase
 
@@ -261,7 +261,8 @@ def test_the_goalkeeper_does_not_sweep_for_a_ball_lost_rolling_behind_it():
     by the side wall, rolling along the end wall towards our mouth at 1.5 m/s, then hidden;
     the sweep for it wound up at the end of the rod and the backswing met it 41 mm behind
     the man, into our goal. A ball lost rolling at the goalkeeper is not swept for: it lies
-    where the camera last saw it, and the goalkeeper's feet do not swing back."""
+    where the camera last saw it, and the goalkeeper's feet do not swing back, until it has
+    come to rest."""
     s = ImprovedStrategy(TABLE)
     here = [RodView(0.09, 0.0), DOWN, DOWN, DOWN]
     x = GOALKEEPER.x - 0.0298  # (-0.5518 in the match)
@@ -273,6 +274,10 @@ def test_the_goalkeeper_does_not_sweep_for_a_ball_lost_rolling_behind_it():
         out = s.decide(k * 0.005, None, here)
         assert out[0].rotation > -FOOT_AT_BALL  # no backswing
     assert s.sweeps[0] is None
+    # still out of sight after GIVE_UP_S, it lies still somewhere: swept for, so that a ball
+    # hidden behind the man is not left there (a possession foul)
+    s.decide(0.05 + GIVE_UP_S + 0.01, None, here)
+    assert s.sweeps[0] is not None
 
 
 def test_feet_lifted_past_the_top_come_down_only_well_clear_of_a_ball_in_front():

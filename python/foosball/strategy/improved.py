@@ -274,12 +274,13 @@ class ImprovedStrategy(RodStrategy):
                 wall = self.table.field.half_width - self.radius
                 x, y = last.x, max(-wall, min(wall, last.y))
                 if hidden_under == 0 and self.detected is not None and not self.keeper_may_swing(
-                        BallPoint(0.0, *self.detected, 0.0, 0.0)):
+                        BallPoint(0.0, *self.detected, 0.0, 0.0), now):
                     # lost rolling at the goalkeeper: a sweep's wind-up swings the feet back
                     # through wherever it has rolled to behind the man (issue 30, seed-rules
                     # seed 7033: detected 30 mm behind the axis by the side wall, it rolled
                     # along the end wall to 41 mm behind the man, and the sweep's backswing
-                    # struck it in). No sweep: it lies where the camera last saw it.
+                    # struck it in). No sweep: it lies where the camera last saw it (until
+                    # it has come to rest, keeper_may_swing).
                     hidden_under = None
                     x, y = self.detected
                 self.last_ball = BallPoint(0.0, x, y, 0.0, 0.0)
@@ -516,7 +517,7 @@ class ImprovedStrategy(RodStrategy):
         if not _within(self.touch_bands[i], b.y):
             return None
         if is_behind(ahead, self.contact_ahead) and -0.4 < b.vx < 0.3 and speed < 1.6:
-            if i == 0 and not self.keeper_may_swing(b):
+            if i == 0 and not self.keeper_may_swing(b, now):
                 # a backswing would strike it into our goal: feet down and still, so the
                 # ball rolls on behind the man (until it is still, or out of the mouth);
                 # rolling out towards the man, his feet swing forward and up out of its way
@@ -569,16 +570,18 @@ class ImprovedStrategy(RodStrategy):
                 return RodPlan("block", y=hit.y)  # get the man there in time
         return None
 
-    def keeper_may_swing(self, b: BallPoint) -> bool:
+    def keeper_may_swing(self, b: BallPoint, now: float) -> bool:
         """Whether the goalkeeper may swing its feet back over a ball behind it: only if the
         ball cannot reach our goal (outside the mouth's band), or lies still where the camera
         saw it still (a ball rolling behind the man comes under his backswing, issue 30).
-        Never while the camera does not see a ball it last saw rolling: it may have rolled
+        Not while the camera does not see a ball it last saw rolling: it may have rolled
         anywhere about the man (issue 30, seed-rules seed 7033: from by the side wall to
-        the mouth)."""
+        the mouth); GIVE_UP_S after it went out of sight it lies still somewhere, and is
+        played (swept for) as a ball lost still is (never played, a ball hidden behind the
+        man would be a possession foul)."""
         still = STILL_SPEED if self.behind[0] is None else STILL_PLAYING_SPEED
         if self.lost_at is not None and self.seen_speed >= still:
-            return False
+            return now - self.lost_at > GIVE_UP_S
         if abs(b.y) > self.mouth.high + self.radius:
             return True
         # once a play has begun it goes on unless the ball really rolls: the camera's speed
