@@ -306,3 +306,19 @@ def test_the_goalkeepers_feet_up_behind_stay_there_for_a_ball_rolling_out_under_
     out = s.decide(0.0, BallView(GOALKEEPER.x + 0.014, -0.088, 0.25, 0.34), here)
     assert s.plans_last[0].mode == "lift"
     assert out[0].rotation < -LIFTED  # not swung forward through the ball
+
+
+def test_rods_lifted_for_a_ball_gone_put_their_feet_down():
+    """Issue 30, pro seed 9280 on a randomised table (a held-out seed: found there, as our
+    possession foul, in main's strategy too): a fast ball in our defence, our 5-man rod's
+    feet lifted for it; the ball went (a foul, put back at our 5-man rod) and lay under the
+    lifted feet, unseen, for 10 s. A ball lost fast and not hidden under a rod is gone
+    after GONE_S: every rod idles, its feet down, so a ball put under them shows."""
+    s = ImprovedStrategy(TABLE)
+    here = [DOWN, DOWN, RodView(0.0, -1.5), RodView(0.0, -1.5)]
+    s.decide(0.0, BallView(-0.196, 0.231, -2.27, 0.17), here)
+    assert s.plans_last[2].mode == "lift"
+    for k in range(1, 120):  # 0.6 s
+        out = s.decide(k * 0.005, None, here)
+    assert s.plans_last is None
+    assert abs(out[2].rotation) < LIFTED and abs(out[3].rotation) < LIFTED

@@ -102,6 +102,7 @@ ROLLING_OUT = 0.05  # m/s: a ball behind the goalkeeper this fast forwards rolls
 STILL_SPEED = 0.08  # m/s: a ball seen slower than this lies still (for the goalkeeper)
 STILL_PLAYING_SPEED = 0.2  # m/s: and goes on lying still once the goalkeeper plays it
 ROLL_ON_S = 0.3  # s: how long a ball lost under our lifted feet is taken to roll on
+GONE_S = 0.5  # s: a ball lost fast this long is gone (a goal, a restart): no plan on it
 ROLLING_SPEED = 0.1  # m/s: a ball lost faster than this under lifted feet rolls on
 INCOMING_SPEED = 1.5  # m/s: a foot swinging back (about 20 rad/s) is slower than this
 LOST_MARGIN = 0.02  # m: a man's further way from a ball out of the camera's sight
@@ -150,6 +151,7 @@ class ImprovedStrategy(RodStrategy):
         self.sweeps: list[HiddenSweep | None] = [None for _ in self.rods]
         self.lost_at: float | None = None  # when the ball went out of sight on the table
         self.lost_slow = False  # whether it was slow then (it lies where it was last seen)
+        self.gone_at: float | None = None  # when a ball lost fast (not hidden) went
         self.detected: tuple[float, float] | None = None  # where the camera last saw the ball
         self.seen_vx = 0.0  # the ball's velocity along the table when last in view
         self.seen_speed = 0.0  # and its speed
@@ -241,6 +243,7 @@ class ImprovedStrategy(RodStrategy):
             self.seen_vx = self.last_ball.vx
             self.seen_speed = self.last_ball.speed
             self.lost_at = None
+            self.gone_at = None
             self.lost_rolling = None
             self.sweeps = [None for _ in self.rods]
         elif self.lost_rolling is not None and now - self.lost_rolling[0] < ROLL_ON_S:
@@ -288,6 +291,14 @@ class ImprovedStrategy(RodStrategy):
         else:
             self.clock.reset()  # lost fast: a goal, or the ball taken off the table
             self.urgency = 0.0
+            if self.gone_at is None:
+                self.gone_at = now
+            elif now - self.gone_at > GONE_S:
+                # no plan on a ball long gone: every rod idles, its feet down (issue 30, pro
+                # seed 9280 on a randomised table: the ball put back at our 5-man rod after
+                # a foul lay under its feet, lifted for the old ball, and the camera did not
+                # see it for 10 s: our possession foul)
+                self.last_ball = None
         b = self.last_ball
         out: list[RodSetpoint] = []
         plans = self.plan_rods(now, b, here) if b is not None else None
