@@ -322,3 +322,24 @@ def test_rods_lifted_for_a_ball_gone_put_their_feet_down():
         out = s.decide(k * 0.005, None, here)
     assert s.plans_last is None
     assert abs(out[2].rotation) < LIFTED and abs(out[3].rotation) < LIFTED
+
+
+def test_a_ball_lost_rolling_on_past_our_goal_line_is_looked_for_where_last_seen():
+    """Issue 30, club seed 9232 (play3's held-out foul, replayed on this branch's tuning):
+    the tracker's prediction ran a ball last detected at our attack rod down the table at
+    -13.55 m/s, through our goal line (x = -1.077), and lost it there; the strategy took it
+    to have rolled on under our lifted attack rod and to lie there, off the field, and kept
+    midfield and attack lifted for it "in our defence". The ball lay 17 mm in front of the
+    attack rod, under its lifted feet, unseen for 15 s: our possession foul. A ball taken to
+    lie past a goal line lies where the camera last saw it, and the rod hiding it sweeps."""
+    s = ImprovedStrategy(TABLE)
+    lifted = RodView(0.028, -1.22)
+    here = [DOWN, DOWN, lifted, lifted]
+    s.detected = (0.278, 0.112)  # as step() recorded the last detection
+    s.decide(0.0, BallView(-1.077, 0.095, -13.55, -0.17), here)
+    for k in range(1, 121):  # 0.6 s unseen
+        s.decide(k * 0.005, None, here)
+    assert s.last_ball is not None
+    assert abs(s.last_ball.x) < TABLE.field.half_length
+    assert s.plans_last[3].mode != "lift"  # the attack rod looks for it
+    assert s.sweeps[3] is not None

@@ -276,6 +276,18 @@ class ImprovedStrategy(RodStrategy):
                     hidden_under = self.hiding_rod()
                 wall = self.table.field.half_width - self.radius
                 x, y = last.x, max(-wall, min(wall, last.y))
+                if abs(x) > self.table.field.half_length and self.detected is not None:
+                    # rolled on (lost under our lifted feet) past a goal line: it did not
+                    # roll on as taken, something under the feet stopped it; it lies about
+                    # where the camera last saw it, under the rod that hides it, which
+                    # sweeps for it (issue 30, club seed 9232: taken to lie at x = -1.077,
+                    # behind our goal line, while it lay 17 mm in front of our attack rod
+                    # under its feet, lifted for that ball "in our defence": unseen 15 s,
+                    # our possession foul)
+                    x, y = self.detected
+                    self.lost_rolling = None
+                    self.lost_slow = False
+                    hidden_under = self.hiding_rod()
                 if hidden_under == 0 and self.detected is not None and not self.keeper_may_swing(
                         BallPoint(0.0, *self.detected, 0.0, 0.0), now):
                     # lost rolling at the goalkeeper: a sweep's wind-up swings the feet back
