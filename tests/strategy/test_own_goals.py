@@ -343,3 +343,23 @@ def test_a_ball_lost_rolling_on_past_our_goal_line_is_looked_for_where_last_seen
     assert abs(s.last_ball.x) < TABLE.field.half_length
     assert s.plans_last[3].mode != "lift"  # the attack rod looks for it
     assert s.sweeps[3] is not None
+
+
+def test_a_ball_taken_to_roll_on_under_lifted_feet_and_not_seen_is_looked_for_where_last_seen():
+    """Issue 30, pro seed 9203 on a randomised table (play3's held-out foul): detected at
+    our midfield rod (x = -0.07) at -3.4 m/s, the tracker's prediction ran it on to our end
+    wall; lost there, it was taken to roll on under the midfield's lifted feet and back up
+    to lie at (-0.159, 0.272), in the open, where the camera would see it. It lay under the
+    lifted midfield, unseen for 10 s: our possession foul. Not seen once its roll on is
+    over, it lies where it was last detected and the rod hiding it sweeps."""
+    s = ImprovedStrategy(TABLE)
+    lifted = RodView(0.026, -1.45)
+    here = [DOWN, DOWN, lifted, lifted]
+    s.detected = (-0.07, 0.17)
+    s.decide(0.0, BallView(-0.478, 0.284, -3.39, 0.94), here)
+    for k in range(1, 121):  # 0.6 s unseen
+        s.decide(k * 0.005, None, here)
+    assert s.last_ball is not None
+    assert s.last_ball.x == pytest.approx(-0.07)
+    assert s.plans_last[2].mode != "lift"  # the midfield looks for it
+    assert s.sweeps[2] is not None

@@ -276,14 +276,18 @@ class ImprovedStrategy(RodStrategy):
                     hidden_under = self.hiding_rod()
                 wall = self.table.field.half_width - self.radius
                 x, y = last.x, max(-wall, min(wall, last.y))
-                if abs(x) > self.table.field.half_length and self.detected is not None:
-                    # rolled on (lost under our lifted feet) past a goal line: it did not
-                    # roll on as taken, something under the feet stopped it; it lies about
-                    # where the camera last saw it, under the rod that hides it, which
-                    # sweeps for it (issue 30, club seed 9232: taken to lie at x = -1.077,
-                    # behind our goal line, while it lay 17 mm in front of our attack rod
-                    # under its feet, lifted for that ball "in our defence": unseen 15 s,
-                    # our possession foul)
+                if self.detected is not None and (
+                        self.lost_rolling is not None or abs(x) > self.table.field.half_length):
+                    # taken to roll on under our lifted feet (ROLL_ON_S) and still not seen,
+                    # or taken to lie past a goal line: it did not roll on as taken (the
+                    # open field is in view), something under the feet stopped it; it lies
+                    # about where the camera last saw it, under the rod that hides it, which
+                    # sweeps for it (issue 30, club seed 9232: the tracker's prediction ran
+                    # it to x = -1.077, behind our goal line, while it lay 17 mm in front of
+                    # our attack rod under its feet, lifted for that ball "in our defence",
+                    # unseen 15 s; pro seed 9203 on a randomised table: run on to our end
+                    # wall and back to 84 mm behind our midfield, while it lay under the
+                    # midfield's lifted feet, unseen 10 s: our possession fouls)
                     x, y = self.detected
                     self.lost_rolling = None
                     self.lost_slow = False
