@@ -363,3 +363,38 @@ def test_a_ball_taken_to_roll_on_under_lifted_feet_and_not_seen_is_looked_for_wh
     assert s.last_ball.x == pytest.approx(-0.07)
     assert s.plans_last[2].mode != "lift"  # the midfield looks for it
     assert s.sweeps[2] is not None
+
+
+
+def _behind_strike(ball: BallView) -> RodPlan:
+    """The midfield's behind play on `ball`, wound up and aligned over it: its plan."""
+    from foosball.strategy.behind import BehindPlay
+
+    s = ImprovedStrategy(TABLE)
+    s.decide(0.0, ball, [DOWN] * 4)
+    b = s.last_ball
+    windup = s.profile.windup_angle
+    plan = None
+    translation = 0.0
+    for _ in range(3):  # the rod goes where the play asks, then the play is asked again
+        s.behind[2] = BehindPlay("align", 0.0)
+        plan = s.play_behind(2, MIDFIELD, 0.005, b, RodView(translation, windup))
+        translation = plan.translation
+    return plan
+
+
+def test_a_ball_moving_far_behind_a_rod_is_not_struck_from_the_wind_up():
+    """Issue 30, tuning seed 8072 against seed-rules: a ball taken 66 mm behind our midfield
+    (105 mm in fact: behind the rod the camera sees it late), moving at 0.2 m/s; the
+    behind play's strike came down onto its front and drove it back at 10.7 m/s into our
+    goal (the same at the defence: pro 8018 randomised, seed-rules 8043). A moving ball
+    more than BEHIND_SAFE behind the axis is not struck; the feet wait wound up over it."""
+    plan = _behind_strike(BallView(MIDFIELD.x - 0.066, -0.006, -0.02, 0.22))
+    assert plan.kick is None
+
+
+def test_a_ball_lying_still_far_behind_a_rod_is_still_struck():
+    """The other side of the same rule: a ball lying still 60 mm behind (issue 30's
+    possession foul, left there 10 s) is struck."""
+    plan = _behind_strike(BallView(MIDFIELD.x - 0.06, -0.006, 0.0, 0.0))
+    assert plan.kick is not None

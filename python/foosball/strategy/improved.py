@@ -108,6 +108,7 @@ INCOMING_SPEED = 1.5  # m/s: a foot swinging back (about 20 rad/s) is slower tha
 LOST_MARGIN = 0.02  # m: a man's further way from a ball out of the camera's sight
 SIDE_MARGIN = 0.004  # m: a man moving sideways stops this far short of touching the ball
 LIFTED_MARGIN = SIDESTEP_CLEARANCE / 2  # m: feet lifted come down this much clear of it
+BEHIND_SAFE = 0.05  # m behind the axis: a ball further back is struck only lying still
 
 
 @dataclass(slots=True)
@@ -638,6 +639,17 @@ class ImprovedStrategy(RodStrategy):
         at = self.predictor.state_at(b.x, b.y, b.vx, b.vy, STRIKE_FROM_WINDUP_S)
         plan = self.shoot(i, rod, at, here, tolerance=ALIGN_TOLERANCE)
         plan.rotation, plan.absolute = windup, True
+        if plan.kick is not None and at.x - rod.x < -BEHIND_SAFE and (
+                b.speed >= STILL_SPEED):
+            # a ball moving this far behind the axis: the camera sees it late there (the rod
+            # hides it) and it may lie beyond the foot's reach by the time the foot comes
+            # down, which then meets its front and drives it back at our goal (issue 30,
+            # tuning seeds: seed-rules 8072 the midfield, pro 8018 randomised and
+            # seed-rules 8043 the defence, a ball taken 59-70 mm behind, 64-105 mm in fact,
+            # struck back at 1.4-10.7 m/s into our goal). The feet stay wound up over it
+            # until it lies still (then it is struck: a ball left lying there would be a
+            # possession foul) or rolls on out of reach.
+            plan.kick = None
         if plan.kick is not None:
             self.behind[i] = None  # the kick engine takes over
         return plan
