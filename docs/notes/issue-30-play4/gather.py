@@ -56,7 +56,7 @@ def main(folder: str) -> None:
             continue
         data = json.loads(path.read_text())
         if "per_match" not in data:  # the shot battery: kept whole
-            runs[path.stem] = data
+            runs[path.stem] = {k: v for k, v in data.items() if k != "episodes"}  # cells, totals
             battery(path.stem, data)
             continue
         matches = data["per_match"]
