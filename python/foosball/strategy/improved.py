@@ -102,10 +102,13 @@ ROLLING_OUT = 0.05  # m/s: a ball behind the goalkeeper this fast forwards rolls
 STILL_SPEED = 0.08  # m/s: a ball seen slower than this lies still (for the goalkeeper)
 STILL_PLAYING_SPEED = 0.2  # m/s: and goes on lying still once the goalkeeper plays it
 ROLL_ON_S = 0.3  # s: how long a ball lost under our lifted feet is taken to roll on
+GONE_S = 0.5  # s: a ball lost fast this long is gone (a goal, a restart): no plan on it
 ROLLING_SPEED = 0.1  # m/s: a ball lost faster than this under lifted feet rolls on
 INCOMING_SPEED = 1.5  # m/s: a foot swinging back (about 20 rad/s) is slower than this
 LOST_MARGIN = 0.02  # m: a man's further way from a ball out of the camera's sight
 SIDE_MARGIN = 0.004  # m: a man moving sideways stops this far short of touching the ball
+LIFTED_MARGIN = SIDESTEP_CLEARANCE / 2  # m: feet lifted come down this much clear of it
+BEHIND_SAFE = 0.05  # m behind the axis: a ball further back is struck only lying still
 
 
 @dataclass(slots=True)
@@ -149,6 +152,7 @@ class ImprovedStrategy(RodStrategy):
         self.sweeps: list[HiddenSweep | None] = [None for _ in self.rods]
         self.lost_at: float | None = None  # when the ball went out of sight on the table
         self.lost_slow = False  # whether it was slow then (it lies where it was last seen)
+        self.gone_at: float | None = None  # when a ball lost fast (not hidden) went
         self.detected: tuple[float, float] | None = None  # where the camera last saw the ball
         self.seen_vx = 0.0  # the ball's velocity along the table when last in view
         self.seen_speed = 0.0  # and its speed
@@ -240,6 +244,7 @@ class ImprovedStrategy(RodStrategy):
             self.seen_vx = self.last_ball.vx
             self.seen_speed = self.last_ball.speed
             self.lost_at = None
+            self.gone_at = None
             self.lost_rolling = None
             self.sweeps = [None for _ in self.rods]
         elif self.lost_rolling is not None and now - self.lost_rolling[0] < ROLL_ON_S:
@@ -271,12 +276,46 @@ class ImprovedStrategy(RodStrategy):
                 if hidden_under is None and self.lost_rolling is None:
                     hidden_under = self.hiding_rod()
                 wall = self.table.field.half_width - self.radius
-                y = max(-wall, min(wall, last.y))
-                self.last_ball = BallPoint(0.0, last.x, y, 0.0, 0.0)
+                x, y = last.x, max(-wall, min(wall, last.y))
+                if self.detected is not None and (
+                        self.lost_rolling is not None or abs(x) > self.table.field.half_length):
+                    # taken to roll on under our lifted feet (ROLL_ON_S) and still not seen,
+                    # or taken to lie past a goal line: it did not roll on as taken (the
+                    # open field is in view), something under the feet stopped it; it lies
+                    # about where the camera last saw it, under the rod that hides it, which
+                    # sweeps for it (issue 30, club seed 9232: the tracker's prediction ran
+                    # it to x = -1.077, behind our goal line, while it lay 17 mm in front of
+                    # our attack rod under its feet, lifted for that ball "in our defence",
+                    # unseen 15 s; pro seed 9203 on a randomised table: run on to our end
+                    # wall and back to 84 mm behind our midfield, while it lay under the
+                    # midfield's lifted feet, unseen 10 s: our possession fouls)
+                    x, y = self.detected
+                    self.lost_rolling = None
+                    self.lost_slow = False
+                    hidden_under = self.hiding_rod()
+                if hidden_under == 0 and self.detected is not None and not self.keeper_may_swing(
+                        BallPoint(0.0, *self.detected, 0.0, 0.0), now):
+                    # lost rolling at the goalkeeper: a sweep's wind-up swings the feet back
+                    # through wherever it has rolled to behind the man (issue 30, seed-rules
+                    # seed 7033: detected 30 mm behind the axis by the side wall, it rolled
+                    # along the end wall to 41 mm behind the man, and the sweep's backswing
+                    # struck it in). No sweep: it lies where the camera last saw it (until
+                    # it has come to rest, keeper_may_swing).
+                    hidden_under = None
+                    x, y = self.detected
+                self.last_ball = BallPoint(0.0, x, y, 0.0, 0.0)
                 self.urgency = self.clock.urgency(now)
         else:
             self.clock.reset()  # lost fast: a goal, or the ball taken off the table
             self.urgency = 0.0
+            if self.gone_at is None:
+                self.gone_at = now
+            elif now - self.gone_at > GONE_S:
+                # no plan on a ball long gone: every rod idles, its feet down (issue 30, pro
+                # seed 9280 on a randomised table: the ball put back at our 5-man rod after
+                # a foul lay under its feet, lifted for the old ball, and the camera did not
+                # see it for 10 s: our possession foul)
+                self.last_ball = None
         b = self.last_ball
         out: list[RodSetpoint] = []
         plans = self.plan_rods(now, b, here) if b is not None else None
@@ -506,7 +545,7 @@ class ImprovedStrategy(RodStrategy):
         if not _within(self.touch_bands[i], b.y):
             return None
         if is_behind(ahead, self.contact_ahead) and -0.4 < b.vx < 0.3 and speed < 1.6:
-            if i == 0 and not self.keeper_may_swing(b):
+            if i == 0 and not self.keeper_may_swing(b, now):
                 # a backswing would strike it into our goal: feet down and still, so the
                 # ball rolls on behind the man (until it is still, or out of the mouth);
                 # rolling out towards the man, his feet swing forward and up out of its way
@@ -516,7 +555,10 @@ class ImprovedStrategy(RodStrategy):
                 # about ROLLING_OUT took them up and down and down onto it, into our goal)
                 lifted = here.rotation > LIFTED and b.vx > -ROLLING_OUT
                 if b.vx > ROLLING_OUT or lifted:
-                    return RodPlan("lift", rotation=-LIFT)
+                    # (feet already up behind stay there: swung forward and up from there
+                    # they strike the ball on their way through the bottom, seed-rules seed
+                    # 7049: from -1.6 rad, a 4 m/s clear into our own 2-man rod and back in)
+                    return RodPlan("lift", rotation=LIFT if here.rotation < -LIFTED else -LIFT)
                 return RodPlan("control", translation=here.translation)
             return self.play_behind(i, rod, now, b, here)
         self.behind[i] = None
@@ -556,17 +598,24 @@ class ImprovedStrategy(RodStrategy):
                 return RodPlan("block", y=hit.y)  # get the man there in time
         return None
 
-    def keeper_may_swing(self, b: BallPoint) -> bool:
+    def keeper_may_swing(self, b: BallPoint, now: float) -> bool:
         """Whether the goalkeeper may swing its feet back over a ball behind it: only if the
         ball cannot reach our goal (outside the mouth's band), or lies still where the camera
-        saw it still (a ball rolling behind the man comes under his backswing, issue 30)."""
+        saw it still (a ball rolling behind the man comes under his backswing, issue 30).
+        Not while the camera does not see a ball it last saw rolling: it may have rolled
+        anywhere about the man (issue 30, seed-rules seed 7033: from by the side wall to
+        the mouth); GIVE_UP_S after it went out of sight it lies still somewhere, and is
+        played (swept for) as a ball lost still is (never played, a ball hidden behind the
+        man would be a possession foul)."""
+        still = STILL_SPEED if self.behind[0] is None else STILL_PLAYING_SPEED
+        if self.lost_at is not None and self.seen_speed >= still:
+            return now - self.lost_at > GIVE_UP_S
         if abs(b.y) > self.mouth.high + self.radius:
             return True
         # once a play has begun it goes on unless the ball really rolls: the camera's speed
         # of a still ball jitters about STILL_SPEED, and a play stopped and started again
         # every few frames swung the feet back and forth over the ball (issue 30, pro seed
         # 7037: the fifth wind-up in 0.5 s struck it in)
-        still = STILL_SPEED if self.behind[0] is None else STILL_PLAYING_SPEED
         return self.seen_speed < still
 
     def play_behind(self, i: int, rod: Rod, now: float, b: BallPoint,
@@ -590,6 +639,17 @@ class ImprovedStrategy(RodStrategy):
         at = self.predictor.state_at(b.x, b.y, b.vx, b.vy, STRIKE_FROM_WINDUP_S)
         plan = self.shoot(i, rod, at, here, tolerance=ALIGN_TOLERANCE)
         plan.rotation, plan.absolute = windup, True
+        if plan.kick is not None and at.x - rod.x < -BEHIND_SAFE and (
+                b.speed >= STILL_SPEED):
+            # a ball moving this far behind the axis: the camera sees it late there (the rod
+            # hides it) and it may lie beyond the foot's reach by the time the foot comes
+            # down, which then meets its front and drives it back at our goal (issue 30,
+            # tuning seeds: seed-rules 8072 the midfield, pro 8018 randomised and
+            # seed-rules 8043 the defence, a ball taken 59-70 mm behind, 64-105 mm in fact,
+            # struck back at 1.4-10.7 m/s into our goal). The feet stay wound up over it
+            # until it lies still (then it is struck: a ball left lying there would be a
+            # possession foul) or rolls on out of reach.
+            plan.kick = None
         if plan.kick is not None:
             self.behind[i] = None  # the kick engine takes over
         return plan
@@ -795,6 +855,13 @@ class ImprovedStrategy(RodStrategy):
         # half thickness and the ball's radius behind the axis: pro seed 7007, from 0.18
         # rad onto a ball 12 mm behind the axis, into our goal)
         margin = self.unseen_margin(rod)
+        if start > LIFTED:
+            # feet coming down from lifted gain speed on the way and cannot be held once
+            # under way: they come down only with the man clear of the ball by more than a
+            # hair (issue 30, seed-rules seed 7004: the attack rod held at 3.9 rad over a
+            # ball in front came down with a man 1.4 mm clear of it, met it 20 mm nearer
+            # than it was taken to be at 60 rad/s, and sent it into our goal at 12.9 m/s)
+            margin += LIFTED_MARGIN
         sectors = []
         if max(ahead, later) > -self.contact_ahead - margin and min(ahead, later) < reach:
             sectors.append((0.0, FOOT_AT_BALL))  # in front
