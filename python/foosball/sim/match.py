@@ -1,3 +1,5 @@
+# Over 500 lines: the match loop and the bookkeeping it feeds each frame (contacts, shots,
+# saves, the kind of each goal), which needs the loop's own contacts and clock.
 """Match runner: two controllers on the simulated table, headless, faster than real time.
 
 The loop runs at the camera frame period (default 5 ms): step the physics, make the frame's

@@ -1,3 +1,5 @@
+# Over 500 lines: one scripted opponent, its skill table and the shot geometry it aims with;
+# the three levels differ only in the table's numbers, so they read best side by side.
 """Scripted human opponents at three skill levels, deterministic from a seed.
 
 They are ordinary controllers (see `foosball.sim.controllers`): they think in their own

@@ -1,3 +1,5 @@
+# Over 500 lines: one World stepping the ball, the walls, the goals and 8 rods' men in the
+# order of an integration step; the hot loops' C twins are in _loops.c, tested bit for bit.
 """Table physics: the ball, the walls and goals, and the men on 8 actuated rods.
 
 World frame = the table frame of `foosball.geometry` (origin at the field centre, x towards

@@ -1,3 +1,5 @@
+# Over 500 lines: one renderer drawing a frame in one pass (field, markers, men, ball), behind
+# the stable API the tracker's tests consume; its parts share the camera model and the palette.
 """Camera renderer: frames as the rig's overhead camera would see the simulated table.
 
 API (stable; the ball tracker consumes it)::

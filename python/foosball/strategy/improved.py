@@ -1,3 +1,5 @@
+# Over 500 lines: one strategy whose team plan and per-rod decisions share the step's state;
+# the parts that stand alone are their own modules (behind, kick, cover, possession, prediction).
 """The improved strategy: the seed's per-rod structure, with a team plan on top.
 
 What it adds to the seed rules (docs/notes/issue-6.md measures each against them):

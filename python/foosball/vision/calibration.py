@@ -1,3 +1,6 @@
+# Over 500 lines: the calibration from markers, the file that keeps it and the projector that
+# maps the ball with it change together; the layout check and the file schemas are their own
+# modules (layout_check.py, layout_file.py).
 """Camera calibration from ArUco markers at known table positions (four at least; with a
 fifth or more each is checked against the others, so a mis-measured one is named).
 

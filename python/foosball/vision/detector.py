@@ -1,3 +1,5 @@
+# Over 500 lines: one pipeline read in its order (threshold, blobs, the seed's filter, the
+# sub-pixel centre and its circle fits); the hot path and its fits change together.
 """Ball detection: HSV colour threshold, blobs, the seed's blob filter, sub-pixel centre.
 
 The hot path works on a small window of the frame in the camera's native pixel format:
