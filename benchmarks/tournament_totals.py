@@ -1,23 +1,25 @@
-"""Issue 30 (play4): the tournament and battery outputs of ../issue-30-play4.md in one
-file, in the form ../issue-30-play2/paired.py reads (per match: [seed, goals for, goals
-against, clean, deflected, own play, untouched]), and a table of their totals.
+"""Tournament and shot-battery outputs (`--json` files in one folder) as one file of per-match
+rows, in the form docs/notes/issue-30-play2/paired.py reads (per match: [seed, goals for,
+goals against, clean, deflected, own play, untouched]), and a table of their totals. Used
+by issue 30's strategy notes (play3, play4) for their held-out figures.
 
-A run played in two halves (`NAME.json` from seed 9300, `NAME-9350.json` from 9350) is
-one run of both halves' matches here; its totals are summed from the matches.
+A run played in two halves (`NAME.json` and `NAME<SUFFIX>.json`, e.g. `NAME-9350.json`
+from seed 9350) is one run of both halves' matches here; its totals are summed from the
+matches. A battery's output is kept without its episodes (its cells and totals).
 
-    python docs/notes/issue-30-play4/gather.py /tmp/play4-out/held    # writes tournaments.json
+    python benchmarks/tournament_totals.py /tmp/play4-out/held --second-half -9350 \
+        --out docs/notes/issue-30-play4/tournaments.json
     python docs/notes/issue-30-play2/paired.py main-pro-rand b2-pro-rand \
         docs/notes/issue-30-play4/tournaments.json
 """
 
 from __future__ import annotations
 
+import argparse
 import json
-import sys
 from pathlib import Path
 
 KINDS = ("clean", "deflected", "own_play", "untouched")
-SECOND_HALF = "-9350"
 
 
 def battery(name: str, data: dict) -> None:
@@ -49,10 +51,10 @@ def table(name: str, matches: list[dict]) -> None:
           f"spinning {fouls[0]}/{fouls[1]}, save rate {saves / max(saves + against, 1):.3f}")
 
 
-def main(folder: str) -> None:
+def main(folder: str, second_half: str, out: Path) -> None:
     runs: dict[str, dict] = {}
     for path in sorted(Path(folder).glob("*.json")):
-        if path.stem.endswith(SECOND_HALF):
+        if path.stem.endswith(second_half):
             continue
         data = json.loads(path.read_text())
         if "per_match" not in data:  # the shot battery: kept whole
@@ -60,7 +62,7 @@ def main(folder: str) -> None:
             battery(path.stem, data)
             continue
         matches = data["per_match"]
-        second = path.with_name(path.stem + SECOND_HALF + ".json")
+        second = path.with_name(path.stem + second_half + ".json")
         if second.exists():
             matches = matches + json.loads(second.read_text())["per_match"]
         runs[path.stem] = {
@@ -69,9 +71,14 @@ def main(folder: str) -> None:
             [m["seed"], m["goals_for"], m["goals_against"],
              *(m["goals_against_by_kind"][k] for k in KINDS)] for m in matches]}
         table(path.stem, matches)
-    out = Path(__file__).with_name("tournaments.json")
     out.write_text(json.dumps(runs, indent=1) + "\n")
 
 
 if __name__ == "__main__":
-    main(sys.argv[1])
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("folder", help="the folder of the runs' --json outputs")
+    parser.add_argument("--second-half", required=True,
+                        help="the suffix of a run's second half, e.g. -9350")
+    parser.add_argument("--out", type=Path, required=True, help="the per-match file to write")
+    args = parser.parse_args()
+    main(args.folder, args.second_half, args.out)
