@@ -2,8 +2,9 @@
 Documentation       The panels in Debian's Chromium (SeleniumLibrary): the game panel's page
 ...                 loads and shows the game, Start on the page changes the GameState on the
 ...                 wire, the page shows the score the game panel keeps, and after a fault its
-...                 Restart works only once the cause is gone; the supervisory panel's page
-...                 shows every axis and the EtherCAT link.
+...                 Restart works only once the cause is gone; the camera is calibrated from
+...                 the game panel's Camera tab though it hangs on another board; the
+...                 supervisory panel's page shows every axis and the EtherCAT link.
 Library             SeleniumLibrary    timeout=10 s
 Resource            rig.resource
 Suite Setup         Switch On The Rig And Open The Game Panel
@@ -41,6 +42,21 @@ Restart On The Page Works Only Once The Cause Is Gone
     And restart is clicked on the page once it can be
     Then the game waits for a start with every axis homed
     And the page shows the game PAUSED
+
+The Operator Calibrates The Camera From The Game Panel
+    [Documentation]    The Camera tab asks the ball tracker on the vision board over the wire.
+    ...    Look shows the tracker's own frame with the layout's markers found, Calibrate
+    ...    accepts, and the tracker keeps the new calibration and maps the ball with it at
+    ...    once, without a restart.
+    Given the page shows the game READY
+    When the Camera tab is opened on the page
+    And Look is clicked on the page
+    Then the page shows the camera's frame with all 6 markers of the layout found
+    When Calibrate is clicked on the page
+    Then the page shows the calibration accepted and saved
+    And the vision board keeps the new calibration and the old one beside it
+    And the ball tracker reports a calibration made in the last 60 s
+    [Teardown]    Click Element    css:[data-tab="game-tab"]
 
 The Supervisory Panel Shows Every Axis And The EtherCAT Link
     When the supervisory panel is opened
@@ -90,6 +106,25 @@ Restart Cannot Be Clicked On The Page
 Restart Is Clicked On The Page Once It Can Be
     Wait Until Element Is Enabled    id:restart    30 s
     Click Button    id:restart
+
+The Camera Tab Is Opened On The Page
+    Click Element    css:[data-tab="calib-tab"]
+    Wait Until Element Is Visible    id:look
+
+Look Is Clicked On The Page
+    Wait Until Element Is Enabled    id:look
+    Click Button    id:look
+
+Calibrate Is Clicked On The Page
+    Wait Until Element Is Enabled    id:calibrate    30 s
+    Click Button    id:calibrate
+
+The Page Shows The Camera's Frame With All ${count} Markers Of The Layout Found
+    Wait Until Element Contains    id:calib-text    found ${count} of the layout's ${count} markers    30 s
+
+The Page Shows The Calibration Accepted And Saved
+    Wait Until Element Contains    id:calib-verdict    ACCEPTED    60 s
+    Element Should Contain    id:calib-verdict    saved to
 
 The Supervisory Panel Is Opened
     ${address}=    The Address Of The Supervisory Panel

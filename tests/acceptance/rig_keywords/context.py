@@ -28,6 +28,7 @@ from foosball.wire.catalogue import (
     Alarm,
     AlarmCode,
     BallState,
+    CalibrationStatus,
     GameState,
     Heartbeat,
     MotorStatus,
@@ -66,7 +67,7 @@ class LongObserver(Observer):
 
 OBSERVER_PRIORITY = 30  # SCHED_FIFO: agents' I/O threads 50, step threads 20, camera 10
 # What the keywords read (RodStatus at 100 Hz and the rest are not kept).
-HEARD = (Heartbeat, Alarm, GameState, MotorStatus, BallState, RodCommand)
+HEARD = (Heartbeat, Alarm, GameState, MotorStatus, BallState, RodCommand, CalibrationStatus)
 
 
 def free_port() -> int:
