@@ -122,13 +122,9 @@ def _match(args: argparse.Namespace) -> int:
         for team, kinds in result["goals_against_by_kind"].items():
             print(f"  {team} conceded: " + ", ".join(
                 f"{n} {kind.replace('_', ' ')}" for kind, n in kinds.items()))
-        for team, fouls in result["fouls"].items():
-            print(f"  {team}: {fouls['possession']} possession-limit violations, "
-                  f"{fouls['spinning']} spinning fouls, longest possession "
-                  f"{fouls['longest_possession_s']} s ({fouls['longest_zone']})")
-        dead = result["dead_balls"]
-        print(f"  serves {result['serves']}, restarts {result['restarts']}; dead balls: "
-              f"{dead['served']} served again, {dead['goalkeeper']} put at a goalkeeper")
+        from foosball.lab.tournament import rules_lines
+
+        print("\n".join(rules_lines(result)))
     return 0
 
 

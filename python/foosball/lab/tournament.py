@@ -267,6 +267,19 @@ def run_tournament(robot: str, opponent: str, matches: int, jobs: int, seed: int
     }
 
 
+def rules_lines(record: dict[str, Any]) -> list[str]:
+    """Each team's fouls, then the serves, restarts and dead balls, of a match result or a
+    tournament total (the same keys), as `foosball sim match` and `sim tournament` print
+    them."""
+    lines = [f"  {team}: {f['possession']} possession-limit violations, {f['spinning']} "
+             f"spinning fouls, longest possession {f['longest_possession_s']} s "
+             f"({f['longest_zone']})" for team, f in record["fouls"].items()]
+    dead = record["dead_balls"]
+    lines.append(f"  serves {record['serves']}, restarts {record['restarts']}; dead balls: "
+                 f"{dead['served']} served again, {dead['goalkeeper']} put at a goalkeeper")
+    return lines
+
+
 def _print_text(report: dict[str, Any]) -> None:
     t = report["total"]
     last = report["seed"] + t["matches"] - 1
@@ -278,13 +291,7 @@ def _print_text(report: dict[str, Any]) -> None:
     kinds = ", ".join(f"{n} {kind.replace('_', ' ')}"
                       for kind, n in t["goals_against_by_kind"].items())
     print(f"  goals against: {kinds} (own play {t['own_play_share']} of them)")
-    for team, f in t["fouls"].items():
-        print(f"  {team}: {f['possession']} possession-limit violations, {f['spinning']} "
-              f"spinning fouls, longest possession {f['longest_possession_s']} s "
-              f"({f['longest_zone']})")
-    dead = t["dead_balls"]
-    print(f"  serves {t['serves']}, restarts {t['restarts']}; dead balls: {dead['served']} "
-          f"served again, {dead['goalkeeper']} put at a goalkeeper")
+    print("\n".join(rules_lines(t)))
     print(f"  save rate {t['save_rate']} ({t['saves']} saves, {t['goals_against']} conceded; "
           f"{t['on_target_against']} on-target shots closed)")
     for band, row in t["save_rate_by_speed"].items():
