@@ -48,9 +48,6 @@ The Operator Calibrates The Camera From The Game Panel
     ...    Look shows the tracker's own frame with the layout's markers found, Calibrate
     ...    accepts, and the tracker keeps the new calibration and maps the ball with it at
     ...    once, without a restart.
-    # A known defect, not yet mended: on the booted boards a Look faults the table within
-    # 0.1 s, the tracker's heartbeat silent 100 ms while its worker looks for the markers.
-    Skip    known defect: a Look faults the booted rig (docs/notes/issue-32-vision3.md, State now)
     Given the page shows the game READY
     When the Camera tab is opened on the page
     And Look is clicked on the page

@@ -337,14 +337,37 @@ def detect_markers(gray_or_bgr: np.ndarray) -> dict[int, np.ndarray]:
     image = gray_or_bgr
     if image.ndim == 3:
         image = cv2.cvtColor(image, cv2.COLOR_BGR2GRAY)
-    params = cv2.aruco.DetectorParameters()
-    params.cornerRefinementMethod = cv2.aruco.CORNER_REFINE_SUBPIX
-    detector = cv2.aruco.ArucoDetector(cv2.aruco.getPredefinedDictionary(ARUCO_DICTIONARY), params)
-    corners, ids, _ = detector.detectMarkers(image)
+    corners, ids = _aruco_detect(image)
     if ids is None:
         return {}
     return {int(i): c.reshape(4, 2).astype(np.float64) for i, c in zip(ids.ravel(), corners,
                                                                       strict=True)}
+
+
+def _aruco_detect(gray: np.ndarray) -> tuple[Any, np.ndarray | None]:
+    """OpenCV's ArUco markers with sub-pixel corners: the ArucoDetector class where OpenCV
+    has it (4.7 on, as the images' 4.9), else the functions before it (Debian bookworm's
+    4.6, which the booted rig's boards run). Not the class's parameters on 4.6: there
+    `DetectorParameters()` makes an empty object and setting a field on it kills the
+    process. 4.6 refines every corner in one fixed window, which on markers of 20-30 px
+    pulls corners 3 px out; the corners are refined here as 4.8 does it (a window of 0.3
+    of the marker's module, at most 5 px), which gives the same corners."""
+    dictionary = cv2.aruco.getPredefinedDictionary(ARUCO_DICTIONARY)
+    if hasattr(cv2.aruco, "ArucoDetector"):
+        params = cv2.aruco.DetectorParameters()
+        params.cornerRefinementMethod = cv2.aruco.CORNER_REFINE_SUBPIX
+        corners, ids, _ = cv2.aruco.ArucoDetector(dictionary, params).detectMarkers(gray)
+        return corners, ids
+    params = cv2.aruco.DetectorParameters_create()
+    corners, ids, _ = cv2.aruco.detectMarkers(gray, dictionary, parameters=params)
+    modules = 4 * (dictionary.markerSize + 2 * params.markerBorderBits)
+    stop = (cv2.TERM_CRITERIA_COUNT | cv2.TERM_CRITERIA_EPS,
+            params.cornerRefinementMaxIterations, params.cornerRefinementMinAccuracy)
+    for quad in corners:  # float32, 1 x 4 x 2: refined in place
+        perimeter = float(np.linalg.norm(quad[0] - np.roll(quad[0], -1, axis=0), axis=1).sum())
+        window = min(params.cornerRefinementWinSize, max(1, round(0.3 * perimeter / modules)))
+        cv2.cornerSubPix(gray, quad.reshape(-1, 1, 2), (window, window), (-1, -1), stop)
+    return corners, ids
 
 
 def _estimate_focal(h: np.ndarray, cx: float, cy: float) -> float | None:
