@@ -33,6 +33,8 @@ MIRROR = "http://deb.debian.org/debian"
 # floor python/pyproject.toml declares. pysoem has no Debian package: the pole board gets
 # the venv's build (foosball.rig.booted). One root serves the three boards: each board's
 # overlay holds only its own share of the foosball package, which is what differs.
+# Bookworm's OpenCV is 4.6, the images' 4.9: the vision code keeps to what both have
+# (tests/vision/test_markers_on_board_opencv.py runs it on this root's).
 PACKAGES = ("systemd", "dbus", "python3", "python3-numpy", "python3-psutil", "python3-cbor2",
             "python3-jeepney", "python3-aiohttp", "python3-opencv", "iproute2")
 USER = "foosball"
