@@ -2,7 +2,10 @@
 seeds each side), pooled: the matches of all opponents in one list, resampled 4,000 times
 (seed 1) as ../issue-30-play2/paired.py does for one run.
 
-    python docs/notes/issue-30-play4/pooled.py [b2]
+    python docs/notes/issue-30-play4/pooled.py [b2] [RUNS.json]
+
+(RUNS.json: another round's tournaments, e.g. docs/notes/issue-30-play6/tournaments.json
+with b3; by default this round's.)
 """
 
 from __future__ import annotations
@@ -12,7 +15,8 @@ import random
 import sys
 from pathlib import Path
 
-RUNS = json.loads(Path(__file__).with_name("tournaments.json").read_text())
+RUNS = json.loads(Path(sys.argv[2] if len(sys.argv) > 2 else
+                      Path(__file__).with_name("tournaments.json")).read_text())
 FOR, AGAINST, OWN = 1, 2, 5
 
 
