@@ -1,7 +1,10 @@
 import sys
 from foosball.sim.match import Match
+# foul_trace.py SEED [OPPONENT [default]]: seed-rules on a randomised table unless told
 seed = int(sys.argv[1])
-m = Match("improved", "seed-rules", seed=seed, duration=60.0, randomise=True)
+opponent = sys.argv[2] if len(sys.argv) > 2 else "seed-rules"
+randomise = not (len(sys.argv) > 3 and sys.argv[3] == "default")
+m = Match("improved", opponent, seed=seed, duration=60.0, randomise=randomise)
 s = m.controllers["robot"]
 decide = s.decide
 state = {"next": 0.0}
