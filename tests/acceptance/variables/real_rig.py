@@ -66,6 +66,7 @@ def get_variables() -> dict[str, Any]:
         "TRACKED_PCT": 98,
         "TRACKING_MM": 5,
         "TRACKING_PCT": 95,
+        "TRACKING_HIDDEN_MM": 10,
         "CAPTURE_TO_LAN_MS": 20,  # 200 fps camera: the real budget is tighter
         # the boards as shipped: 25 ms heartbeat deadline, the tracker's 0.2 s camera timeout
         **fault_limits(deadline_s=0.025, camera_timeout_s=0.2,
