@@ -45,6 +45,7 @@ def latched_in_logs(rig: Rig, since_s: float) -> dict[str, float]:
 
 
 LATCHED = re.compile(r"FAULT latched: .*?\(mono=([\d.]+)")
+QUICK_STOP = re.compile(r"quick stop on every axis \(mono=([\d.]+) cycle=")  # its cycle's
 ALL_STOPPED = re.compile(r"every drive out of operation enabled \(mono=([\d.]+) "
                          r"cycle=\d+, (\d+) cycles")
 
@@ -135,6 +136,8 @@ class FaultKeywords:
                                    lambda: f"axes still running 3 s after the fault: "
                                            f"{self._moving(0.0)}")
             took = stopped_s - latched
+            if took > cycles * cycle_s:  # which half was slow: the cycle, or the drives
+                self._note_slow_stop(latched, stopped_s)
         else:
             logged = wait_until(lambda: self._logged_stop(latched), 3.0,
                                 lambda: f"the motor driver never logged every drive out of "
@@ -143,6 +146,22 @@ class FaultKeywords:
         self.notes.append(f"every axis stopped {1e3 * took:.1f} ms ({took / cycle_s:.1f} "
                           f"cycles) after the motor driver latched")
         self._within("every axis stopped", took, cycles * cycle_s, "of the latch")
+
+    def _note_slow_stop(self, latched_s: float, stopped_s: float) -> None:
+        """The motor driver's cycle that put the quick stop on the bus (its log), and what
+        the drive emulator says of its own timing (stale frames dropped, its stalls)."""
+        rig = self.ctx.rig
+        cycle_s = first_logged(rig, "motor_driver", QUICK_STOP, latched_s)
+        if cycle_s is not None:
+            self.notes.append(f"the motor driver's cycle sent the quick stop "
+                              f"{1e3 * (cycle_s - latched_s):.1f} ms after its latch, the "
+                              f"drives left operation enabled {1e3 * (stopped_s - cycle_s):.1f}"
+                              f" ms after that")
+        timing = rig.emulator("timing")
+        stalls = [f"{1e3 * s:.1f} ms at {1e3 * (at - latched_s):+.1f} ms"
+                  for at, s in timing.get("stalls", []) if abs(at - latched_s) < 0.1]
+        self.notes.append(f"drive emulator: {timing.get('stale_frames')} stale frames "
+                          f"dropped in the run, stalls near the latch: {stalls or 'none'}")
 
     @keyword("the drives stop themselves within ${limit} ms of the injection")
     def drives_stop_themselves(self, limit: str) -> None:
