@@ -11,8 +11,11 @@ from __future__ import annotations
 
 import argparse
 import logging
+import logging.handlers
+import queue
 import signal
 import sys
+from typing import TextIO
 
 from foosball.agent_registry import AGENTS
 from foosball.config import BoardConfig, BoardConfigError, load_board_config
@@ -33,8 +36,32 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     check.set_defaults(func=_check)
 
 
+def log_off_the_cycle(stream: TextIO | None = None) -> logging.handlers.QueueListener:
+    """Log records go through a queue to one writer thread of ordinary priority. A real-time
+    thread that logs (the motor driver's latch is logged in the very cycle that puts the
+    quick stop on the bus) must not wait for the journal, which falls behind when every
+    agent on every board logs the same fault at once; a plain stream handler makes the
+    logging thread wait for the write, and every other thread for its lock."""
+    writer = logging.StreamHandler(stream)
+    writer.setFormatter(logging.Formatter("%(name)s: %(message)s"))
+    records: queue.SimpleQueue[logging.LogRecord] = queue.SimpleQueue()
+    enqueue = logging.handlers.QueueHandler(records)
+    enqueue.setFormatter(logging.Formatter("%(message)s"))  # the writer adds the name
+    logging.basicConfig(level=logging.INFO, handlers=[enqueue], force=True)
+    listener = logging.handlers.QueueListener(records, writer)
+    listener.start()
+    return listener
+
+
 def _run(args: argparse.Namespace) -> int:
-    logging.basicConfig(level=logging.INFO, format="%(name)s: %(message)s")
+    listener = log_off_the_cycle()
+    try:
+        return _run_agent(args)
+    finally:
+        listener.stop()  # the lines still queued are written before the process ends
+
+
+def _run_agent(args: argparse.Namespace) -> int:
     spec = AGENTS.get(args.name)
     if spec is None:
         print(f"error: no runnable agent {args.name!r}; runnable: {sorted(AGENTS)}",

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import signal
 import subprocess
@@ -115,3 +116,44 @@ def test_every_image_board_configuration_is_valid_for_its_agents(tmp_path, board
     not_runnable = check_board(board)
     assert not not_runnable
     assert set(board.agents) - set(not_runnable)  # every board runs at least one agent
+
+
+def test_logging_never_waits_for_a_full_stream() -> None:
+    """The journal falls behind when every agent logs one fault at once: an agent's log call
+    (the motor driver's latch, in the cycle that sends the quick stop) returns at once while
+    its stream is full, and the line is written once the stream drains."""
+    import fcntl
+    import logging
+    import os
+    import threading
+
+    from foosball.agent_cli import log_off_the_cycle
+
+    read_end, write_end = os.pipe()
+    fcntl.fcntl(write_end, fcntl.F_SETFL, os.O_NONBLOCK)
+    with contextlib.suppress(BlockingIOError):
+        while True:
+            os.write(write_end, b"x" * 4096)  # the journal's socket, full
+    fcntl.fcntl(write_end, fcntl.F_SETFL, 0)
+    stream = os.fdopen(write_end, "w", buffering=1)
+    root = logging.getLogger()
+    handlers, level = root.handlers[:], root.level  # pytest's own, put back after
+    listener = log_off_the_cycle(stream)
+    try:
+        logged = threading.Event()
+
+        def cycle() -> None:
+            logging.getLogger("foosball.agents.motor_driver").error("FAULT latched: test")
+            logged.set()
+
+        threading.Thread(target=cycle, daemon=True).start()
+        assert logged.wait(5.0), "the log call waited for the full stream"
+        drained = b""
+        while b"foosball.agents.motor_driver: FAULT latched: test\n" not in drained:  # the writer thread gets through
+            drained += os.read(read_end, 65536)
+    finally:
+        listener.stop()
+        root.handlers[:] = handlers
+        root.setLevel(level)
+        stream.close()
+        os.close(read_end)
