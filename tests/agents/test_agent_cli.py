@@ -148,8 +148,8 @@ def test_logging_never_waits_for_a_full_stream() -> None:
 
         threading.Thread(target=cycle, daemon=True).start()
         assert logged.wait(5.0), "the log call waited for the full stream"
-        drained = b""
-        while b"foosball.agents.motor_driver: FAULT latched: test\n" not in drained:  # the writer thread gets through
+        drained = b""  # the writer thread gets through once the stream drains
+        while b"foosball.agents.motor_driver: FAULT latched: test\n" not in drained:
             drained += os.read(read_end, 65536)
     finally:
         listener.stop()
