@@ -398,3 +398,40 @@ def test_a_ball_lying_still_far_behind_a_rod_is_still_struck():
     possession foul, left there 10 s) is struck."""
     plan = _behind_strike(BallView(MIDFIELD.x - 0.06, -0.006, 0.0, 0.0))
     assert plan.kick is not None
+
+
+def test_feet_wound_up_behind_do_not_come_down_onto_a_ball_far_behind():
+    """Issue 30, pro seed 8903 randomised: the defence wound up over a ball behind it, which
+    rolled on out of the behind play's reach (80 mm behind the axis); the plan turned to
+    cover, feet down, and the foot came down from -3.0 rad onto the ball's front: 0.15 ->
+    5.0 m/s into our goal. The feet hold their angle while the rod steps aside."""
+    s = ImprovedStrategy(TABLE)
+    s.last_ball = s.predictor.compensate(DEFENCE.x - 0.075, 0.12, -0.15, 0.0, 0.0)
+    up = RodView(0.0, -3.0)  # a man at +120 mm, on the ball
+    setpoint = s.act(1, DEFENCE, 0.0, RodPlan("cover", translation=0.0), up)
+    assert setpoint.rotation == pytest.approx(-3.0)  # not down onto it
+    assert not _men_near(DEFENCE, setpoint.translation, 0.12)  # aside
+    aside = RodView(setpoint.translation, -3.0)
+    setpoint = s.act(1, DEFENCE, 0.005, RodPlan("cover", translation=aside.translation), aside)
+    assert setpoint.rotation == 0.0  # beside it now: down
+
+
+def test_feet_wound_up_behind_do_not_come_down_where_the_rod_is_carried_onto_the_ball():
+    """Pro seed 8900 randomised: the rod still moving at 1.5 m/s towards a ball 66 mm
+    behind it when the feet were to come down; the man reached it on the way."""
+    s = ImprovedStrategy(TABLE)
+    s.last_ball = s.predictor.compensate(DEFENCE.x - 0.066, 0.32, 0.0, 0.0, 0.0)
+    moving = RodView(0.04, -3.0, 1.5)  # men at -80 and +160 mm, carried 180 mm on
+    setpoint = s.act(1, DEFENCE, 0.0, RodPlan("cover", translation=0.04), moving)
+    assert setpoint.rotation == pytest.approx(-3.0)
+
+
+def test_feet_wound_up_behind_come_down_beside_a_ball_far_behind_or_out_of_reach():
+    """Feet coming down with no man near the ball, or with the ball beyond every foot's
+    reach, or a ball just behind (the foot strikes it forward) come down as before."""
+    for x, y in ((-0.075, 0.0), (-0.12, 0.12), (-0.03, 0.12)):
+        s = ImprovedStrategy(TABLE)
+        s.last_ball = s.predictor.compensate(DEFENCE.x + x, y, 0.0, 0.0, 0.0)
+        up = RodView(0.0, -3.0)
+        setpoint = s.act(1, DEFENCE, 0.0, RodPlan("cover", translation=0.0), up)
+        assert setpoint.rotation == 0.0, (x, y)

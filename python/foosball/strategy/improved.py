@@ -111,6 +111,9 @@ LOST_MARGIN = 0.02  # m: a man's further way from a ball out of the camera's sig
 SIDE_MARGIN = 0.004  # m: a man moving sideways stops this far short of touching the ball
 LIFTED_MARGIN = SIDESTEP_CLEARANCE / 2  # m: feet lifted come down this much clear of it
 BEHIND_SAFE = 0.05  # m behind the axis: a ball further back is struck only lying still
+# m beyond the men's reach behind the axis: feet coming down from behind still meet a ball
+# there (issue 30, pro seed 8903 randomised: a ball 80 mm behind the defence's axis)
+DOWN_BEHIND_MARGIN = 0.03
 
 
 @dataclass(slots=True)
@@ -807,9 +810,12 @@ class ImprovedStrategy(RodStrategy):
             setpoint = RodSetpoint(translation, rotation, p.translation_speed,
                                    plan.rotation_speed)
         sweep = self._strikes_back(rod, setpoint, here)
+        if not sweep and not engine.active:
+            sweep = self._comes_down_behind(rod, setpoint, here)
         if sweep == SWEEP_NOW:
-            # its feet would swing back through the ball and strike it at our goal: they
-            # hold their angle while the rod steps aside, so they pass beside it
+            # its feet would swing back through the ball (or come down behind onto its
+            # front) and strike it at our goal: they hold their angle while the rod steps
+            # aside, so they pass beside it
             if engine.active:
                 engine.abort(now, here.rotation)
             clear = self.block_half + SIDESTEP_CLEARANCE + self.unseen_margin(rod)
@@ -883,6 +889,44 @@ class ImprovedStrategy(RodStrategy):
             return SWEEP_ON_THE_WAY
         return 0
 
+    def _comes_down_behind(self, rod: Rod, setpoint: RodSetpoint, here: RodView) -> int:
+        """Whether moving to `setpoint` brings feet lifted behind forward and down onto a
+        ball lying further behind the axis than `BEHIND_SAFE`: the foot meets the ball's
+        front and drives it back at our goal (issue 30, tuning seeds pro 8900 and 8903
+        randomised: the defence wound up over a ball behind it, which rolled on out of the
+        behind play's reach; the plan turned to cover, feet down, and the foot came down
+        at 35-39 rad/s onto it, 67-80 mm behind, from 0.15-0.9 m/s across the table to
+        3.9-5.0 m/s into our goal). The same answers as `_strikes_back`: SWEEP_NOW (the
+        feet hold their angle while the rod steps aside), SWEEP_ON_THE_WAY, or 0. A kick
+        is left alone (the behind play strikes a ball there only lying still), and so is
+        a rod whose possession clock runs late (a ball left there would be a foul)."""
+        b = self.last_ball
+        start, end = here.rotation, setpoint.rotation
+        if b is None or end < start + SWEEP_SLIVER or self.urgency > URGENT:
+            return 0
+        ahead = b.x - rod.x
+        soon = ahead + b.vx * SWEEP_LOOKAHEAD_S
+        far = -(self.reach_ahead + DOWN_BEHIND_MARGIN)
+        if min(ahead, soon) > -BEHIND_SAFE or max(ahead, soon) < far:
+            return 0
+        # (feet from above the ball's height behind, down into it; feet already lower
+        # turning forward move away from a ball that far back)
+        turns = round(start / (2 * math.pi))
+        if not any(start <= top < end - SWEEP_SLIVER
+                   for top in (2 * math.pi * k - FOOT_AT_BALL
+                               for k in (turns - 1, turns, turns + 1))):
+            return 0
+        y_later = b.y + b.vy * SWEEP_LOOKAHEAD_S
+        margin = self.unseen_margin(rod)
+        # (where the rod is carried while the feet come down: pro 8900, a cover's move
+        # under way at 1.5 m/s took the man 90 mm along into the ball)
+        carried = here.translation + here.translation_velocity * SWEEP_LOOKAHEAD_S
+        if self._man_near(rod, here.translation, b.y, y_later, margin, carried):
+            return SWEEP_NOW
+        if self._man_near(rod, setpoint.translation, b.y, y_later, margin):
+            return SWEEP_ON_THE_WAY
+        return 0
+
     def unseen_margin(self, rod: Rod) -> float:
         """How much further from the ball a man of goalkeeper or defence keeps when the
         camera does not see it: the ball stands where it was last seen, often tens of mm
@@ -920,13 +964,15 @@ class ImprovedStrategy(RodStrategy):
         return stop
 
     def _man_near(self, rod: Rod, translation: float, y: float, y_later: float,
-                  margin: float = 0.0) -> bool:
-        """Whether a man of `rod` at `translation` can touch a ball on its way from `y` to
-        `y_later` (with `margin` more on either side)."""
+                  margin: float = 0.0, moving_to: float | None = None) -> bool:
+        """Whether a man of `rod` at `translation` (or anywhere on its way from there to
+        `moving_to`) can touch a ball on its way from `y` to `y_later` (with `margin` more
+        on either side)."""
         half = self.block_half + margin
         low, high = min(y, y_later) - half, max(y, y_later) + half
-        for offset in men_offsets(rod):  # noqa: SIM110 - a loop, as _within
-            if low < translation + offset < high:
+        end = translation if moving_to is None else moving_to
+        for offset in men_offsets(rod):
+            if min(translation, end) + offset < high and max(translation, end) + offset > low:
                 return True
         return False
 
