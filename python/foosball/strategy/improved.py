@@ -116,6 +116,14 @@ BEHIND_SAFE = 0.05  # m behind the axis: a ball further back is struck only lyin
 DOWN_BEHIND_MARGIN = 0.03
 
 
+
+def _whole_turns_near(angle: float) -> tuple[float, float, float]:
+    """The whole turns (multiples of 2 pi) around `angle`: a rod's angle is not wrapped,
+    so an angle range is looked for a turn either side of the one it is in."""
+    turns = round(angle / (2 * math.pi))
+    return 2 * math.pi * (turns - 1), 2 * math.pi * turns, 2 * math.pi * (turns + 1)
+
+
 @dataclass(slots=True)
 class RodPlan:
     """What the team plan asks of one rod this step."""
@@ -877,17 +885,10 @@ class ImprovedStrategy(RodStrategy):
             sectors.append((-FOOT_AT_BALL, 0.0))  # behind
         if not sectors:
             return 0
-        turns = round(start / (2 * math.pi))
         if not any(min(start, high + shift) - max(end, low + shift) > SWEEP_SLIVER
-                   for low, high in sectors
-                   for shift in (2 * math.pi * k for k in (turns - 1, turns, turns + 1))):
+                   for low, high in sectors for shift in _whole_turns_near(start)):
             return 0
-        y_later = b.y + b.vy * SWEEP_LOOKAHEAD_S
-        if self._man_near(rod, here.translation, b.y, y_later, margin):
-            return SWEEP_NOW
-        if self._man_near(rod, setpoint.translation, b.y, y_later, margin):
-            return SWEEP_ON_THE_WAY
-        return 0
+        return self._sweep_meets(rod, b, here, setpoint, margin)
 
     def _comes_down_behind(self, rod: Rod, setpoint: RodSetpoint, here: RodView) -> int:
         """Whether moving to `setpoint` brings feet lifted behind forward and down onto a
@@ -911,16 +912,20 @@ class ImprovedStrategy(RodStrategy):
             return 0
         # (feet from above the ball's height behind, down into it; feet already lower
         # turning forward move away from a ball that far back)
-        turns = round(start / (2 * math.pi))
-        if not any(start <= top < end - SWEEP_SLIVER
-                   for top in (2 * math.pi * k - FOOT_AT_BALL
-                               for k in (turns - 1, turns, turns + 1))):
+        if not any(start <= shift - FOOT_AT_BALL < end - SWEEP_SLIVER
+                   for shift in _whole_turns_near(start)):
             return 0
-        y_later = b.y + b.vy * SWEEP_LOOKAHEAD_S
-        margin = self.unseen_margin(rod)
         # (where the rod is carried while the feet come down: pro 8900, a cover's move
         # under way at 1.5 m/s took the man 90 mm along into the ball)
         carried = here.translation + here.translation_velocity * SWEEP_LOOKAHEAD_S
+        return self._sweep_meets(rod, b, here, setpoint, self.unseen_margin(rod), carried)
+
+    def _sweep_meets(self, rod: Rod, b: BallPoint, here: RodView, setpoint: RodSetpoint,
+                     margin: float, carried: float | None = None) -> int:
+        """For a turn that would meet the ball: SWEEP_NOW if a man is at the ball now (or
+        on the way to `carried`, where a moving rod takes him meanwhile), SWEEP_ON_THE_WAY
+        if only where the move would take him, else 0."""
+        y_later = b.y + b.vy * SWEEP_LOOKAHEAD_S
         if self._man_near(rod, here.translation, b.y, y_later, margin, carried):
             return SWEEP_NOW
         if self._man_near(rod, setpoint.translation, b.y, y_later, margin):
