@@ -460,6 +460,15 @@ def _listen(endpoint: Endpoint, agent: subprocess.Popen[str], timeout_s: float,
     return False
 
 
+def _exit_report(agent: subprocess.Popen[str]) -> object:
+    """The service's exit code and the end of its log if it has ended, else None: why it
+    never answered is in what it wrote."""
+    if agent.poll() is None:
+        return None
+    _, stderr = agent.communicate(timeout=5)
+    return agent.returncode, stderr[-3000:]
+
+
 def _all_in(state: DriveState) -> Callable[[MotorStatus], bool]:
     return lambda status: all(a.state is state for a in status.axes)
 
@@ -486,7 +495,7 @@ def test_the_motor_driver_service_homes_and_stops_the_bus_cleanly_on_sigterm(
     states: list[SafetyState] = []
     try:
         homed = _listen(panel, agent, 30.0, _all_in(DriveState.READY), states)
-        assert homed, (agent.poll(), states[-5:])
+        assert homed, (_exit_report(agent), states[-5:])
         assert SafetyState.HOMING in states and SafetyState.FAULT not in states
         assert all(s["al_state"] == int(L.AlState.OP) for s in emulator.slaves())
         _stop_service(agent, signal.SIGTERM)
@@ -530,7 +539,7 @@ def test_another_slave_stack_reaches_op_and_running_and_stops_safely_on_sigint(
 
     try:
         assert _listen(pole, agent, 30.0, _all_in(DriveState.READY), states), \
-            (agent.poll(), states[-5:])
+            (_exit_report(agent), states[-5:])
         slaves = emulator.slaves()
         assert all(s["al_state"] == int(L.AlState.OP) for s in slaves)
         assert all(s["watchdog_s"] == pytest.approx(0.05) for s in slaves)

@@ -177,3 +177,49 @@ def test_a_reconfiguration_that_fails_in_the_setup_step_is_reported_per_slave() 
     assert list(bus.recovery_errors) == [2]
     assert bus.recovery_errors[2].startswith(
         "slave 2 (OTHER-DRIVE): PDO 0x1600: object 0x1c12: the drive's PDO mapping is fixed")
+
+
+class SilentSlave(StubSlave):
+    """A slave whose first `silent` SDO exchanges get no answer (pysoem's WkcError: a lost
+    frame, or an answer too late on a loaded host)."""
+
+    def __init__(self, silent: int) -> None:
+        super().__init__()
+        self.silent = silent
+        self.exchanges = 0
+
+    def _exchange(self) -> None:
+        self.exchanges += 1
+        if self.silent > 0:
+            self.silent -= 1
+            raise pysoem.WkcError()
+
+    def sdo_write(self, index: int, sub: int, data: bytes) -> None:
+        self._exchange()
+        super().sdo_write(index, sub, data)
+
+    def sdo_read(self, index: int, sub: int) -> bytes:
+        self._exchange()
+        return super().sdo_read(index, sub)
+
+
+def test_an_sdo_exchange_without_an_answer_is_tried_again() -> None:
+    slave = SilentSlave(silent=2)
+    SlaveStep(slave, 6).write_pdo(L.TXPDO_ASSIGN, L.TXPDO_INDEX, L.TXPDO_ENTRIES)
+    assert SlaveStep(slave, 6).read_pdo(L.TXPDO_ASSIGN) == (
+        [L.TXPDO_INDEX], [e.mapping_value for e in L.TXPDO_ENTRIES])
+
+
+def test_a_slave_that_never_answers_fails_naming_the_object_and_the_tries() -> None:
+    slave = SilentSlave(silent=1_000)
+    with pytest.raises(BusConfigurationError, match=r"^slave 6 \(OTHER-DRIVE\): PDO 0x1a00 "
+                       r"from the layout: object 0x1c13:00: no answer in 3 tries"):
+        SlaveStep(slave, 6).write_pdo(L.TXPDO_ASSIGN, L.TXPDO_INDEX, L.TXPDO_ENTRIES)
+    assert slave.exchanges == 3
+
+
+def test_an_abort_is_the_drive_s_answer_and_is_not_tried_again() -> None:
+    slave = FixedSlave()
+    with pytest.raises(BusConfigurationError, match="SDO abort 0x06010002"):
+        SlaveStep(slave, 2).write_pdo(L.RXPDO_ASSIGN, L.RXPDO_INDEX, L.RXPDO_ENTRIES)
+    assert slave.writes == 1

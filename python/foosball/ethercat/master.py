@@ -32,6 +32,7 @@ REG_LOST_LINKS = 0x0310  # per port: lost link counter (1 byte)
 REG_WD_DIVIDER = 0x0400
 REG_WD_TIME_PD = 0x0420
 MAILBOX_ERRORS = (pysoem.SdoError, pysoem.MailboxError, pysoem.PacketError, pysoem.WkcError)
+SDO_ATTEMPTS = 3  # a configuration SDO without an answer, tried again before it fails
 EMERGENCY_READS = 4  # emergencies a drive may have queued before a mailbox answer
 # SDO aborts by which a drive says its PDO assignment or mapping cannot be written: read
 # only, or not in this state (CiA 301 abort codes)
@@ -429,10 +430,23 @@ class SlaveStep:
                                 f"wrote 0x{value:x}, read back 0x{got:x}")
 
     def _sdo(self, step: str, index: int, sub: int, call: Callable[[], Any]) -> Any:
-        try:
-            return call()
-        except MAILBOX_ERRORS as exc:
-            raise self.fail(step, f"object 0x{index:04x}:{sub:02x}", _describe(exc)) from exc
+        """One SDO exchange. One that got no answer (a frame lost, or the slave's answer
+        late on a loaded host: WkcError) is tried again, as SOEM empties the mailbox before
+        each exchange and every write here is idempotent; an abort is the drive's answer
+        and is not repeated."""
+        what = f"object 0x{index:04x}:{sub:02x}"
+        for attempt in range(1, SDO_ATTEMPTS + 1):
+            try:
+                return call()
+            except pysoem.WkcError as exc:
+                if attempt == SDO_ATTEMPTS:
+                    raise self.fail(step, what, f"no answer in {SDO_ATTEMPTS} tries "
+                                    f"({_describe(exc)})") from exc
+                log.warning("slave %d: %s: %s: no answer, trying again", self.position,
+                            step, what)
+            except MAILBOX_ERRORS as exc:
+                raise self.fail(step, what, _describe(exc)) from exc
+        raise AssertionError("unreachable")
 
 
 def _emergency(emergency: pysoem.Emergency) -> DriveEmergency:
