@@ -509,6 +509,34 @@ def test_the_motor_driver_service_homes_and_stops_the_bus_cleanly_on_sigterm(
     assert all(s["watchdog_trips"] == 0 for s in slaves), slaves
 
 
+def test_a_mailbox_answer_lost_on_the_way_back_is_asked_for_again(
+        namespace: Namespace, emulator_factory: Callable, tmp_path: Path) -> None:
+    """Every slave takes its first mailbox answer out of the mailbox and the frame never
+    comes back (as when the master's wait ran out on a loaded host). SOEM asks the slave
+    controller to repeat it (SM1's repeat request), as a real ESC allows: each lost answer
+    is given again and start-up goes on without a failed or repeated SDO exchange."""
+    emulator = emulator_factory(8)
+    emulator.command("lose-mailbox all 1")
+    key = secrets.token_bytes(32)
+    config = _service_board(tmp_path, key)
+    with inside(namespace):
+        panel = Endpoint(open_transport("raw", iface="lan1"), WireCodec(key, Agent.GAME_PANEL))
+    agent = _start_service(namespace, config)
+    states: list[SafetyState] = []
+    try:
+        homed = _listen(panel, agent, 30.0, _all_in(DriveState.READY), states)
+        assert homed, (_exit_report(agent), states[-5:])
+        log = _stop_service(agent, signal.SIGTERM)
+    finally:
+        if agent.poll() is None:
+            agent.kill()
+            agent.communicate()
+        panel.close()
+    timing = emulator.command("timing")
+    assert timing["lost_mailbox_answers"] == 8 and timing["mailbox_repeats"] == 8, timing
+    assert "trying again" not in log, log[-2000:]
+
+
 @pytest.mark.parametrize("alignment", ["none", "sdo"])
 def test_another_slave_stack_reaches_op_and_running_and_stops_safely_on_sigint(
         namespace: Namespace, emulator_factory: Callable, tmp_path: Path,
