@@ -533,7 +533,8 @@ def test_a_mailbox_answer_lost_on_the_way_back_is_asked_for_again(
             agent.communicate()
         panel.close()
     timing = emulator.command("timing")
-    assert timing["lost_mailbox_answers"] == 8 and timing["mailbox_repeats"] == 8, timing
+    # at least: an answer lost by the loaded host itself is repeated too
+    assert timing["lost_mailbox_answers"] == 8 and timing["mailbox_repeats"] >= 8, timing
     assert "trying again" not in log, log[-2000:]
 
 
