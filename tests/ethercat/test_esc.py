@@ -168,6 +168,23 @@ def test_a_lost_mailbox_answer_is_given_again_on_the_repeat_request() -> None:
     assert master.fprd(station, L.MAILBOX_IN_ADDRESS, L.MAILBOX_SIZE) == reply
 
 
+def test_a_repeat_request_for_a_read_that_never_arrived_keeps_the_waiting_answer() -> None:
+    """The frame reading the answer was lost before the slave (or dropped by the emulator
+    as stale): the answer is still in the mailbox and stays. Putting back the answer read
+    before would hand SOEM the previous subindex's value, which it takes for this one
+    (it matches an SDO upload answer by index only)."""
+    master = Master(drives=1)
+    station = master.addresses()[0]
+    master.to_preop(station)
+    master.sdo(station, 0x40, 0x1018, 1)  # read and received: the vendor id
+    coe = struct.pack("<HBHB", 2 << 12, 0x40, 0x1018, 2) + bytes(4)
+    mailbox = struct.pack("<HHBB", len(coe), 0, 0, 0x03 | (2 << 4)) + coe
+    master.fpwr(station, L.MAILBOX_OUT_ADDRESS, mailbox.ljust(L.MAILBOX_SIZE, b"\0"))
+    assert _toggle_repeat(master, station) == 0x02  # its read never reached the slave
+    reply = master.fprd(station, L.MAILBOX_IN_ADDRESS, L.MAILBOX_SIZE)
+    assert struct.unpack_from("<HBHBI", reply, 6)[3:] == (2, L.PRODUCT_CODE)
+
+
 def test_sm1_configured_again_gives_no_old_answer() -> None:
     master = Master(drives=1)
     station = master.addresses()[0]

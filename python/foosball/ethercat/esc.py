@@ -598,16 +598,19 @@ class EscSlave:
             self._next_mailbox_response()
 
     def _repeat_requested(self, configured: bool) -> None:
-        """The master toggles SM1's repeat request when it lost the answer to its read of
-        the mailbox (SOEM's ecx_mbxreceive): the last answer read is put back, and the PDI
-        control register's repeat ack toggled to match, as a real ESC's slave does."""
+        """The master toggles SM1's repeat request when its read of the mailbox got no
+        answer (SOEM's ecx_mbxreceive). As a slave stack does (the ETG's SSC), the last
+        answer presented is presented again and the PDI control register's repeat ack
+        toggled to match: if the read was taken and lost, that answer is put back; if the
+        read never arrived, the answer is still there and stays. Never an older one: SOEM
+        matches an SDO answer by index only, and a read-back of the subindex before would
+        pass for this one."""
         activate, pdi = self.mem[REG_SM1_ACTIVATE], self.mem[REG_SM1_ACTIVATE + 1]
         if (activate ^ pdi) & SM_REPEAT == 0:
             return  # no toggle
-        if not configured and self.last_mailbox_response and self._sm_active(1):
+        full = self.mem[REG_SM + 8 + 5] & 0x08
+        if not configured and not full and self.last_mailbox_response and self._sm_active(1):
             start = L.MAILBOX_IN_ADDRESS
-            if self.mem[REG_SM + 8 + 5] & 0x08:  # a newer answer waiting goes after it
-                self.mailbox_responses.appendleft(bytes(self.mem[start:start + L.MAILBOX_SIZE]))
             self.mem[start:start + L.MAILBOX_SIZE] = self.last_mailbox_response
             self._set_sm_full(1, True)
             self.mailbox_repeats += 1
