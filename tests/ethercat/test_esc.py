@@ -144,58 +144,6 @@ def test_sdo_upload_download_and_aborts_use_coe_service_two() -> None:
     assert (command, code) == (0x80, SDO_ABORT_READ_ONLY)
 
 
-def _toggle_repeat(master: Master, station: int) -> int:
-    """What SOEM's ecx_mbxreceive does when its read of the mailbox got no answer: toggle
-    SM1's repeat request (0x080E bit 1, written with the status word from 0x080D), then wait
-    for the repeat ack (0x080F bit 1) to match. The ack bit."""
-    status = struct.unpack("<H", master.fprd(station, 0x080D, 2))[0] ^ 0x0200
-    assert master.fpwr(station, 0x080D, struct.pack("<H", status)) == 1
-    return master.fprd(station, 0x080F, 1)[0] & 0x02
-
-
-def test_a_lost_mailbox_answer_is_given_again_on_the_repeat_request() -> None:
-    master = Master(drives=1)
-    station = master.addresses()[0]
-    master.to_preop(station)
-    lost = master.sdo(station, 0x40, 0x1018, 2)  # read by the ESC, lost on the way back
-    assert _toggle_repeat(master, station) == 0x02
-    assert master.fprd(station, 0x080D, 1)[0] & 0x08  # full again
-    assert master.fprd(station, L.MAILBOX_IN_ADDRESS, L.MAILBOX_SIZE) == lost
-    assert not master.fprd(station, 0x080D, 1)[0] & 0x08
-    reply = master.sdo(station, 0x40, 0x1018, 1)  # the mailbox carries on as before
-    assert struct.unpack_from("<HBHBI", reply, 6)[4] == L.VENDOR_ID
-    assert _toggle_repeat(master, station) == 0  # toggled back: acked back
-    assert master.fprd(station, L.MAILBOX_IN_ADDRESS, L.MAILBOX_SIZE) == reply
-
-
-def test_a_repeat_request_for_a_read_that_never_arrived_keeps_the_waiting_answer() -> None:
-    """The frame reading the answer was lost before the slave (or dropped by the emulator
-    as stale): the answer is still in the mailbox and stays. Putting back the answer read
-    before would hand SOEM the previous subindex's value, which it takes for this one
-    (it matches an SDO upload answer by index only)."""
-    master = Master(drives=1)
-    station = master.addresses()[0]
-    master.to_preop(station)
-    master.sdo(station, 0x40, 0x1018, 1)  # read and received: the vendor id
-    coe = struct.pack("<HBHB", 2 << 12, 0x40, 0x1018, 2) + bytes(4)
-    mailbox = struct.pack("<HHBB", len(coe), 0, 0, 0x03 | (2 << 4)) + coe
-    master.fpwr(station, L.MAILBOX_OUT_ADDRESS, mailbox.ljust(L.MAILBOX_SIZE, b"\0"))
-    assert _toggle_repeat(master, station) == 0x02  # its read never reached the slave
-    reply = master.fprd(station, L.MAILBOX_IN_ADDRESS, L.MAILBOX_SIZE)
-    assert struct.unpack_from("<HBHBI", reply, 6)[3:] == (2, L.PRODUCT_CODE)
-
-
-def test_sm1_configured_again_gives_no_old_answer() -> None:
-    master = Master(drives=1)
-    station = master.addresses()[0]
-    master.to_preop(station)
-    master.sdo(station, 0x40, 0x1018, 2)
-    master.fpwr(station, 0x0808, struct.pack("<HHBBBB", L.MAILBOX_IN_ADDRESS, L.MAILBOX_SIZE,
-                                             L.SM_CONTROL_MAILBOX_IN, 0, 0x03, 0))
-    assert not master.fprd(station, 0x080D, 1)[0] & 0x08  # nothing put back
-    assert master.fprd(station, 0x080F, 1)[0] & 0x02 == 0x02  # the ack follows quietly
-
-
 def test_al_state_machine_refuses_skips_and_bad_process_data_config() -> None:
     master = Master(drives=1)
     station = master.addresses()[0]

@@ -43,8 +43,6 @@ REG_EEPROM_ADDRESS = 0x0504
 REG_EEPROM_DATA = 0x0508
 REG_FMMU = 0x0600
 REG_SM = 0x0800
-REG_SM1_ACTIVATE = REG_SM + 8 + 6  # then SM1's PDI control, where the ESC acks a repeat
-SM_REPEAT = 0x02  # repeat request (activate) / repeat ack (PDI control)
 # distributed clocks: receive times latched by a write to 0x0900, the local time of that
 # latch (0x0918), the system time (0x0910) and its offset (0x0920), SYNC0 activation
 # (0x0981) and cycle (0x09A0)
@@ -339,11 +337,6 @@ class EscSlave:
         self.mailbox_responses: deque[bytes] = deque()
         self._emergency_sent = 0  # the error code of the last emergency queued
         self.last_mailbox_response = b""
-        # emulated loss on the way back: the frames that read this many answers out of the
-        # mailbox are not returned (the ESC took the answer; the master never sees it)
-        self.mailbox_answers_to_lose = 0
-        self.answer_lost = False  # the frame being processed read one of those
-        self.mailbox_repeats = 0  # answers given again on the master's repeat request
         self.last_outputs_s = 0.0
         self.watchdog_trips = 0
         self.now_s = 0.0
@@ -407,10 +400,6 @@ class EscSlave:
         start, size, _, _ = self._sm(1)
         if (self._sm_active(1) and size and address <= start + size - 1 < address + length
                 and self.mem[REG_SM + 8 + 5] & 0x08):
-            self.last_mailbox_response = bytes(self.mem[start:start + size])
-            if self.mailbox_answers_to_lose > 0:
-                self.mailbox_answers_to_lose -= 1
-                self.answer_lost = True
             self._set_sm_full(1, False)
             self._next_mailbox_response()
         return data
@@ -421,8 +410,7 @@ class EscSlave:
             return
         keep = {}
         for ro in (REG_AL_STATUS, REG_AL_STATUS + 1, REG_AL_STATUS_CODE, REG_AL_STATUS_CODE + 1,
-                   REG_DL_STATUS, REG_DL_STATUS + 1, *(REG_SM + 8 * n + 5 for n in range(4)),
-                   *(REG_SM + 8 * n + 7 for n in range(4))):  # status and PDI control
+                   REG_DL_STATUS, REG_DL_STATUS + 1, *(REG_SM + 8 * n + 5 for n in range(4))):
             if address <= ro < end:
                 keep[ro] = self.mem[ro]
         self.mem[address:min(end, MEMORY_SIZE)] = data[:MEMORY_SIZE - address]
@@ -443,9 +431,6 @@ class EscSlave:
 
         if touches(REG_SM, REG_SM + 32):
             self._sm_config_changed()
-        if touches(REG_SM1_ACTIVATE, REG_SM1_ACTIVATE + 1):
-            # SM1 configured anew (its start address written too) has nothing to repeat
-            self._repeat_requested(configured=touches(REG_SM + 8, REG_SM + 12))
         if touches(REG_FMMU, REG_FMMU + 0x100):
             self._parse_fmmus()
         if touches(REG_EEPROM_CONTROL, REG_EEPROM_CONTROL + 2):
@@ -544,7 +529,6 @@ class EscSlave:
                 self._set_sm_full(n, False)
                 if n == 1:
                     self.mailbox_responses.clear()
-                    self.last_mailbox_response = b""
 
     def _parse_fmmus(self) -> None:
         fmmus = []
@@ -597,29 +581,11 @@ class EscSlave:
         if not self.mem[REG_SM + 8 + 5] & 0x08:
             self._next_mailbox_response()
 
-    def _repeat_requested(self, configured: bool) -> None:
-        """The master toggles SM1's repeat request when its read of the mailbox got no
-        answer (SOEM's ecx_mbxreceive). As a slave stack does (the ETG's SSC), the last
-        answer presented is presented again and the PDI control register's repeat ack
-        toggled to match: if the read was taken and lost, that answer is put back; if the
-        read never arrived, the answer is still there and stays. Never an older one: SOEM
-        matches an SDO answer by index only, and a read-back of the subindex before would
-        pass for this one."""
-        activate, pdi = self.mem[REG_SM1_ACTIVATE], self.mem[REG_SM1_ACTIVATE + 1]
-        if (activate ^ pdi) & SM_REPEAT == 0:
-            return  # no toggle
-        full = self.mem[REG_SM + 8 + 5] & 0x08
-        if not configured and not full and self.last_mailbox_response and self._sm_active(1):
-            start = L.MAILBOX_IN_ADDRESS
-            self.mem[start:start + L.MAILBOX_SIZE] = self.last_mailbox_response
-            self._set_sm_full(1, True)
-            self.mailbox_repeats += 1
-        self.mem[REG_SM1_ACTIVATE + 1] = (pdi & ~SM_REPEAT) | (activate & SM_REPEAT)
-
     def _next_mailbox_response(self) -> None:
         if not self.mailbox_responses:
             return
         frame = self.mailbox_responses.popleft()
+        self.last_mailbox_response = frame
         start = L.MAILBOX_IN_ADDRESS
         self.mem[start:start + L.MAILBOX_SIZE] = frame
         self._set_sm_full(1, True)
