@@ -57,10 +57,11 @@ class PhaseLock:
         step = -(self.gain * error + self.integral_gain * self.integral_ns)
         return max(-self.limit_ns, min(self.limit_ns, step)) * 1e-9
 
-    def percentiles_us(self) -> tuple[float, float]:
-        """|phase error| p50 and p99 over the latest cycles since the lock, in
+    def percentiles_us(self) -> tuple[float, float, float]:
+        """|phase error| p50, p95 and p99 over the latest cycles since the lock, in
         microseconds."""
         if not self.errors_ns:
-            return 0.0, 0.0
-        p50, p99 = np.percentile(np.abs(np.fromiter(self.errors_ns, float)), (50, 99))
-        return float(p50) * 1e-3, float(p99) * 1e-3
+            return 0.0, 0.0, 0.0
+        errors = np.abs(np.fromiter(self.errors_ns, float))
+        p50, p95, p99 = np.percentile(errors, (50, 95, 99))
+        return float(p50) * 1e-3, float(p95) * 1e-3, float(p99) * 1e-3

@@ -327,7 +327,7 @@ class EtherCatHardware:
         finally:
             if self.phase_lock is not None:
                 log.info("distributed clocks: locked after %s cycles; frame phase to SYNC0 "
-                         "off its target by p50 %.1f us, p99 %.1f us (latest cycles)",
+                         "off its target by p50 %.1f us, p95 %.1f us, p99 %.1f us (latest cycles)",
                          self.phase_lock.cycles_to_lock, *self.phase_lock.percentiles_us())
             self.alignment_reader.close()
             self.bus.close()
