@@ -481,10 +481,12 @@ def _stop_service(agent: subprocess.Popen[str], signum: int) -> str:
     return stderr
 
 
-def _home_then_stop(namespace: Namespace, tmp_path: Path,
-                    when_ready: Callable[[], None] = lambda: None) -> tuple[list[SafetyState], str]:
-    """Run the motor driver service until every drive is READY, call `when_ready`, stop it
-    with SIGTERM; its heartbeat states and its log."""
+def test_the_motor_driver_service_homes_and_stops_the_bus_cleanly_on_sigterm(
+        namespace: Namespace, emulator_factory: Callable, tmp_path: Path) -> None:
+    """`foosball agent run motor_driver` as the board's unit runs it: raw agent LAN, pysoem,
+    SCHED_FIFO; SIGTERM quick-stops the drives and takes the slaves to INIT (the master
+    stops them, rather than leaving their watchdog to notice its silence)."""
+    emulator = emulator_factory(8)
     key = secrets.token_bytes(32)
     config = _service_board(tmp_path, key)
     with inside(namespace):
@@ -494,27 +496,14 @@ def _home_then_stop(namespace: Namespace, tmp_path: Path,
     try:
         homed = _listen(panel, agent, 30.0, _all_in(DriveState.READY), states)
         assert homed, (_exit_report(agent), states[-5:])
-        when_ready()
-        return states, _stop_service(agent, signal.SIGTERM)
+        assert SafetyState.HOMING in states and SafetyState.FAULT not in states
+        assert all(s["al_state"] == int(L.AlState.OP) for s in emulator.slaves())
+        _stop_service(agent, signal.SIGTERM)
     finally:
         if agent.poll() is None:
             agent.kill()
             agent.communicate()
         panel.close()
-
-
-def test_the_motor_driver_service_homes_and_stops_the_bus_cleanly_on_sigterm(
-        namespace: Namespace, emulator_factory: Callable, tmp_path: Path) -> None:
-    """`foosball agent run motor_driver` as the board's unit runs it: raw agent LAN, pysoem,
-    SCHED_FIFO; SIGTERM quick-stops the drives and takes the slaves to INIT (the master
-    stops them, rather than leaving their watchdog to notice its silence)."""
-    emulator = emulator_factory(8)
-
-    def all_in_op() -> None:
-        assert all(s["al_state"] == int(L.AlState.OP) for s in emulator.slaves())
-
-    states, _ = _home_then_stop(namespace, tmp_path, all_in_op)
-    assert SafetyState.HOMING in states and SafetyState.FAULT not in states
     slaves = emulator.slaves()
     assert all(s["al_state"] == int(L.AlState.INIT) for s in slaves), slaves
     assert all(s["watchdog_trips"] == 0 for s in slaves), slaves

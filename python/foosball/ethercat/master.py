@@ -435,18 +435,17 @@ class SlaveStep:
         each exchange and every write here is idempotent; an abort is the drive's answer
         and is not repeated."""
         what = f"object 0x{index:04x}:{sub:02x}"
-        for attempt in range(1, SDO_ATTEMPTS + 1):
-            try:
-                return call()
-            except pysoem.WkcError as exc:
-                if attempt == SDO_ATTEMPTS:
-                    raise self.fail(step, what, f"no answer in {SDO_ATTEMPTS} tries "
-                                    f"({_describe(exc)})") from exc
-                log.warning("slave %d: %s: %s: no answer, trying again", self.position,
-                            step, what)
-            except MAILBOX_ERRORS as exc:
-                raise self.fail(step, what, _describe(exc)) from exc
-        raise AssertionError("unreachable")
+
+        def again() -> None:
+            log.warning("slave %d: %s: %s: no answer, trying again", self.position, step, what)
+
+        try:
+            return _retry(call, SDO_ATTEMPTS, again)
+        except pysoem.WkcError as exc:
+            raise self.fail(step, what, f"no answer in {SDO_ATTEMPTS} tries "
+                            f"({_describe(exc)})") from exc
+        except MAILBOX_ERRORS as exc:
+            raise self.fail(step, what, _describe(exc)) from exc
 
 
 def _emergency(emergency: pysoem.Emergency) -> DriveEmergency:
@@ -475,14 +474,17 @@ def _entries_text(values: Sequence[int]) -> str:
                            for v in values) + "]"
 
 
-def _retry(call: Callable[[], object], attempts: int = 5) -> object:
-    """A frame lost on a loaded machine is not a wrong configuration."""
+def _retry(call: Callable[[], Any], attempts: int = 5,
+           again: Callable[[], None] = lambda: None) -> Any:
+    """A frame lost on a loaded machine is not a wrong configuration. `again` is called
+    before each further attempt."""
     for attempt in range(attempts):
         try:
             return call()
         except pysoem.WkcError:
             if attempt == attempts - 1:
                 raise
+            again()
     raise AssertionError("unreachable")
 
 
