@@ -59,6 +59,7 @@ class Master:
         self.emu = DriveEmulator(EmulatorConfig(drives=drives, alignment_time_s=0.0,
                                                 **options))  # type: ignore[arg-type]
         self.now = 0.0
+        self.counter = 0  # mailbox counter, 1..7 as SOEM counts
 
     def send(self, *datagrams: tuple[int, int, int, bytes]) -> list[tuple[bytes, int]]:
         reply = self.emu.handle_frame(frame(*datagrams), self.now)
@@ -96,7 +97,8 @@ class Master:
 
     def sdo(self, station: int, command: int, index: int, sub: int, data: bytes = b"") -> bytes:
         coe = struct.pack("<HBHB", 2 << 12, command, index, sub) + data.ljust(4, b"\x00")
-        mailbox = struct.pack("<HHBB", len(coe), 0, 0, 0x03 | (1 << 4)) + coe
+        self.counter = self.counter % 7 + 1
+        mailbox = struct.pack("<HHBB", len(coe), 0, 0, 0x03 | (self.counter << 4)) + coe
         assert self.fpwr(station, L.MAILBOX_OUT_ADDRESS, mailbox.ljust(L.MAILBOX_SIZE, b"\0")) == 1
         assert self.fprd(station, 0x080D, 1)[0] & 0x08  # response waiting
         reply = self.fprd(station, L.MAILBOX_IN_ADDRESS, L.MAILBOX_SIZE)
@@ -390,3 +392,18 @@ def test_the_other_default_mapping_has_other_sizes_than_the_layout() -> None:
                                         L.AL_CODE_INVALID_OUTPUT_CONFIG)
     report = master.emu.chain.slaves[0].report()
     assert report["outputs_mapped"] == ["0x6040", "0x607a", "0x60ff", "0x6060", "0x6071"]
+
+
+def test_a_mailbox_request_sent_again_with_its_counter_is_done_once() -> None:
+    """SOEM resends a mailbox write whose answer came back late; the slave carries it out
+    once, so no second answer waits in the mailbox to pass for the next request's."""
+    master = Master(drives=1)
+    station = master.addresses()[0]
+    master.to_preop(station)
+    coe = struct.pack("<HBHB", 2 << 12, 0x40, 0x1018, 1) + bytes(4)
+    mailbox = struct.pack("<HHBB", len(coe), 0, 0, 0x03 | (5 << 4)) + coe
+    for _ in range(2):  # the same frame twice
+        assert master.fpwr(station, L.MAILBOX_OUT_ADDRESS,
+                           mailbox.ljust(L.MAILBOX_SIZE, b"\0")) == 1
+    master.fprd(station, L.MAILBOX_IN_ADDRESS, L.MAILBOX_SIZE)
+    assert not master.fprd(station, 0x080D, 1)[0] & 0x08  # nothing more waiting

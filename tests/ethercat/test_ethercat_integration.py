@@ -461,12 +461,17 @@ def _listen(endpoint: Endpoint, agent: subprocess.Popen[str], timeout_s: float,
 
 
 def _exit_report(agent: subprocess.Popen[str]) -> object:
-    """The service's exit code and the end of its log if it has ended, else None: why it
-    never answered is in what it wrote."""
-    if agent.poll() is None:
-        return None
-    _, stderr = agent.communicate(timeout=5)
-    return agent.returncode, stderr[-3000:]
+    """The service's exit code (None while it still ran: it is stopped here) and the end of
+    its log: why it never answered is in what it wrote. Only for a failing assertion."""
+    code = agent.poll()
+    if code is None:
+        agent.terminate()
+    try:
+        _, stderr = agent.communicate(timeout=10)
+    except subprocess.TimeoutExpired:
+        agent.kill()
+        _, stderr = agent.communicate()
+    return code, stderr[-4000:]
 
 
 def _all_in(state: DriveState) -> Callable[[MotorStatus], bool]:

@@ -41,6 +41,7 @@ from foosball.wire.transports import open_transport
 from tests.ethercat.netns import Namespace, inside, needs_netns
 from tests.ethercat.test_ethercat_integration import (
     _all_in,
+    _exit_report,
     _listen,
     _service_board,
     _start_bus,
@@ -133,16 +134,16 @@ def _synchronised(emulator: Any, _panel: Endpoint) -> None:
 
 def _phase_locked(log: str) -> None:
     # the master's cycle steered to the reference clock: frames near half a cycle from
-    # SYNC0 (the emulator's clock is this host's, so no drift, only its wake-up jitter)
-    # p95, not p99: over the 2000 cycles kept, p99 is the 20 worst, which one stall of the
-    # shared test host fills (test run 17: the real-time thread held off 38 ms, p99 1278 us
-    # with p50 62 us); the lock's work shows in the body of the distribution
+    # SYNC0 (the emulator's clock is this host's, so no drift, only its wake-up jitter).
+    # The median, not a tail: the tail is the shared test host's stalls (a CPU-bound
+    # neighbour took the p95 to 1292 us with the p50 at 145 us); an unsteered cycle keeps
+    # the phase it started with, anywhere up to 2500 us off (median 1250 us).
     phase = re.search(r"frame phase to SYNC0 off its target by p50 ([\d.]+) us, p95 "
                       r"([\d.]+) us, p99 ([\d.]+) us", log)
     assert phase is not None, log[-2000:]
     print(f"phase error p50 {phase.group(1)} us, p95 {phase.group(2)} us, "
           f"p99 {phase.group(3)} us")
-    assert float(phase.group(2)) < 1250.0, phase.group(0)  # a quarter of the 5 ms cycle
+    assert float(phase.group(1)) < 400.0, phase.group(0)  # 8 % of the 5 ms cycle
 
 
 @dataclass(frozen=True)
@@ -177,7 +178,7 @@ def test_a_field_drive_comes_up_plays_and_stops(namespace: Namespace,
     states: list[SafetyState] = []
     with _running_service(namespace, tmp_path, drive.board) as (pole, panel, agent):
         assert _listen(pole, agent, 30.0, _all_in(DriveState.READY), states), \
-            (agent.poll(), states[-5:])
+            (_exit_report(agent), states[-5:])
         assert SafetyState.HOMING in states
         assert all(s["al_state"] == int(L.AlState.OP) for s in emulator.slaves())
         assert _play(pole, agent, states), states[-5:]
@@ -198,7 +199,7 @@ def test_a_drive_that_faults_says_why_in_a_coe_emergency_on_the_panel(
     states: list[SafetyState] = []
     with _running_service(namespace, tmp_path) as (pole, panel, agent):
         assert _listen(pole, agent, 30.0, _all_in(DriveState.READY), states), \
-            (agent.poll(), states[-5:])
+            (_exit_report(agent), states[-5:])
         assert emulator.command("fault 5 overcurrent")["ok"]
         heard = _heard_until(panel, EtherCatStatus, 3.0, lambda s: bool(s.emergencies))
         assert heard and heard[-1].emergencies, heard[-3:]
@@ -264,7 +265,7 @@ def test_a_deaf_slave_is_named_in_the_ethercat_status(
     states: list[SafetyState] = []
     with _running_service(namespace, tmp_path) as (pole, panel, agent):
         assert _listen(pole, agent, 30.0, _all_in(DriveState.READY), states), \
-            (agent.poll(), states[-5:])
+            (_exit_report(agent), states[-5:])
         assert emulator.command("deaf 5 on")["ok"]
         heard = _heard_until(panel, EtherCatStatus, 5.0, lambda s: s.slaves_not_op)
         assert heard and heard[-1].slaves_not_op, heard[-3:]

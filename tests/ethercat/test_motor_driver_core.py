@@ -11,7 +11,7 @@ import os
 import re
 import threading
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from types import SimpleNamespace
 from typing import Any
 
@@ -790,6 +790,35 @@ def test_open_motor_driver_starts_the_bus_and_closes_it_when_the_start_fails() -
     # a cycle silent for ten periods stops the heartbeats; the I/O thread below the cycle
     assert runtime.settings.stall_s == pytest.approx(0.05)  # ten cycles, at least 50 ms
     assert runtime.settings.io_priority == IO_PRIORITY == 50
+
+
+class _FlakyStartBus(_ClosingFakeBus):
+    """Its first `failures` starts fail as a lost mailbox answer inside SOEM's mapping reads
+    fails one (the slaves refuse SAFE-OP), leaving them in INIT."""
+
+    def __init__(self, config: BusConfig, failures: int) -> None:
+        super().__init__(config)
+        self.failures = failures
+        self.starts = 0
+
+    def start(self, objects: Sequence[L.StartupObject] = (),
+              sync0_s: float = 0.0) -> list[SlaveInfo]:
+        self.starts += 1
+        if self.starts <= self.failures:
+            raise BusConfigurationError("slaves did not reach SAFEOP: 2: state 0x12")
+        return super().start(objects, sync0_s)
+
+
+def test_a_failed_bus_start_is_tried_again_up_to_the_configured_attempts() -> None:
+    endpoint = Endpoint(MemoryTransport(MemoryHub()), WireCodec(KEY, Agent.MOTOR_DRIVER))
+    once = _FlakyStartBus(BusConfig(backend="fake"), failures=1)
+    open_motor_driver(once, endpoint, MotorDriverConfig(), SafetySettings(), realtime=False)
+    assert once.starts == 2 and once.in_op and once.closed == 0
+    always = _FlakyStartBus(BusConfig(backend="fake", start_attempts=3), failures=99)
+    with pytest.raises(BusConfigurationError, match="did not reach SAFEOP"):
+        open_motor_driver(always, endpoint, MotorDriverConfig(), SafetySettings(),
+                          realtime=False)
+    assert always.starts == 3 and always.closed == 1 and not always.in_op
 
 
 def test_bus_error_tolerance_is_a_time_not_a_cycle_count() -> None:

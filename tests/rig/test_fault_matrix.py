@@ -53,6 +53,14 @@ def hostile_drops(log: str) -> int:
     return sum(int(n) for n in re.findall(r"'(?:malformed|mac)': (\d+)", counters))
 
 
+def _why_unhealthy(rig: Rig, notes: list[str]) -> str:
+    """What the rig is, what stayed unhealthy, and the end of the motor driver's and the
+    emulator's logs (the rig's run directory is gone with the machine in CI)."""
+    tails = "\n".join(f"--- {name}.log:\n{rig.log_text(name)[-2500:]}"
+                      for name in ("motor_driver", "emulator"))
+    return f"{rig.describe()}\n{'; '.join(notes)}\n{tails}"
+
+
 @pytest.fixture(scope="module")
 def rig(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Rig, FaultMatrix]]:
     options = RigOptions(run_dir=tmp_path_factory.mktemp("rig"), deadline_s=0.025,
@@ -63,7 +71,8 @@ def rig(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Rig, FaultMa
         rig.up()
         observer = Observer(rig)
         faults = FaultMatrix(rig, observer)
-        assert faults.recover(60.0) is not None, rig.describe()  # one RESTART after boot
+        notes: list[str] = []
+        assert faults.recover(60.0, notes) is not None, _why_unhealthy(rig, notes)
         yield rig, faults
     finally:
         if observer is not None:

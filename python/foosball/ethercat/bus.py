@@ -41,6 +41,9 @@ class BusConfig:
     # config_init retries while the segment comes up
     discovery_attempts: int = setting(30, low=1, high=1000)
     discovery_pause_s: float = setting(0.1, above=0.0, high=10.0, unit="s")
+    # a start that failed (a mailbox answer lost, a slave refusing SAFE-OP) is tried again
+    # from INIT this many times in all before the service gives up
+    start_attempts: int = setting(3, low=1, high=20)
     # see receive_timeout_for(): shorter than the cycle
     receive_timeout_us: int = setting(1500, low=50, high=100_000, unit="us")
     # SOEM maps through CoE Complete Access when a slave advertises it; some stacks answer

@@ -337,6 +337,10 @@ class EscSlave:
         self.mailbox_responses: deque[bytes] = deque()
         self._emergency_sent = 0  # the error code of the last emergency queued
         self.last_mailbox_response = b""
+        # ETG.1000.4: a mailbox request with the counter of the one before is a repeat and
+        # is not carried out again (SOEM resends a write whose answer came back late; done
+        # twice, its second answer would wait in the mailbox and pass for the next one's)
+        self._last_request_counter = 0
         self.last_outputs_s = 0.0
         self.watchdog_trips = 0
         self.now_s = 0.0
@@ -486,6 +490,7 @@ class EscSlave:
             self.drive.lose_process_data()
         if state == L.AlState.INIT:
             self.mailbox_responses.clear()
+            self._last_request_counter = 0
             for n in (0, 1):
                 self._set_sm_full(n, False)
         self.al_state = state
@@ -563,6 +568,9 @@ class EscSlave:
         service = coe >> 12
         if service != 2 or length < 10:
             return
+        if counter and counter == self._last_request_counter:
+            return  # the last request sent again (its answer came back late): done once
+        self._last_request_counter = counter
         command, index, sub = struct.unpack_from("<BHB", frame, 8)
         payload = frame[12:6 + length]
         response = self._sdo(command, index, sub, payload)
