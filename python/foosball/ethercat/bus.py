@@ -11,6 +11,7 @@ functions here, so both backends and the tests share them.
 from __future__ import annotations
 
 import importlib
+import logging
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -18,6 +19,8 @@ from dataclasses import dataclass
 from foosball.ethercat import layout as L
 from foosball.schema import setting
 from foosball.wire.catalogue import DriveEmergency
+
+log = logging.getLogger(__name__)
 
 # backend name -> (module, class). The one table of backends.
 BACKENDS: dict[str, tuple[str, str]] = {
@@ -202,3 +205,19 @@ def check_mapping(sizes: Sequence[MappedSizes]) -> None:
             raise BusConfigurationError(
                 f"slave {s.position}: SyncManager lengths {s.sm2_length} / {s.sm3_length} "
                 f"differ from the PDO layout {L.RXPDO_SIZE} / {L.TXPDO_SIZE}: refusing to drive")
+
+
+def start_bus(bus: EtherCatBus, objects: Sequence[L.StartupObject] = (),
+              sync0_s: float = 0.0) -> list[SlaveInfo]:
+    """`bus.start`, tried again after a failure (which leaves every slave in INIT), up to
+    `start_attempts` tries in all: one mailbox answer lost inside SOEM's own PDO-map reads
+    gives a wrong SyncManager length that the slave refuses at SAFE-OP, and the next start
+    works. What still fails at the last try is raised."""
+    attempts = bus.config.start_attempts
+    for attempt in range(1, attempts):
+        try:
+            return bus.start(objects, sync0_s)
+        except BusConfigurationError as exc:
+            log.warning("EtherCAT start failed (attempt %d of %d), every slave back in INIT, "
+                        "starting again: %s", attempt, attempts, exc)
+    return bus.start(objects, sync0_s)

@@ -189,11 +189,15 @@ class PysoemBus(EtherCatBus):
         return ticks
 
     def _back_to_init(self) -> None:
-        """A failed start leaves no slave in SAFE-OP or OP (a half-configured bus)."""
+        """A failed start leaves no slave in SAFE-OP or OP (a half-configured bus); the
+        request is sent again while the slaves are not there (a lost frame)."""
         try:
-            self.master.state = pysoem.INIT_STATE
-            self.master.write_state()
-            self.master.state_check(pysoem.INIT_STATE, 50_000)
+            for _ in range(3):
+                self.master.state = pysoem.INIT_STATE
+                self.master.write_state()
+                if self.master.state_check(pysoem.INIT_STATE, 50_000) == pysoem.INIT_STATE:
+                    return
+            log.error("slaves not back in INIT after a failed start: %s", self._state_report())
         except Exception:  # the bus may be gone: the drives' own watchdog stays
             log.exception("could not take the slaves back to INIT")
 

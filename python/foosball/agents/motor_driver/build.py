@@ -11,7 +11,7 @@ from foosball.agents.motor_driver.config import MotorDriverConfig
 from foosball.agents.motor_driver.core import MotorDriverCore
 from foosball.agents.motor_driver.hardware import EtherCatHardware
 from foosball.ethercat import layout as L
-from foosball.ethercat.bus import BusConfigurationError, EtherCatBus, receive_timeout_for
+from foosball.ethercat.bus import EtherCatBus, receive_timeout_for, start_bus
 from foosball.ethercat.dc import PhaseLock
 from foosball.realtime import prepare_realtime
 from foosball.runtime import AgentRuntime
@@ -35,23 +35,6 @@ def homing_objects(config: MotorDriverConfig) -> tuple[L.StartupObject, ...]:
             (L.HOMING_SPEEDS, 1, "I", speed), (L.HOMING_SPEEDS, 2, "I", speed)))
 
 
-def _start_bus(bus: EtherCatBus, config: MotorDriverConfig) -> None:
-    """`bus.start`, tried again after a failure (which leaves every slave in INIT): one
-    lost mailbox answer inside SOEM's own mapping reads fails a start that works the next
-    time. What still fails after the last attempt ends the service, naming why."""
-    attempts = bus.config.start_attempts
-    for attempt in range(1, attempts + 1):
-        try:
-            bus.start(homing_objects(config),
-                      sync0_s=config.cycle_s if config.distributed_clocks else 0.0)
-            return
-        except BusConfigurationError as exc:
-            if attempt == attempts:
-                raise
-            log.warning("EtherCAT start failed (attempt %d of %d), every slave back in INIT, "
-                        "starting again: %s", attempt, attempts, exc)
-
-
 def open_motor_driver(bus: EtherCatBus, endpoint: Any, config: MotorDriverConfig,
                       safety: SafetySettings, realtime: bool = True) -> AgentRuntime:
     """Start the bus and build the MDA's runtime (the board's service runs it). A failed
@@ -67,7 +50,8 @@ def open_motor_driver(bus: EtherCatBus, endpoint: Any, config: MotorDriverConfig
     if config.distributed_clocks:
         hardware.phase_lock = PhaseLock(config.cycle_s)
     try:
-        _start_bus(bus, config)
+        start_bus(bus, homing_objects(config),
+                  sync0_s=config.cycle_s if config.distributed_clocks else 0.0)
     except BaseException:
         bus.close()
         raise
