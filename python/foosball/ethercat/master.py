@@ -130,20 +130,19 @@ class PysoemBus(EtherCatBus):
             self._configure(objects, sync0_s)
             self._request_op()
             self.slaves = self._slave_infos()
-        except BusConfigurationError:
+        except Exception as exc:
             self._back_to_init()
-            raise
-        except Exception as exc:  # pysoem's own errors: never a traceback from the service
-            self._back_to_init()
+            if isinstance(exc, BusConfigurationError):
+                raise
+            # pysoem's own errors: never a traceback from the service
             raise BusConfigurationError(f"EtherCAT start failed: {_describe(exc)}") from exc
         return self.slaves
 
     def _configure(self, objects: Sequence[L.StartupObject], sync0_s: float) -> None:
         if self.master.state_check(pysoem.PREOP_STATE, 50_000) != pysoem.PREOP_STATE:
             raise BusConfigurationError(f"slaves did not reach PRE-OP: {self._state_report()}")
-        # Every clock set to the first DC slave's (the reference: its time then travels in
-        # each cycle's frame); each slave's SYNC0 is set up by its step (so again after a
-        # restart of its ESC).
+        # Every clock set to the first DC slave's (the reference, in each cycle's frame);
+        # each slave's SYNC0 is set up by its step (so again after its ESC restarts).
         if sync0_s and not self.master.config_dc():
             raise BusConfigurationError("distributed clocks asked for (distributed_clocks = "
                                         "true), but no slave has them")
@@ -161,8 +160,7 @@ class PysoemBus(EtherCatBus):
             # a CoE emergency read by any mailbox exchange (pysoem hands it over here)
             slave.add_emergency_callback(lambda e: self.note_emergency(_emergency(e)))
             slave.setup_func = step.configure
-            # Belt and braces against the Complete-Access pitfall (facts): our drives do
-            # not advertise it, but a replaced board might.
+            # the Complete-Access pitfall (facts): not ours, but a replaced board's
             disable = getattr(slave, "_disable_complete_access", None)
             if disable is not None and not self.config.use_complete_access:
                 disable()
@@ -189,8 +187,7 @@ class PysoemBus(EtherCatBus):
         return ticks
 
     def _back_to_init(self) -> None:
-        """A failed start leaves no slave in SAFE-OP or OP (a half-configured bus); the
-        request is sent again while the slaves are not there (a lost frame)."""
+        """No slave left beyond INIT by a failed start (asked again after a lost frame)."""
         try:
             for _ in range(3):
                 self.master.state = pysoem.INIT_STATE
