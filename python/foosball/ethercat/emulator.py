@@ -13,6 +13,8 @@ Control protocol, one command per line, one JSON object answered per line:
   mute on|off                   stop/resume answering frames (a cut cable)
   deaf <axis|all> on|off        that slave stops exchanging process data (short counter)
   esc-restart <axis|all>        the slave controller restarts with its reset values (INIT)
+  lose-mailbox <axis|all> <n>   the next n frames reading that slave's mailbox answer are
+                                not returned (the answer taken, then lost on the way back)
   timing                        frame-to-answer times, slow answers and stalls, with times
   quit
 
@@ -172,6 +174,7 @@ class DriveEmulator:
         self.stalls: deque[tuple[float, float]] = deque(maxlen=EVENT_LOG_LENGTH)  # (when, s)
         self.answers = AnswerTimes()
         self.stale_frames = 0  # frames dropped unanswered: they waited past STALE_FRAME_S
+        self.lost_mailbox_answers = 0  # frames not returned by `lose-mailbox`
         # When each drive last left operation enabled (CLOCK_MONOTONIC, as every process
         # here): the drives' own record of a stop, which the fault suites time against the
         # master's latch and the injection (None: not since the start).
@@ -257,11 +260,17 @@ class DriveEmulator:
         for slave in self.chain.slaves:
             slave.refresh_inputs()
 
-    def _process(self, frame: bytes, hold: bool) -> bytes:
+    def _process(self, frame: bytes, hold: bool) -> bytes | None:
         for slave in self.chain.slaves:
             slave.hold_outputs = hold
         out = bytearray(frame)
         payload = self.chain.process_frame(out[14:])
+        lost = [s for s in self.chain.slaves if s.answer_lost]
+        if lost:  # `lose-mailbox`: the frame went through the slaves, then was lost
+            for slave in lost:
+                slave.answer_lost = False
+            self.lost_mailbox_answers += 1
+            return None
         out[14:] = payload
         out[6] |= 0x02  # like a real ESC: mark the source MAC as passed through the line
         return bytes(out)
@@ -282,6 +291,7 @@ class DriveEmulator:
             if verb == "timing":  # the answer path and the stalls, with their times
                 return {"ok": True, "answers": self.answers.report(),
                         "stale_frames": self.stale_frames,
+                        "lost_mailbox_answers": self.lost_mailbox_answers,
                         "stalls": [[round(at, 6), round(s, 6)] for at, s in self.stalls]}
             if verb == "fault" and len(args) == 2:
                 kind = FaultKind(args[1])
@@ -305,6 +315,10 @@ class DriveEmulator:
                 slave.line_errors = dict(zip((0x0300, 0x0301, 0x0310), counts, strict=True))
                 for register, count in slave.line_errors.items():
                     slave.mem[register] = count
+                return {"ok": True}
+            if verb == "lose-mailbox" and len(args) == 2:
+                for axis in self._axes(args[0]):
+                    self.chain.slaves[axis].mailbox_answers_to_lose = int(args[1])
                 return {"ok": True}
             if verb == "mute" and len(args) == 1 and args[0] in ("on", "off"):
                 self.muted = args[0] == "on"

@@ -337,6 +337,10 @@ class EscSlave:
         self.mailbox_responses: deque[bytes] = deque()
         self._emergency_sent = 0  # the error code of the last emergency queued
         self.last_mailbox_response = b""
+        # emulated loss on the way back: the frames that read this many answers out of the
+        # mailbox are not returned (the ESC took the answer; the master never sees it)
+        self.mailbox_answers_to_lose = 0
+        self.answer_lost = False  # the frame being processed read one of those
         # ETG.1000.4: a mailbox request with the counter of the one before is a repeat and
         # is not carried out again (SOEM resends a write whose answer came back late; done
         # twice, its second answer would wait in the mailbox and pass for the next one's)
@@ -404,6 +408,9 @@ class EscSlave:
         start, size, _, _ = self._sm(1)
         if (self._sm_active(1) and size and address <= start + size - 1 < address + length
                 and self.mem[REG_SM + 8 + 5] & 0x08):
+            if self.mailbox_answers_to_lose > 0:
+                self.mailbox_answers_to_lose -= 1
+                self.answer_lost = True
             self._set_sm_full(1, False)
             self._next_mailbox_response()
         return data
