@@ -95,11 +95,16 @@ class Master:
         self.sm(station, 1, L.MAILBOX_IN_ADDRESS, L.MAILBOX_SIZE, L.SM_CONTROL_MAILBOX_IN)
         assert self.al(station, 0x12) == (int(L.AlState.PREOP), 0)
 
-    def sdo(self, station: int, command: int, index: int, sub: int, data: bytes = b"") -> bytes:
+    def sdo_request(self, command: int, index: int, sub: int, data: bytes = b"") -> bytes:
+        """A CoE SDO request in a whole mailbox, with the next counter (1..7 as SOEM counts)."""
         coe = struct.pack("<HBHB", 2 << 12, command, index, sub) + data.ljust(4, b"\x00")
         self.counter = self.counter % 7 + 1
         mailbox = struct.pack("<HHBB", len(coe), 0, 0, 0x03 | (self.counter << 4)) + coe
-        assert self.fpwr(station, L.MAILBOX_OUT_ADDRESS, mailbox.ljust(L.MAILBOX_SIZE, b"\0")) == 1
+        return mailbox.ljust(L.MAILBOX_SIZE, b"\0")
+
+    def sdo(self, station: int, command: int, index: int, sub: int, data: bytes = b"") -> bytes:
+        request = self.sdo_request(command, index, sub, data)
+        assert self.fpwr(station, L.MAILBOX_OUT_ADDRESS, request) == 1
         assert self.fprd(station, 0x080D, 1)[0] & 0x08  # response waiting
         reply = self.fprd(station, L.MAILBOX_IN_ADDRESS, L.MAILBOX_SIZE)
         assert not self.fprd(station, 0x080D, 1)[0] & 0x08  # read empties it
@@ -400,10 +405,8 @@ def test_a_mailbox_request_sent_again_with_its_counter_is_done_once() -> None:
     master = Master(drives=1)
     station = master.addresses()[0]
     master.to_preop(station)
-    coe = struct.pack("<HBHB", 2 << 12, 0x40, 0x1018, 1) + bytes(4)
-    mailbox = struct.pack("<HHBB", len(coe), 0, 0, 0x03 | (5 << 4)) + coe
+    request = master.sdo_request(0x40, 0x1018, 1)
     for _ in range(2):  # the same frame twice
-        assert master.fpwr(station, L.MAILBOX_OUT_ADDRESS,
-                           mailbox.ljust(L.MAILBOX_SIZE, b"\0")) == 1
+        assert master.fpwr(station, L.MAILBOX_OUT_ADDRESS, request) == 1
     master.fprd(station, L.MAILBOX_IN_ADDRESS, L.MAILBOX_SIZE)
     assert not master.fprd(station, 0x080D, 1)[0] & 0x08  # nothing more waiting

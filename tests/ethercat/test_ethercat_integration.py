@@ -470,9 +470,9 @@ def _listen(endpoint: Endpoint, agent: subprocess.Popen[str], timeout_s: float,
     return False
 
 
-def _exit_report(agent: subprocess.Popen[str]) -> str:
-    """The service's exit code (None while it still ran: it is stopped here) and the end of
-    its log: why it never answered is in what it wrote. Only for a failing assertion."""
+def _exit_report(agent: subprocess.Popen[str], states: Sequence[SafetyState]) -> str:
+    """Why the service never got there, for a failing assertion: its exit code (None while
+    it still ran: it is stopped here), the end of its log and its last heartbeat states."""
     code = agent.poll()
     if code is None:
         agent.terminate()
@@ -481,7 +481,42 @@ def _exit_report(agent: subprocess.Popen[str]) -> str:
     except subprocess.TimeoutExpired:
         agent.kill()
         _, stderr = agent.communicate()
-    return f"exit code {code}; the end of its log:\n{stderr[-4000:]}"
+    return f"exit code {code}; the end of its log:\n{stderr[-4000:]}\nlast states {states[-5:]}"
+
+
+@contextlib.contextmanager
+def _running_service(namespace: Namespace, tmp_path: Path, motor_driver_extra: str = ""
+                     ) -> Iterator[tuple[Endpoint, Endpoint, subprocess.Popen[str]]]:
+    """The motor driver's service on the namespace's EtherCAT veth (board.toml's
+    [motor_driver] with `motor_driver_extra`), and two listeners on the agent LAN: as the
+    pole driver and as the supervisory panel. Killed if still running when the block ends
+    (a test stops it itself to check how it stops)."""
+    key = secrets.token_bytes(32)
+    config = _service_board(tmp_path, key, motor_driver_extra)
+    with inside(namespace):
+        pole = Endpoint(open_transport("raw", iface="lan1"), WireCodec(key, Agent.POLE_DRIVER))
+        panel = Endpoint(open_transport("raw", iface="lan1"),
+                         WireCodec(key, Agent.SUPERVISORY_PANEL))
+    agent = _start_service(namespace, config)
+    try:
+        yield pole, panel, agent
+    finally:
+        if agent.poll() is None:
+            agent.kill()
+            agent.communicate()
+        pole.close()
+        panel.close()
+
+
+def _all_at(slaves: Sequence[dict[str, Any]], *states: L.AlState) -> bool:
+    """Every slave in one of `states`, its error flag aside: a master held off its CPU as
+    it stops lets the drives' watchdog trip first, and a real ESC keeps the flag until the
+    master acknowledges it."""
+    return all(s["al_state"] & ~L.AL_ERROR_FLAG in {int(a) for a in states} for s in slaves)
+
+
+def _al_codes(slaves: Sequence[dict[str, Any]]) -> list[tuple[int, int]]:
+    return [(s["al_state"], s["al_status_code"]) for s in slaves]
 
 
 def _all_in(state: DriveState) -> Callable[[MotorStatus], bool]:
@@ -502,28 +537,15 @@ def test_the_motor_driver_service_homes_and_stops_the_bus_cleanly_on_sigterm(
     SCHED_FIFO; SIGTERM quick-stops the drives and takes the slaves to INIT (the master
     stops them, rather than leaving their watchdog to notice its silence)."""
     emulator = emulator_factory(8)
-    key = secrets.token_bytes(32)
-    config = _service_board(tmp_path, key)
-    with inside(namespace):
-        panel = Endpoint(open_transport("raw", iface="lan1"), WireCodec(key, Agent.GAME_PANEL))
-    agent = _start_service(namespace, config)
     states: list[SafetyState] = []
-    try:
-        homed = _listen(panel, agent, 30.0, _all_in(DriveState.READY), states)
-        assert homed, f"{_exit_report(agent)}\nlast states {states[-5:]}"
+    with _running_service(namespace, tmp_path) as (pole, _panel, agent):
+        homed = _listen(pole, agent, 30.0, _all_in(DriveState.READY), states)
+        assert homed, _exit_report(agent, states)
         assert SafetyState.HOMING in states and SafetyState.FAULT not in states
         assert all(s["al_state"] == int(L.AlState.OP) for s in emulator.slaves())
         _stop_service(agent, signal.SIGTERM)
-    finally:
-        if agent.poll() is None:
-            agent.kill()
-            agent.communicate()
-        panel.close()
     slaves = emulator.slaves()
-    # INIT, its error flag may stand: a master held off its CPU as it stops lets the drives'
-    # watchdog trip first (a real ESC keeps the flag until the master acknowledges it)
-    assert all(s["al_state"] & ~L.AL_ERROR_FLAG == int(L.AlState.INIT) for s in slaves), \
-        [(s["al_state"], s["al_status_code"]) for s in slaves]
+    assert _all_at(slaves, L.AlState.INIT), _al_codes(slaves)
     assert all(s["watchdog_trips"] == 0 for s in slaves), slaves
 
 
@@ -535,20 +557,11 @@ def test_a_start_whose_mailbox_answers_are_lost_is_tried_again_and_homes(
     the second start loses two more answers, asks again, and gets there: every axis homed."""
     emulator = emulator_factory(8)
     emulator.command("lose-mailbox 1 5")  # axis 1: slave 2
-    key = secrets.token_bytes(32)
-    with inside(namespace):
-        panel = Endpoint(open_transport("raw", iface="lan1"), WireCodec(key, Agent.GAME_PANEL))
-    agent = _start_service(namespace, _service_board(tmp_path, key))
     states: list[SafetyState] = []
-    try:
-        homed = _listen(panel, agent, 40.0, _all_in(DriveState.READY), states)
-        assert homed, f"{_exit_report(agent)}\nlast states {states[-5:]}"
+    with _running_service(namespace, tmp_path) as (pole, _panel, agent):
+        homed = _listen(pole, agent, 40.0, _all_in(DriveState.READY), states)
+        assert homed, _exit_report(agent, states)
         log = _stop_service(agent, signal.SIGTERM)
-    finally:
-        if agent.poll() is None:
-            agent.kill()
-            agent.communicate()
-        panel.close()
     assert emulator.command("timing")["lost_mailbox_answers"] == 5
     assert "no answer in 3 tries" in log and "EtherCAT start failed (attempt 1 of 3)" in log, \
         log[-3000:]
@@ -585,14 +598,14 @@ def test_another_slave_stack_reaches_op_and_running_and_stops_safely_on_sigint(
 
     try:
         assert _listen(pole, agent, 30.0, _all_in(DriveState.READY), states), \
-            f"{_exit_report(agent)}\nlast states {states[-5:]}"
+            _exit_report(agent, states)
         slaves = emulator.slaves()
         assert all(s["al_state"] == int(L.AlState.OP) for s in slaves)
         assert all(s["watchdog_s"] == pytest.approx(0.05) for s in slaves)
         layout_rx = [f"0x{e.index:04x}" for e in L.RXPDO_ENTRIES]
         assert all(s["outputs_mapped"] == layout_rx for s in slaves)
         assert _listen(pole, agent, 10.0, arrived, states), \
-            f"{_exit_report(agent)}\nlast states {states[-5:]}"
+            _exit_report(agent, states)
         assert SafetyState.PLAYING in states and SafetyState.FAULT not in states
 
         # drive 3's slave controller restarts with its reset values (divider 0, the other
@@ -605,7 +618,7 @@ def test_another_slave_stack_reaches_op_and_running_and_stops_safely_on_sigint(
             return _all_in(DriveState.READY)(status)
 
         assert _listen(pole, agent, 30.0, homed_again, states), \
-            f"{_exit_report(agent)}\nlast states {states[-5:]}"
+            _exit_report(agent, states)
         restarted = emulator.slaves()[2]
         assert restarted["al_state"] == int(L.AlState.OP) and restarted["watchdog_s"] == \
             pytest.approx(0.05) and restarted["outputs_mapped"] == layout_rx, restarted
@@ -618,10 +631,7 @@ def test_another_slave_stack_reaches_op_and_running_and_stops_safely_on_sigint(
         panel.close()
     time.sleep(0.3)  # the drives brake to rest on their own (fault reaction)
     slaves = emulator.slaves()
-    # INIT, its error flag may stand: a master held off its CPU as it stops lets the drives'
-    # watchdog trip first (a real ESC keeps the flag until the master acknowledges it)
-    assert all(s["al_state"] & ~L.AL_ERROR_FLAG == int(L.AlState.INIT) for s in slaves), \
-        [(s["al_state"], s["al_status_code"]) for s in slaves]
+    assert _all_at(slaves, L.AlState.INIT), _al_codes(slaves)
     assert all(s["cia402_state"] != "operation enabled" and abs(s["velocity"]) < 1e-3
                for s in slaves), slaves
 
@@ -633,9 +643,8 @@ def test_a_bus_that_does_not_start_is_an_error_message_not_a_traceback(
     _, stderr = agent.communicate(timeout=60)
     assert agent.returncode == 1
     assert "missing slave(s) at position 8" in stderr and "Traceback" not in stderr, stderr
-    assert all(s["al_state"] & ~L.AL_ERROR_FLAG in (int(L.AlState.INIT), int(L.AlState.PREOP))
-               for s in emulator.slaves()), [(s["al_state"], s["al_status_code"])
-                                            for s in emulator.slaves()]
+    slaves = emulator.slaves()
+    assert _all_at(slaves, L.AlState.INIT, L.AlState.PREOP), _al_codes(slaves)
 
 
 # --- start-up errors ----------------------------------------------------------------------
@@ -671,9 +680,8 @@ def test_unexpected_slave_is_named_and_scan_lists_it(namespace: Namespace,
         with pytest.raises(BusConfigurationError, match="unexpected slave at position 3"):
             bus.start()
         # a failed start leaves no slave beyond PRE-OP
-        assert all(s["al_state"] & ~L.AL_ERROR_FLAG
-                   in (int(L.AlState.INIT), int(L.AlState.PREOP)) for s in emulator.slaves()), \
-            [(s["al_state"], s["al_status_code"]) for s in emulator.slaves()]
+        slaves = emulator.slaves()
+        assert _all_at(slaves, L.AlState.INIT, L.AlState.PREOP), _al_codes(slaves)
     finally:
         bus.close()
     result = subprocess.run(

@@ -7,13 +7,11 @@ from __future__ import annotations
 
 import json
 import re
-import secrets
 import signal
 import subprocess
 import sys
 import time
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -23,7 +21,6 @@ import pytest
 from foosball.ethercat import layout as L
 from foosball.ethercat.bus import BusConfigurationError
 from foosball.wire.catalogue import (
-    Agent,
     Alarm,
     AlarmCode,
     AxisTarget,
@@ -35,17 +32,16 @@ from foosball.wire.catalogue import (
     MotorStatus,
     SafetyState,
 )
-from foosball.wire.codec import WireCodec
 from foosball.wire.endpoint import Endpoint
-from foosball.wire.transports import open_transport
-from tests.ethercat.netns import Namespace, inside, needs_netns
+from tests.ethercat.netns import Namespace, needs_netns
 from tests.ethercat.test_ethercat_integration import (
+    _al_codes,
+    _all_at,
     _all_in,
     _exit_report,
     _listen,
-    _service_board,
+    _running_service,
     _start_bus,
-    _start_service,
     _stop_service,
 )
 
@@ -77,30 +73,6 @@ def _heard_until(endpoint: Endpoint, kind: type, timeout_s: float,
                 if done(received.message):
                     return heard
     return heard
-
-
-@contextmanager
-def _running_service(namespace: Namespace, tmp_path: Path, motor_driver_extra: str = ""
-                     ) -> Iterator[tuple[Endpoint, Endpoint, subprocess.Popen[str]]]:
-    """The motor driver's service on the namespace's EtherCAT veth (board.toml's
-    [motor_driver] with `motor_driver_extra`), and two listeners on the agent LAN: as the
-    pole driver and as the supervisory panel. Killed if still running when the block ends
-    (a test stops it itself to check how it stops)."""
-    key = secrets.token_bytes(32)
-    config = _service_board(tmp_path, key, motor_driver_extra)
-    with inside(namespace):
-        pole = Endpoint(open_transport("raw", iface="lan1"), WireCodec(key, Agent.POLE_DRIVER))
-        panel = Endpoint(open_transport("raw", iface="lan1"),
-                         WireCodec(key, Agent.SUPERVISORY_PANEL))
-    agent = _start_service(namespace, config)
-    try:
-        yield pole, panel, agent
-    finally:
-        if agent.poll() is None:
-            agent.kill()
-            agent.communicate()
-        pole.close()
-        panel.close()
 
 
 def _mapping_read_not_written(emulator: Any, _panel: Endpoint) -> None:
@@ -178,7 +150,7 @@ def test_a_field_drive_comes_up_plays_and_stops(namespace: Namespace,
     states: list[SafetyState] = []
     with _running_service(namespace, tmp_path, drive.board) as (pole, panel, agent):
         assert _listen(pole, agent, 30.0, _all_in(DriveState.READY), states), \
-            f"{_exit_report(agent)}\nlast states {states[-5:]}"
+            _exit_report(agent, states)
         assert SafetyState.HOMING in states
         assert all(s["al_state"] == int(L.AlState.OP) for s in emulator.slaves())
         assert _play(pole, agent, states), states[-5:]
@@ -186,10 +158,7 @@ def test_a_field_drive_comes_up_plays_and_stops(namespace: Namespace,
         drive.played(emulator, panel)
         drive.stopped(_stop_service(agent, signal.SIGTERM))
     slaves = emulator.slaves()
-    # INIT, its error flag may stand: a master held off its CPU as it stops lets the drives'
-    # watchdog trip first (a real ESC keeps the flag until the master acknowledges it)
-    assert all(s["al_state"] & ~L.AL_ERROR_FLAG == int(L.AlState.INIT) for s in slaves), \
-        [(s["al_state"], s["al_status_code"]) for s in slaves]
+    assert _all_at(slaves, L.AlState.INIT), _al_codes(slaves)
     assert all(s["cia402_state"] != "operation enabled" for s in slaves), slaves
 
 
@@ -202,7 +171,7 @@ def test_a_drive_that_faults_says_why_in_a_coe_emergency_on_the_panel(
     states: list[SafetyState] = []
     with _running_service(namespace, tmp_path) as (pole, panel, agent):
         assert _listen(pole, agent, 30.0, _all_in(DriveState.READY), states), \
-            f"{_exit_report(agent)}\nlast states {states[-5:]}"
+            _exit_report(agent, states)
         assert emulator.command("fault 5 overcurrent")["ok"]
         heard = _heard_until(panel, EtherCatStatus, 3.0, lambda s: bool(s.emergencies))
         assert heard and heard[-1].emergencies, heard[-3:]
@@ -240,9 +209,8 @@ def test_a_fixed_mapping_that_differs_from_the_layout_is_refused_by_name(
     assert ("expected 0x1600 mapping [0x6040:00/16, 0x6060:00/8, 0x607a:00/32, 0x60ff:00/32]"
             ", found assignment [0x1600] mapping [0x6040:00/16, 0x607a:00/32, 0x60ff:00/32, "
             "0x6060:00/8, 0x6071:00/16]") in text, text
-    assert all(s["al_state"] & ~L.AL_ERROR_FLAG in (int(L.AlState.INIT), int(L.AlState.PREOP))
-               for s in emulator.slaves()), [(s["al_state"], s["al_status_code"])
-                                            for s in emulator.slaves()]
+    slaves = emulator.slaves()
+    assert _all_at(slaves, L.AlState.INIT, L.AlState.PREOP), _al_codes(slaves)
 
 
 def test_scan_shows_al_status_with_its_text_and_the_esc_error_counters(
@@ -269,7 +237,7 @@ def test_a_deaf_slave_is_named_in_the_ethercat_status(
     states: list[SafetyState] = []
     with _running_service(namespace, tmp_path) as (pole, panel, agent):
         assert _listen(pole, agent, 30.0, _all_in(DriveState.READY), states), \
-            f"{_exit_report(agent)}\nlast states {states[-5:]}"
+            _exit_report(agent, states)
         assert emulator.command("deaf 5 on")["ok"]
         heard = _heard_until(panel, EtherCatStatus, 5.0, lambda s: s.slaves_not_op)
         assert heard and heard[-1].slaves_not_op, heard[-3:]

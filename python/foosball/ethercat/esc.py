@@ -336,7 +336,6 @@ class EscSlave:
         self.fmmus: list[_Fmmu] = []
         self.mailbox_responses: deque[bytes] = deque()
         self._emergency_sent = 0  # the error code of the last emergency queued
-        self.last_mailbox_response = b""
         # emulated loss on the way back: the frames that read this many answers out of the
         # mailbox are not returned (the ESC took the answer; the master never sees it)
         self.mailbox_answers_to_lose = 0
@@ -600,7 +599,6 @@ class EscSlave:
         if not self.mailbox_responses:
             return
         frame = self.mailbox_responses.popleft()
-        self.last_mailbox_response = frame
         start = L.MAILBOX_IN_ADDRESS
         self.mem[start:start + L.MAILBOX_SIZE] = frame
         self._set_sm_full(1, True)

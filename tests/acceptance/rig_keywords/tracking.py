@@ -61,17 +61,16 @@ class TrackingKeywords:
         observer, truth = self.ctx.observer, self.ctx.truth
         since = time.monotonic()
 
+        def detected() -> bool:
+            return any(h.message.status == BallStatus.DETECTED
+                       for h in observer.since(since, BallState))
+
         def in_sight_s() -> float:
             return sum(1 for t in truth.since(since) if t.visible >= IN_SIGHT) / self.ctx.fps
 
-        found = observer.wait_for(
-            lambda: any(h.message.status == BallStatus.DETECTED
-                        for h in observer.since(since, BallState))
-            or in_sight_s() >= within_s or time.monotonic() - since >= longest_s,
-            longest_s)
-        detected = any(h.message.status == BallStatus.DETECTED
-                       for h in observer.since(since, BallState))
-        if not (found and detected):
+        # until seen, or in sight that long unseen (wait_for gives up at longest_s itself)
+        observer.wait_for(lambda: detected() or in_sight_s() >= within_s, longest_s)
+        if not detected():
             last = next(iter(truth.since(since)[-1:]), None)
             where = (f"last at ({last.x:+.3f}, {last.y:+.3f}), {last.visible:.2f} in sight"
                      if last is not None else "no truth heard")
