@@ -19,6 +19,7 @@ from typing import TextIO
 
 from foosball.agent_registry import AGENTS
 from foosball.config import BoardConfig, BoardConfigError, load_board_config
+from foosball.realtime import scheduling, seconds_since_process_start
 from foosball.safety.stop import StopRequest
 
 log = logging.getLogger("foosball.agent")
@@ -82,11 +83,16 @@ def _run_agent(args: argparse.Namespace) -> int:
     # before the runtime exists (the bus still starting) stops it as soon as it does.
     stop = StopRequest()
     stop.install((signal.SIGTERM, signal.SIGINT))
+    started_at = scheduling()  # the unit's CPUSchedulingPolicy=, before the runtime's own
     try:
         runtime = spec.build(board, params)
     except (BoardConfigError, ValueError, OSError, RuntimeError) as exc:
         print(f"error: {args.name}: {exc}", file=sys.stderr)
         return 1
+    # How long a (re)start takes, and whether the start ran real-time: at SCHED_OTHER on a
+    # busy board it waits on its peers' real-time threads.
+    log.info("%s built %.2f s after its process began, started at %s", args.name,
+             seconds_since_process_start(), started_at)
     try:
         # Every agent's I/O and step threads run SCHED_FIFO where the system allows it (the
         # units' LimitRTPRIO): heartbeats must keep time on a loaded board.

@@ -10,6 +10,7 @@ import gc
 import logging
 import os
 import sys
+import time
 from collections.abc import Callable
 from typing import Any
 
@@ -27,6 +28,25 @@ def lock_memory() -> bool:
         return True
     log.warning("mlockall refused (errno %d): pages may fault in the cycle", ctypes.get_errno())
     return False
+
+
+def scheduling() -> str:
+    """The calling thread's policy as a person reads it: "SCHED_FIFO 20", "SCHED_OTHER"."""
+    policy = os.sched_getscheduler(0)
+    names = {os.SCHED_OTHER: "SCHED_OTHER", os.SCHED_FIFO: "SCHED_FIFO", os.SCHED_RR: "SCHED_RR"}
+    name = names.get(policy, f"policy {policy}")
+    if policy in (os.SCHED_FIFO, os.SCHED_RR):
+        return f"{name} {os.sched_getparam(0).sched_priority}"
+    return name
+
+
+def seconds_since_process_start(stat: str | None = None, now: float | None = None) -> float:
+    """Since this process began (exec, not our first line of Python): /proc/self/stat's
+    start time, in clock ticks since boot, against CLOCK_BOOTTIME."""
+    stat = stat if stat is not None else open("/proc/self/stat").read()  # noqa: SIM115
+    started = int(stat.rpartition(")")[2].split()[19]) / os.sysconf("SC_CLK_TCK")
+    now = now if now is not None else time.clock_gettime(time.CLOCK_BOOTTIME)
+    return now - started
 
 
 def set_fifo(priority: int | None = None,
