@@ -83,14 +83,14 @@ def _run_agent(args: argparse.Namespace) -> int:
     # before the runtime exists (the bus still starting) stops it as soon as it does.
     stop = StopRequest()
     stop.install((signal.SIGTERM, signal.SIGINT))
-    started_at = scheduling()  # the unit's CPUSchedulingPolicy=, before the runtime's own
+    started_at = scheduling()  # before the runtime's own (SCHED_OTHER under the units)
     try:
         runtime = spec.build(board, params)
     except (BoardConfigError, ValueError, OSError, RuntimeError) as exc:
         print(f"error: {args.name}: {exc}", file=sys.stderr)
         return 1
-    # How long a (re)start takes, and whether the start ran real-time: at SCHED_OTHER on a
-    # busy board it waits on its peers' real-time threads.
+    # How long a (re)start took: at SCHED_OTHER it runs in what the board's real-time
+    # threads leave (seconds on the 2-core simulated rig, three boards' agents at once).
     log.info("%s built %.2f s after its process began, started at %s", args.name,
              seconds_since_process_start(), started_at)
     try:

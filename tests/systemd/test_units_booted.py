@@ -103,16 +103,6 @@ def test_agents_run_as_the_foosball_user_with_only_cap_net_raw(board):
         assert int(status["CapEff"], 16) == CAP_NET_RAW, agent
 
 
-def test_agents_start_at_the_step_threads_real_time_priority(board):
-    """From exec, not only once running: a restart's start-up must not wait on its peers'
-    real-time threads (foosball-agent@.service's CPUSchedulingPolicy=)."""
-    wait_until(board.all_active, START_TIMEOUT_S, f"{AGENTS} active")
-    for agent in AGENTS:
-        journal = board.machine.journal("--unit", board.unit(agent), "--output=cat")
-        assert f"{agent} built" in journal, journal
-        assert "started at SCHED_FIFO 20" in journal, journal
-
-
 def test_every_agent_heartbeats_on_the_lan(board):
     wait_until(board.all_active, START_TIMEOUT_S, f"{AGENTS} active")
     wait_until(lambda: all(board.heartbeats.latest(a.upper()) for a in AGENTS),
