@@ -75,9 +75,8 @@ class SimParams:
     tracker_latency: float = 0.008  # frame end -> BallState leaves the vision board
     command_latency: float = 0.005  # RodCommand sent -> drives start following it
     # tracker quality as the strategy sees it
-    position_noise: float = 0.0007  # m, 1 sigma, per detection
-    tracker_alpha: float = 0.5  # alpha-beta (steady-state Kalman) gains of the tracker's
-    tracker_beta: float = 0.15  # filter: velocity noise ~0.025 m/s, settles in ~7 frames
+    position_noise: float = 0.0007  # m, 1 sigma, per detection (the tracker model's filter
+    # is the ball tracker's, vision.track, told this noise)
     detect_fraction: float = 0.5  # visible fraction below which the ball is not detected
     lost_after: float = 0.1  # s of non-detection before PREDICTED becomes LOST
 

@@ -3,8 +3,8 @@
 Per camera frame: the ball's visible fraction from above (the men and rods hide it; a
 geometric top view, the renderer measures the same from pixels), then a BallState as the
 ball tracker would send it: DETECTED when enough of the ball shows (noisy positions through
-an alpha-beta filter, so velocities lag kicks and bounces), else PREDICTED (last estimate run
-forward at constant velocity) and LOST after `lost_after`.
+the ball tracker's own filter and decisions, `foosball.vision.track`), else PREDICTED (the
+filter's prediction) and LOST after `lost_after`.
 Times: `capture_time` is the frame's exposure middle; the runner delivers the state
 `exposure / 2 + tracker_latency` later.
 
@@ -15,12 +15,16 @@ Times: `capture_time` is the frame's exposure middle; the runner delivers the st
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 
 import numpy as np
 
 from foosball.geometry import Rod, Table
 from foosball.recording.format import WorldState
 from foosball.sim.params import SimParams
+from foosball.vision.config import FilterConfig
+from foosball.vision.kalman import Walls
+from foosball.vision.track import REJECTED, BallTrack
 from foosball.wire.catalogue import (
     BallState,
     BallStatus,
@@ -154,90 +158,73 @@ class TrackerModel:
     """Turns ground truth into the BallStates the tracker would send, frame by frame.
 
     Like the rig's tracker it measures only positions (ground truth plus Gaussian noise of
-    `position_noise`) and filters them with a constant-velocity alpha-beta filter (the
-    steady state of a Kalman filter; gains `tracker_alpha`, `tracker_beta`): so the reported
-    velocity is noisy and lags a kick or a bounce by a few frames, as a real one does. After
-    a loss the filter starts again from the next two detections."""
+    `position_noise`), and it decides about them with the rig's own code
+    (`foosball.vision.track.BallTrack`: the Kalman filter, its gate, restarts, candidates and
+    manoeuvre detection), configured with the product's filter settings but for the
+    measurement noise, which it takes as `position_noise` (a rig's settings are made for its
+    camera). So the reported velocity is noisy and lags a kick or a bounce exactly as the
+    board's would. A ball not detected is predicted (PREDICTED) until the track gives up
+    (LOST, after `lost_after`); a ball taken off the table is LOST after 20 ms."""
 
-    def __init__(self, table: Table, params: SimParams, rng: np.random.Generator) -> None:
+    def __init__(self, table: Table, params: SimParams, rng: np.random.Generator,
+                 filter_cfg: FilterConfig | None = None) -> None:
         self.table = table
         self.params = params
         self.rng = rng
         self.frame = 0
-        self._last: BallState | None = None
         self._last_seen_ns = -(10**18)
-        self._estimate: list[float] | None = None  # x, y, vx, vy at _last_seen_ns
-        self._velocity_known = False
-        a, b = params.tracker_alpha, params.tracker_beta
-        sigma2 = params.position_noise**2
-        period = params.frame_period
-        # steady-state variances of an alpha-beta filter under white position noise
-        denominator = a * (4 - 2 * a - b)
-        self._var_position = sigma2 * (2 * a * a + 2 * b - 3 * a * b) / denominator
-        self._var_velocity = sigma2 / period**2 * 2 * b * b / denominator
+        f = table.field
+        walls = Walls.of_table(f.half_length, f.half_width, f.goal_width, table.ball.radius)
+        base = filter_cfg or FilterConfig()
+        self.filter_cfg = replace(base, measurement_sigma=params.position_noise,
+                                  partial_measurement_sigma=params.position_noise,
+                                  max_prediction_s=params.lost_after)
+        self.track = BallTrack(self.filter_cfg, walls)
+        self._sigma = params.position_noise
+        lx, ly = f.half_length, f.half_width
+        self._lost_variance = (lx * lx, ly * ly, 100.0, 100.0)  # as the ball tracker's
 
     def observe(self, state: WorldState, fraction: float) -> BallState:
         p = self.params
         self.frame += 1
         t = state.time_ns
-        age = (t - self._last_seen_ns) * 1e-9
+        track = self.track
+        if track.tracking:
+            track.filter.predict(t)
         if state.ball_in_play and fraction >= p.detect_fraction:
             noise = self.rng.normal(0.0, p.position_noise, 2).tolist()
             zx, zy = state.ball_x + noise[0], state.ball_y + noise[1]
-            estimate = self._estimate
-            if estimate is None or age > p.lost_after:
-                estimate = [zx, zy, 0.0, 0.0]
-                self._velocity_known = False
-            elif not self._velocity_known:
-                estimate = [zx, zy, (zx - estimate[0]) / age, (zy - estimate[1]) / age]
-                self._velocity_known = True
-            else:
-                px, py = estimate[0] + estimate[2] * age, estimate[1] + estimate[3] * age
-                rx, ry = zx - px, zy - py
-                gain_v = p.tracker_beta / age
-                estimate = [
-                    px + p.tracker_alpha * rx,
-                    py + p.tracker_alpha * ry,
-                    estimate[2] + gain_v * rx,
-                    estimate[3] + gain_v * ry,
-                ]
-            self._estimate = estimate
-            self._last_seen_ns = t
-            var_v = self._var_velocity if self._velocity_known else 25.0
-            ball = BallState(
-                capture_time=t,
-                frame=self.frame,
-                x=_clip(estimate[0]),
-                y=_clip(estimate[1]),
-                vx=_clip50(estimate[2]),
-                vy=_clip50(estimate[3]),
-                covariance=(self._var_position, self._var_position, var_v, var_v),
-                status=BallStatus.DETECTED,
-            )
-            self._last = ball
-            return ball
-        last = self._last
-        if last is None or age > p.lost_after or (not state.ball_in_play and age > 0.02):
-            self._estimate = None
-            return BallState(
-                t, self.frame, 0.0, 0.0, 0.0, 0.0, (1e6, 1e6, 1e6, 1e6), BallStatus.LOST
-            )
-        grow = last.covariance[2] * age * age + (0.5 * age) ** 2
+            if not track.tracking:
+                track.acquire(zx, zy, self._sigma, t)
+                self._last_seen_ns = t
+                return self._state(t, BallStatus.DETECTED)
+            if track.measure(zx, zy, self._sigma, t) != REJECTED:
+                self._last_seen_ns = t
+                return self._state(t, BallStatus.DETECTED)
+        if not track.tracking:
+            return self._lost(t)
+        if not state.ball_in_play and (t - self._last_seen_ns) * 1e-9 > 0.02:
+            track.stop()  # taken off the table (a goal): nothing left to predict
+            return self._lost(t)
+        if track.lost_by(t):
+            return self._lost(t)
+        return self._state(t, BallStatus.PREDICTED)
+
+    def _state(self, t: int, status: BallStatus) -> BallState:
+        x, y = self.track.filter.x, self.track.filter.y
         return BallState(
             capture_time=t,
             frame=self.frame,
-            x=_clip(last.x + last.vx * age),
-            y=_clip(last.y + last.vy * age),
-            vx=last.vx,
-            vy=last.vy,
-            covariance=(
-                last.covariance[0] + grow,
-                last.covariance[1] + grow,
-                last.covariance[2] + 0.25 * age,
-                last.covariance[3] + 0.25 * age,
-            ),
-            status=BallStatus.PREDICTED,
+            x=_clip(x.p),
+            y=_clip(y.p),
+            vx=_clip50(x.v),
+            vy=_clip50(y.v),
+            covariance=(x.a, y.a, x.c, y.c),
+            status=status,
         )
+
+    def _lost(self, t: int) -> BallState:
+        return BallState(t, self.frame, 0.0, 0.0, 0.0, 0.0, (1e6, 1e6, 1e6, 1e6), BallStatus.LOST)
 
 
 def _clip(value: float) -> float:

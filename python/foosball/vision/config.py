@@ -170,8 +170,9 @@ class FilterConfig:
 
     measurement_sigma: float = setting(0.0006, above=0.0, unit="m")  # a fully visible ball
     partial_measurement_sigma: float = setting(0.0015, above=0.0, unit="m")  # a partly hidden one
-    # white-noise acceleration (spin, bumps, rolling)
-    acceleration_sigma: float = setting(8.0, above=0.0, unit="m/s^2")
+    # white-noise acceleration (spin, bumps, rolling); a kick is the manoeuvre detection's
+    # (below), so this stays small: 4 m/s^2 halves the velocity noise of 8 on a rolling ball
+    acceleration_sigma: float = setting(4.0, above=0.0, unit="m/s^2")
     gate: float = setting(25.0, above=0.0)  # normalised innovation squared beyond which a
     # detection is a surprise
     max_speed: float = setting(25.0, above=0.0, unit="m/s")  # a surprise farther than this
@@ -185,6 +186,15 @@ class FilterConfig:
     # occlusions this long, then LOST
     max_position_sigma: float = setting(0.05, above=0.0, unit="m")  # beyond this the
     # prediction is not worth publishing
+    # manoeuvre detection (a kick below the gate, track.BallTrack): when an axis's normalised
+    # innovation exceeds `manoeuvre_sigmas` with the same sign `manoeuvre_frames` frames in a
+    # row, its velocity restarts from those frames' measurements; 0 frames: off
+    manoeuvre_sigmas: float = setting(3.0, above=0.0)
+    manoeuvre_frames: int = setting(2, low=0, high=10)
+    # a restart (innovation beyond the gate) keeps the kick's direction: the velocity starts
+    # at the prediction's plus the innovation over the frame period (the least change that
+    # explains it), not at 0; the next sighting sets it as before
+    restart_keeps_kick: bool = True
 
     def validate(self, where: str = "[filter]") -> FilterConfig:
         _checked(self, where)

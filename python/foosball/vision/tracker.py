@@ -3,13 +3,13 @@
 Per frame: predict the ball to the frame's capture time, look for it in a window around
 the predicted pixel (sized by the prediction's uncertainty), fall back to the decimated
 whole frame when the window is empty, map the centre to the table at ball-centre height,
-gate it against the prediction, update. No ball for a while, or a prediction too uncertain
-to be useful, and the track is LOST; re-acquisition then searches the whole frame.
+and hand it to the track (`track.BallTrack`: gate, update, restarts, manoeuvres). No ball
+for a while, or a prediction too uncertain to be useful, and the track is LOST;
+re-acquisition then searches the whole frame.
 """
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 from enum import IntEnum
 
@@ -20,7 +20,8 @@ from foosball.vision.calibration import BallProjector, Calibration
 from foosball.vision.config import DetectorConfig, FilterConfig
 from foosball.vision.detector import Detection, make_detector
 from foosball.vision.field import FieldRegion
-from foosball.vision.kalman import BallFilter, Walls
+from foosball.vision.kalman import Walls
+from foosball.vision.track import REJECTED, RESTARTED, BallTrack
 
 
 class TrackStatus(IntEnum):
@@ -68,14 +69,10 @@ class BallTracker:
                                       table_interior=self.field.centre_mask())
         self.cfg = filter_cfg.validate()
         self.walls = Walls.of_table(f.half_length, f.half_width, f.goal_width, radius)
-        self.filter = BallFilter(filter_cfg, self.walls)
-        self.tracking = False
+        self.track = BallTrack(filter_cfg, self.walls)
+        self.filter = self.track.filter
         self._confirmations = 0
-        self._candidate: tuple[float, float, int] | None = None  # x, y, time_ns
-        self._fresh = False  # the track has one sighting since it (re)started
-        self._last_detection_ns = 0
         self._lost_variance = (f.half_length ** 2, f.half_width ** 2, 100.0, 100.0)
-        self._last_xy = (0.0, 0.0)
 
     def for_calibration(self, calibration: Calibration,
                         detector_cfg: DetectorConfig) -> BallTracker:
@@ -89,7 +86,7 @@ class BallTracker:
         self.detector.configure(detector_cfg)
 
     def process(self, image: np.ndarray, capture_time_ns: int) -> TrackResult:
-        if self.tracking:
+        if self.track.tracking:
             result = self._track(image, capture_time_ns)
         else:
             result = self._acquire(image, capture_time_ns)
@@ -114,59 +111,19 @@ class BallTracker:
             search = Search.FRAME
             detection = self.detector.search_frame(image, near=(u, v))
         restarted = False
+        track = self.track
         if detection is not None:
             zx, zy = self.projector.to_table(detection.u, detection.v)
             sigma = cfg.partial_measurement_sigma if detection.partial else cfg.measurement_sigma
-            if self._fresh and self._reachable(zx, zy, now):
-                # Second sighting of a (re)started track: with the velocity variance that
-                # large the update is the two-point velocity; no gate can judge it yet.
-                flt.update(zx, zy, sigma)
-                self._fresh = False
-            elif flt.normalised_innovation(zx, zy, sigma) <= cfg.gate:
-                flt.update(zx, zy, sigma)
-            elif self._reachable(zx, zy, now):
-                # A collision the model did not foresee (a man, a post): the position is
-                # trusted, the velocity is not known any more.
-                flt.start(zx, zy, 0.0, 0.0, now, sigma, cfg.restart_velocity_sigma)
-                self._fresh = True
-                restarted = True
-            elif self._confirms_candidate(zx, zy, now):
-                # Twice in a row a ball where ours cannot be, consistent with itself: the
-                # ball was put down elsewhere (or our track was wrong). Follow the new one.
-                cx, cy, then = self._candidate  # type: ignore[misc]
-                dt = (now - then) * 1e-9
-                flt.start(zx, zy, (zx - cx) / dt, (zy - cy) / dt, now, sigma,
-                          math.sqrt(2.0) * sigma / dt)
-                self._candidate = None
-                self._fresh = False
-                restarted = True
-            else:
-                self._candidate = (zx, zy, now)
+            outcome = track.measure(zx, zy, sigma, now)
+            restarted = outcome == RESTARTED
+            if outcome == REJECTED:
                 detection = None  # a ball-coloured thing too far away: not our ball (yet)
         if detection is not None:
-            self._last_detection_ns = now
-            self._last_xy = (flt.x.p, flt.y.p)
             return self._result(TrackStatus.DETECTED, detection, search, restarted)
-        too_long = (now - self._last_detection_ns) * 1e-9 > cfg.max_prediction_s
-        off_field = abs(flt.x.p) > self.walls.x_limit + 0.05
-        if too_long or off_field or flt.position_sigma > cfg.max_position_sigma:
-            self.tracking = False
-            self._candidate = None
+        if track.lost_by(now):
             return self._lost(search)
         return self._result(TrackStatus.PREDICTED, None, search, False)
-
-    def _confirms_candidate(self, zx: float, zy: float, now: int) -> bool:
-        if self._candidate is None:
-            return False
-        cx, cy, then = self._candidate
-        dt = (now - then) * 1e-9
-        return 0 < dt <= 0.05 and math.hypot(zx - cx, zy - cy) <= self.cfg.max_speed * dt + 0.01
-
-    def _reachable(self, zx: float, zy: float, now: int) -> bool:
-        lx, ly = self._last_xy
-        elapsed = (now - self._last_detection_ns) * 1e-9
-        reach = self.cfg.max_speed * elapsed + 0.03
-        return (zx - lx) ** 2 + (zy - ly) ** 2 <= reach * reach
 
     # --- without a track ------------------------------------------------------------------
 
@@ -175,16 +132,12 @@ class BallTracker:
         guard against false balls); its velocity comes with the second sighting."""
         cfg = self.cfg
         detection = self.detector.search_frame(image)
-        self._candidate = None
+        self.track.candidate = None
         if detection is None:
             return self._lost(Search.FRAME)
         zx, zy = self.projector.to_table(detection.u, detection.v)
         sigma = cfg.partial_measurement_sigma if detection.partial else cfg.measurement_sigma
-        self.filter.start(zx, zy, 0.0, 0.0, now, sigma, cfg.restart_velocity_sigma)
-        self._fresh = True
-        self.tracking = True
-        self._last_detection_ns = now
-        self._last_xy = (zx, zy)
+        self.track.acquire(zx, zy, sigma, now)
         return self._result(TrackStatus.DETECTED, detection, Search.FRAME, True)
 
     # --- results --------------------------------------------------------------------------
@@ -196,6 +149,6 @@ class BallTracker:
                            restarted)
 
     def _lost(self, search: Search) -> TrackResult:
-        x, y = self._last_xy
+        x, y = self.track.last_xy
         return TrackResult(TrackStatus.LOST, x, y, 0.0, 0.0, self._lost_variance, None, search,
                            False)
