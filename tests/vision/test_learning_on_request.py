@@ -42,7 +42,9 @@ def _scene(light: bool):
     from foosball.sim.vision_source import sim_eval_frames, white_ball_frames
 
     if not light:
-        return sim_eval_frames(WANTED * LEARN_EVERY + 40, 1, "match")
+        # seed 7: the ball in sight after the learning frames (seed 1's opening changed with the
+        # tracker model: a player holds the ball 60 % hidden under a man there)
+        return sim_eval_frames(WANTED * LEARN_EVERY + 40, 7, "match")
     return white_ball_frames(WANTED * LEARN_EVERY, 3)
 
 
