@@ -119,13 +119,14 @@ def test_the_tracker_reports_predicted_then_lost_when_the_ball_is_hidden() -> No
     def at(t: float, x: float) -> WorldState:
         return WorldState(round(t * 1e9), x, 0.1, 1.0, 0.0, True, (0.0,) * 8, (0.0,) * 8)
 
-    seen = tracker.observe(at(0.0, 0.0), 1.0)
-    assert seen.status == BallStatus.DETECTED and abs(seen.x) < 0.005
-    hidden = tracker.observe(at(0.02, 0.02), 0.1)
+    tracker.observe(at(0.0, 0.0), 1.0)  # (one sighting: no velocity, nothing to predict)
+    seen = tracker.observe(at(0.005, 0.005), 1.0)
+    assert seen.status == BallStatus.DETECTED and abs(seen.x - 0.005) < 0.005
+    hidden = tracker.observe(at(0.025, 0.025), 0.1)
     assert hidden.status == BallStatus.PREDICTED
     assert hidden.x == pytest.approx(seen.x + seen.vx * 0.02)
     assert hidden.covariance[0] > seen.covariance[0]
-    assert tracker.observe(at(0.08, 0.08), 0.1).status == BallStatus.LOST
+    assert tracker.observe(at(0.085, 0.085), 0.1).status == BallStatus.LOST
 
 
 def test_geometric_visibility_agrees_with_the_renderer() -> None:
@@ -244,5 +245,8 @@ def test_tracker_velocity_is_filtered_from_positions_and_lags_a_bounce() -> None
         reported.append(tracker.observe(s, 1.0).vx)
     steady = np.array(reported[20:40])
     assert abs(steady.mean() - 2.0) < 0.03 and steady.std() < 0.08
-    assert reported[41] > 0.5  # a frame after the bounce the filter still says "forward"
+    # the tracker's own filter (vision.track), not a model of it: the frame of the bounce
+    # restarts the velocity the way of the kick, the next two frames say "back" (the
+    # alpha-beta model main's simulator used still said "forward" a frame after it)
+    assert reported[40] < 0.5 and max(reported[41:43]) < 0.0
     assert abs(np.mean(reported[60:80]) + 1.0) < 0.05  # settled within 20 frames

@@ -30,11 +30,11 @@ SCRIPT = Path(__file__).resolve().parents[2] / "benchmarks" / "match_fingerprint
 TAKEN_WITH = ("2.4.6", "x86_64")
 FINGERPRINTS = {
     ("club", "pro", 11, False):
-        "cea592b9fc0c5af825eb9d81d43aa718366f6a371101ed04d7edbfe75bd664d5",
+        "1ea7cd12b09fecceba926c79e105a39bb89c05df358a37434bee6d5ae7a9f22d",
     ("hold", "club", 12, True):
-        "d6237457ae1f878ba2393c7eed924545c62cb83e2619d3c036909d2edf55d9e2",
+        "6fb511a8d3b1c3b89bb1af86fa80eacaabf7d9b11f3c9f8f0a4210b47320e6c3",
     ("seed-rules", "rookie", 13, True):
-        "f7413daf8f000eaa996f4dc421f94dd7d5aa16822a95967a47b4b78a2962d578",
+        "48292b66ae2d49e4bafc419b7bb9f159808a5e9ec94a42adc42f6a9976463931",
 }
 
 
