@@ -79,7 +79,7 @@ def test_a_rolling_ball_is_no_noisier_and_starts_no_manoeuvre():
                 errors.append(math.hypot(ball.vx - vx, ball.vy - vy))
             x += vx * PERIOD
             y += vy * PERIOD
-        assert getattr(model, "track").manoeuvres == 0
+        assert model.track.manoeuvres == 0
     # the alpha-beta model: p99 0.075 m/s; the tracker's filter at 8 m/s^2: 0.097
     assert np.percentile(errors, 99) < 0.07
 
