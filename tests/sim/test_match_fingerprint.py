@@ -30,11 +30,11 @@ SCRIPT = Path(__file__).resolve().parents[2] / "benchmarks" / "match_fingerprint
 TAKEN_WITH = ("2.4.6", "x86_64")
 FINGERPRINTS = {
     ("club", "pro", 11, False):
-        "1ea7cd12b09fecceba926c79e105a39bb89c05df358a37434bee6d5ae7a9f22d",
+        "9aa32435f9f6505b8b0bc98f986a5e88c6dfb5390f061b6482fd839db002f984",
     ("hold", "club", 12, True):
-        "6fb511a8d3b1c3b89bb1af86fa80eacaabf7d9b11f3c9f8f0a4210b47320e6c3",
+        "d6237457ae1f878ba2393c7eed924545c62cb83e2619d3c036909d2edf55d9e2",
     ("seed-rules", "rookie", 13, True):
-        "48292b66ae2d49e4bafc419b7bb9f159808a5e9ec94a42adc42f6a9976463931",
+        "96748e8ec2cdfb2af266736c88ecb570939bf30b575a63f80443ecb89046f613",
 }
 
 

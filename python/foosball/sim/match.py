@@ -57,6 +57,7 @@ from foosball.sim.controllers import Controller, make_controller
 from foosball.sim.params import SimParams, draw_params
 from foosball.sim.perception import (
     HUMAN_RODS_EVERY,
+    HumanSight,
     TrackerModel,
     human_rods,
     mirror_ball,
@@ -222,14 +223,17 @@ class Match:
         for i in self.team_rods["human"]:
             drives = self.params.robot_limits(self.table.rods[i].metres_per_motor_radian())
             self.world.set_rod_limits(i, *(hands or drives))
-        self.tracker = TrackerModel(self.table, self.params, self.rng)
+        # the robot sees through the ball tracker's own code (its noise from a stream of its
+        # own); the scripted human through the earlier model, with the match's stream as before
+        self.tracker = TrackerModel(self.table, self.params, np.random.default_rng([seed, 30]))
+        self.human_sight = HumanSight(self.table, self.params, self.rng)
         # the human's rods as the camera measures them, for a robot controller that reads
         # them (`wants_human_rods`); the meter's noise from a stream of its own, so that a
         # match without it draws exactly as before
         self._measure_human = bool(getattr(self.controllers["robot"], "wants_human_rods", False))
         self._rods_rng = np.random.default_rng([seed, 15])
         self.on_frame = on_frame
-        self._deliveries: deque[tuple[float, BallState, HumanRods | None]] = deque()
+        self._deliveries: deque[tuple[float, BallState, BallState, HumanRods | None]] = deque()
         self._commands: deque[tuple[float, str, RodCommand]] = deque()
         # the last RodStatus made of each team's rods, in each team's frame (_rod_status)
         self._statuses: dict[tuple[str, str], tuple[list[Any], RodStatus]] = {}
@@ -287,17 +291,18 @@ class Match:
             state = world.state()
         fraction = visible_fraction(self.table, state, world.man.reach, self.params.camera_height)
         ball = self.tracker.observe(state, fraction)
+        human_ball = self.human_sight.observe(state, fraction)
         rods = None
         if self._measure_human and self.tracker.frame % HUMAN_RODS_EVERY == 0:
             rods = human_rods(self.table.human_rods,
                               world.rod_poses(self.team_rods["human"]),
                               state.time_ns, self.tracker.frame, self._rods_rng)
-        self._deliveries.append((now + delivery_delay, ball, rods))
+        self._deliveries.append((now + delivery_delay, ball, human_ball, rods))
         while self._deliveries and self._deliveries[0][0] <= now + 1e-9:
-            _, delivered, measured = self._deliveries.popleft()
+            _, delivered, human_seen, measured = self._deliveries.popleft()
             if measured is not None:  # the robot's frame is the table frame: as measured
                 self.controllers["robot"].observe_human_rods(measured)  # type: ignore[attr-defined]
-            self._run_controllers(delivered, now)
+            self._run_controllers(delivered, now, human_seen)
         while self._commands and self._commands[0][0] <= now + 1e-9:
             _, team, command = self._commands.popleft()
             self._apply(team, command)
@@ -305,7 +310,10 @@ class Match:
             self.on_frame(state)
         return state
 
-    def _run_controllers(self, ball: BallState, now: float) -> None:
+    def _run_controllers(self, ball: BallState, now: float,
+                         human_ball: BallState | None = None) -> None:
+        """`ball`: what the robot's tracker reports; `human_ball`: what the scripted human
+        sees (table frame; None: the same)."""
         now_ns = round(now * 1e9)
         poses = {team: self.world.rod_poses(rods) for team, rods in self.team_rods.items()}
         for team, controller in self.controllers.items():
@@ -315,7 +323,7 @@ class Match:
                 # the other team's rods in this team's frame (mirrored for the human), made
                 # only if the controller looks (a scripted human does when it aims a shot)
                 observe(partial(self._rod_status, poses[other], other, team))
-            seen = ball if team == "robot" else mirror_ball(ball)
+            seen = ball if team == "robot" else mirror_ball(human_ball or ball)
             command = controller.step(seen, self._rod_status(poses[team], team, team), now_ns)
             if command is not None:
                 self._commands.append((now + self.params.command_latency, team, command))

@@ -77,6 +77,8 @@ class SimParams:
     # tracker quality as the strategy sees it
     position_noise: float = 0.0007  # m, 1 sigma, per detection (the tracker model's filter
     # is the ball tracker's, vision.track, told this noise)
+    tracker_alpha: float = 0.5  # the human opponents' sight (perception.HumanSight): an
+    tracker_beta: float = 0.15  # alpha-beta filter, velocity noise ~0.025 m/s, settles in ~7 frames
     detect_fraction: float = 0.5  # visible fraction below which the ball is not detected
     lost_after: float = 0.1  # s of non-detection before PREDICTED becomes LOST
 

@@ -4,7 +4,8 @@ Per camera frame: the ball's visible fraction from above (the men and rods hide 
 geometric top view, the renderer measures the same from pixels), then a BallState as the
 ball tracker would send it: DETECTED when enough of the ball shows (noisy positions through
 the ball tracker's own filter and decisions, `foosball.vision.track`), else PREDICTED (the
-filter's prediction) and LOST after `lost_after`.
+filter's prediction) and LOST after `lost_after`. The scripted human opponents see through
+`HumanSight` instead (the earlier alpha-beta model, unchanged: their levels were set with it).
 Times: `capture_time` is the frame's exposure middle; the runner delivers the state
 `exposure / 2 + tracker_latency` later.
 
@@ -225,6 +226,97 @@ class TrackerModel:
 
     def _lost(self, t: int) -> BallState:
         return BallState(t, self.frame, 0.0, 0.0, 0.0, 0.0, (1e6, 1e6, 1e6, 1e6), BallStatus.LOST)
+
+
+class HumanSight:
+    """What the scripted human opponents see, frame by frame: the simulator's earlier model
+    of the tracker, kept as it was so that the opponents play as they were made to (their
+    levels were set seeing through it); the robot sees through `TrackerModel`.
+
+    Positions (ground truth plus Gaussian noise of `position_noise`) through a
+    constant-velocity alpha-beta filter (gains `tracker_alpha`, `tracker_beta`): the reported
+    velocity is noisy and lags a kick or a bounce by a few frames. After a loss the filter
+    starts again from the next two detections."""
+
+    def __init__(self, table: Table, params: SimParams, rng: np.random.Generator) -> None:
+        self.table = table
+        self.params = params
+        self.rng = rng
+        self.frame = 0
+        self._last: BallState | None = None
+        self._last_seen_ns = -(10**18)
+        self._estimate: list[float] | None = None  # x, y, vx, vy at _last_seen_ns
+        self._velocity_known = False
+        a, b = params.tracker_alpha, params.tracker_beta
+        sigma2 = params.position_noise**2
+        period = params.frame_period
+        # steady-state variances of an alpha-beta filter under white position noise
+        denominator = a * (4 - 2 * a - b)
+        self._var_position = sigma2 * (2 * a * a + 2 * b - 3 * a * b) / denominator
+        self._var_velocity = sigma2 / period**2 * 2 * b * b / denominator
+
+    def observe(self, state: WorldState, fraction: float) -> BallState:
+        p = self.params
+        self.frame += 1
+        t = state.time_ns
+        age = (t - self._last_seen_ns) * 1e-9
+        if state.ball_in_play and fraction >= p.detect_fraction:
+            noise = self.rng.normal(0.0, p.position_noise, 2).tolist()
+            zx, zy = state.ball_x + noise[0], state.ball_y + noise[1]
+            estimate = self._estimate
+            if estimate is None or age > p.lost_after:
+                estimate = [zx, zy, 0.0, 0.0]
+                self._velocity_known = False
+            elif not self._velocity_known:
+                estimate = [zx, zy, (zx - estimate[0]) / age, (zy - estimate[1]) / age]
+                self._velocity_known = True
+            else:
+                px, py = estimate[0] + estimate[2] * age, estimate[1] + estimate[3] * age
+                rx, ry = zx - px, zy - py
+                gain_v = p.tracker_beta / age
+                estimate = [
+                    px + p.tracker_alpha * rx,
+                    py + p.tracker_alpha * ry,
+                    estimate[2] + gain_v * rx,
+                    estimate[3] + gain_v * ry,
+                ]
+            self._estimate = estimate
+            self._last_seen_ns = t
+            var_v = self._var_velocity if self._velocity_known else 25.0
+            ball = BallState(
+                capture_time=t,
+                frame=self.frame,
+                x=_clip(estimate[0]),
+                y=_clip(estimate[1]),
+                vx=_clip50(estimate[2]),
+                vy=_clip50(estimate[3]),
+                covariance=(self._var_position, self._var_position, var_v, var_v),
+                status=BallStatus.DETECTED,
+            )
+            self._last = ball
+            return ball
+        last = self._last
+        if last is None or age > p.lost_after or (not state.ball_in_play and age > 0.02):
+            self._estimate = None
+            return BallState(
+                t, self.frame, 0.0, 0.0, 0.0, 0.0, (1e6, 1e6, 1e6, 1e6), BallStatus.LOST
+            )
+        grow = last.covariance[2] * age * age + (0.5 * age) ** 2
+        return BallState(
+            capture_time=t,
+            frame=self.frame,
+            x=_clip(last.x + last.vx * age),
+            y=_clip(last.y + last.vy * age),
+            vx=last.vx,
+            vy=last.vy,
+            covariance=(
+                last.covariance[0] + grow,
+                last.covariance[1] + grow,
+                last.covariance[2] + 0.25 * age,
+                last.covariance[3] + 0.25 * age,
+            ),
+            status=BallStatus.PREDICTED,
+        )
 
 
 def _clip(value: float) -> float:
