@@ -91,3 +91,54 @@ def sweep_translations(rod: Rod, estimate_y: float) -> tuple[float, ...]:
 
     translations = [rod.travel_min + k * step for k in range(count)]
     return tuple(sorted(translations, key=miss))
+
+
+# A ball rolling past the end of the goalkeeper's reach and on behind him into the mouth
+# (issue 30, club seed 3 after the restart: off the side wall along our end wall at 0.7 m/s)
+# is met by the side of his leg tilted back: the man stands where the ball's path is
+# BACKSTOP_BEHIND m behind the axis; a tilted leg meets a ball centre up to BACKSTOP_MAX
+# behind (the foot's tip then still reaches below the ball's top).
+BACKSTOP_BEHIND = 0.035
+BACKSTOP_MAX = 0.052
+BACKSTOP_MIN_VY = 0.1  # m/s across the table: slower, the ball comes at the foot's face
+BACKSTOP_MIN_VX = 0.05  # m/s towards our goal
+
+
+def feet_back_rotation(behind: float, lever: float, foot_reach: float) -> float:
+    """The rotation (negative: feet back) whose leg meets a ball centre `behind` m behind
+    the axis: the leg's line through it where that point is on the leg (`lever`: the axis
+    above the ball's centre), else the foot's tip over it."""
+    if math.hypot(behind, lever) <= foot_reach:
+        return -math.atan2(behind, lever)
+    return -math.asin(min(behind, foot_reach) / foot_reach)
+
+
+def backstop(rod: Rod, x: float, y: float, vx: float, vy: float, goal_x: float,
+             mouth: tuple[float, float], block_half: float, lever: float,
+             foot_reach: float) -> tuple[float, float] | None:
+    """(the man's y, the feet's rotation) that put the side of a one-man rod's tilted leg
+    in the way of a ball whose straight path passes the rod's line beyond the man's reach
+    and enters the `mouth` at `goal_x` behind it; None for any other ball, or where the man
+    cannot stand in its way close enough behind the axis."""
+    if vx > -BACKSTOP_MIN_VX or abs(vy) < BACKSTOP_MIN_VY:
+        return None
+    y_goal = y + vy * (goal_x - x) / vx
+    if not mouth[0] <= y_goal <= mouth[1]:
+        return None
+    reachable = rod.reachable_y()
+    if len(reachable) != 1:
+        return None
+    (low, high), = reachable
+    if x > rod.x:  # still in front: only a ball that passes the man's end at the rod's line
+        y_line = y + vy * (rod.x - x) / vx
+        if low - block_half <= y_line <= high + block_half:
+            return None  # the upright man blocks it there (the block at the crossing)
+    side = 1.0 if vy < 0 else -1.0  # the ball comes along the rod from this side
+    x_meet = min(x, rod.x - BACKSTOP_BEHIND)
+    y_meet = y + vy * (x_meet - x) / vx
+    man = min(max(y_meet - side * block_half, low), high)
+    t = (man + side * block_half - y) / vy  # when the ball reaches the man's side
+    behind = rod.x - (x + vx * t)
+    if t < 0.0 or not 0.0 < behind <= BACKSTOP_MAX:
+        return None
+    return man, feet_back_rotation(behind, lever, foot_reach)

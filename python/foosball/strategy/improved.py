@@ -45,6 +45,7 @@ from foosball.strategy.behind import (
     BehindPlay,
     HiddenSweep,
     aside_translation,
+    backstop,
     is_behind,
     sweep_translations,
 )
@@ -555,6 +556,15 @@ class ImprovedStrategy(RodStrategy):
         speed = b.speed
         if self.kicks[i].active:
             return RodPlan("strike")
+        if i == 0:
+            stop = backstop(rod, b.x, b.y, b.vx, b.vy, self.our_goal_x, self.mouth,
+                            self.block_half, self.lever, self.table.man.foot_reach)
+            if stop is not None:
+                y, rotation = stop
+                # tilted only with the ball clear of the leg's way: a leg swung back into
+                # the ball strikes it at our goal
+                clear = abs(b.y - y) > self.block_half + SIDESTEP_CLEARANCE
+                return RodPlan("control", y=y, rotation=rotation if clear else here.rotation)
         if not _within(self.touch_bands[i], b.y):
             return None
         if is_behind(ahead, self.contact_ahead) and -0.4 < b.vx < 0.3 and speed < 1.6:
