@@ -1,10 +1,14 @@
 #!/bin/bash
 # compare.sh: main (/work/runs/turnmain-10100) against the branch (/work/runs/turn-10100) on
 # the held-out seeds 10100-10199: totals, paired and pooled intervals, fouls, the battery.
-# Run from the worktree's root; writes into docs/notes/issue-30-turn/.
+# Run from the worktree's root; writes into docs/notes/issue-30-turn/ (N=... elsewhere; the
+# second session: M=/work/runs/main-10200 B=/work/runs/turnbs-10200 SEED=10200
+# N=docs/notes/issue-30-turn/10200).
 set -e
 PY=/work/main/.venv/bin/python
-N=docs/notes/issue-30-turn
+N=${N:-docs/notes/issue-30-turn}
+SEED=${SEED:-10100}
+mkdir -p $N
 M=${M:-/work/runs/turnmain-10100}
 B=${B:-/work/runs/turn-10100}
 D=/tmp/turn-compare
@@ -26,8 +30,8 @@ $PY docs/notes/issue-30-own/pool.py $N/tournaments.json $N/pooled.json main turn
   for f in $D/*.json; do
     $PY -c "import json,sys; d=json.load(open(sys.argv[1])); r=d['total']['fouls']['robot']; print(sys.argv[1].split('/')[-1], r['possession'], r['spinning'], r['longest_possession_s'], r['longest_zone'])" $f
   done
-  echo "== battery, seed 10100 (goals against per cell; total with a 95 % interval)"
+  echo "== battery, seed $SEED (goals against per cell; total with a 95 % interval)"
   $PY docs/notes/issue-30-play7/battery_paired.py $M/battery.json $B/battery.json
 } > $N/paired.txt
-$PY docs/notes/issue-30-cover/cells.py main=$M/battery.json turn=$B/battery.json > $N/battery-10100.txt
-cat $N/totals.txt $N/paired.txt $N/battery-10100.txt
+$PY docs/notes/issue-30-cover/cells.py main=$M/battery.json turn=$B/battery.json > $N/battery-$SEED.txt
+cat $N/totals.txt $N/paired.txt $N/battery-$SEED.txt
