@@ -485,18 +485,18 @@ def _exit_report(agent: subprocess.Popen[str], states: Sequence[SafetyState]) ->
 
 
 @contextlib.contextmanager
-def _running_service(namespace: Namespace, tmp_path: Path, motor_driver_extra: str = ""
+def _running_service(namespace: Namespace, tmp_path: Path, motor_driver_extra: str = "",
+                     panel_agent: Agent = Agent.SUPERVISORY_PANEL
                      ) -> Iterator[tuple[Endpoint, Endpoint, subprocess.Popen[str]]]:
     """The motor driver's service on the namespace's EtherCAT veth (board.toml's
     [motor_driver] with `motor_driver_extra`), and two listeners on the agent LAN: as the
-    pole driver and as the supervisory panel. Killed if still running when the block ends
-    (a test stops it itself to check how it stops)."""
+    pole driver and as a panel (`panel_agent`: the game panel sends RESTART). Killed if
+    still running when the block ends (a test stops it itself to check how it stops)."""
     key = secrets.token_bytes(32)
     config = _service_board(tmp_path, key, motor_driver_extra)
     with inside(namespace):
         pole = Endpoint(open_transport("raw", iface="lan1"), WireCodec(key, Agent.POLE_DRIVER))
-        panel = Endpoint(open_transport("raw", iface="lan1"),
-                         WireCodec(key, Agent.SUPERVISORY_PANEL))
+        panel = Endpoint(open_transport("raw", iface="lan1"), WireCodec(key, panel_agent))
     agent = _start_service(namespace, config)
     try:
         yield pole, panel, agent
@@ -580,12 +580,6 @@ def test_another_slave_stack_reaches_op_and_running_and_stops_safely_on_sigint(
     those reset values is configured again by the recovery."""
     emulator = emulator_factory(8, ("--watchdog-divider", "0", "--default-mapping", "other",
                                     "--plain-cia402"))
-    key = secrets.token_bytes(32)
-    config = _service_board(tmp_path, key, f'alignment = "{alignment}"')
-    with inside(namespace):
-        pole = Endpoint(open_transport("raw", iface="lan1"), WireCodec(key, Agent.POLE_DRIVER))
-        panel = Endpoint(open_transport("raw", iface="lan1"), WireCodec(key, Agent.GAME_PANEL))
-    agent = _start_service(namespace, config)
     targets = {axis: 5.0 if axis % 2 == 0 else 1.0 for axis in range(8)}
     command = MotorCommand(axes=tuple(AxisTarget(axis=a, position=p, velocity=100.0)
                                       for a, p in targets.items()))
@@ -596,7 +590,8 @@ def test_another_slave_stack_reaches_op_and_running_and_stops_safely_on_sigint(
         return all(a.state is DriveState.RUNNING and abs(a.position - targets[a.axis]) < 0.01
                    for a in status.axes)
 
-    try:
+    with _running_service(namespace, tmp_path, f'alignment = "{alignment}"',
+                          Agent.GAME_PANEL) as (pole, panel, agent):
         assert _listen(pole, agent, 30.0, _all_in(DriveState.READY), states), \
             _exit_report(agent, states)
         slaves = emulator.slaves()
@@ -623,12 +618,6 @@ def test_another_slave_stack_reaches_op_and_running_and_stops_safely_on_sigint(
         assert restarted["al_state"] == int(L.AlState.OP) and restarted["watchdog_s"] == \
             pytest.approx(0.05) and restarted["outputs_mapped"] == layout_rx, restarted
         _stop_service(agent, signal.SIGINT)
-    finally:
-        if agent.poll() is None:
-            agent.kill()
-            agent.communicate()
-        pole.close()
-        panel.close()
     time.sleep(0.3)  # the drives brake to rest on their own (fault reaction)
     slaves = emulator.slaves()
     assert _all_at(slaves, L.AlState.INIT), _al_codes(slaves)
