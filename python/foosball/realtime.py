@@ -43,7 +43,9 @@ def scheduling() -> str:
 def seconds_since_process_start(stat: str | None = None, now: float | None = None) -> float:
     """Since this process began (exec, not our first line of Python): /proc/self/stat's
     start time, in clock ticks since boot, against CLOCK_BOOTTIME."""
-    stat = stat if stat is not None else open("/proc/self/stat").read()  # noqa: SIM115
+    if stat is None:
+        with open("/proc/self/stat") as own:
+            stat = own.read()
     started = int(stat.rpartition(")")[2].split()[19]) / os.sysconf("SC_CLK_TCK")
     now = now if now is not None else time.clock_gettime(time.CLOCK_BOOTTIME)
     return now - started
