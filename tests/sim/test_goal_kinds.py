@@ -50,6 +50,31 @@ def test_a_shot_brushed_by_the_goalkeeper_is_deflected_and_not_a_save() -> None:
     assert match.result.shots[0].outcome == "goal"
 
 
+def test_a_shot_off_the_defence_and_then_the_goalkeeper_is_deflected() -> None:
+    # tuning audit, pro seed 8479: 11.9 m/s off the defence (7.1), then the goalkeeper
+    # 0.11 s later (3.2 -> 1.1) and in
+    match = feed([(1.0, [man(1.0, HUMAN_ATTACK, "human", 0.0, -11.9)]),
+                  (1.013, [man(1.013, ROBOT_DEFENCE, "robot", 11.9, -4.3, 5.7)]),
+                  (1.12, [man(1.12, ROBOT_KEEPER, "robot", 3.2, -1.0, 0.3)]),
+                  (1.3, [goal(1.3, "human")])])
+    goal_event = match.result.goals[0]
+    assert goal_event.kind == "deflected"
+    assert goal_event.last_rod == "goalkeeper"
+
+
+@pytest.mark.parametrize(("keeper_at", "speed_after", "why"), [
+    (1.5, 0.4, "the ball left slow, then played by the goalkeeper"),
+    (1.1, 2.0, "the goalkeeper strikes the deflected ball harder"),
+])
+def test_a_deflected_shot_played_on_into_the_goal_is_own_play(
+        keeper_at: float, speed_after: float, why: str) -> None:
+    match = feed([(1.0, [man(1.0, HUMAN_ATTACK, "human", 0.0, -8.0)]),
+                  (1.02, [man(1.02, ROBOT_DEFENCE, "robot", 8.0, -0.5, 0.5)]),
+                  (keeper_at, [man(keeper_at, ROBOT_KEEPER, "robot", 0.6, -speed_after)]),
+                  (keeper_at + 0.3, [goal(keeper_at + 0.3, "human")])])
+    assert match.result.goals[0].kind == "own_play", why
+
+
 def test_a_clear_struck_back_into_the_own_goal_is_own_play() -> None:
     # a slow ball the goalkeeper clears; the defence strikes it back at 5 m/s into the goal
     match = feed([(1.0, [man(1.0, ROBOT_KEEPER, "robot", 0.3, 7.6)]),

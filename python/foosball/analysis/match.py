@@ -21,7 +21,9 @@ used. Times are seconds from the recording's first record.
 - How each goal came about, an estimate (sim.match's GOAL_KINDS judged from the tracked ball
   alone): the last touch before the goal and its rod (the reach band holding the ball). The
   scorer's: clean. The conceding team's on a shot of the scorer that it did not speed up (the
-  tracked speed after at most DEFLECT_MARGIN above the speed before): deflected; else sending
+  tracked speed after at most DEFLECT_MARGIN above the speed before; a shot touched more than
+  once by the conceding team stays one while each touch follows the last within
+  DEFLECTION_RUN_S and does not speed it up, as sim.match): deflected; else sending
   the ball towards its own goal: own play; else deflected. No touch since the last goal:
   untouched. The tracker cannot tell which of two nearby rods touched the ball, nor see a
   touch under lifted feet, so the simulator's figures (from the physics' contacts) are the
@@ -85,6 +87,7 @@ REVERSAL_RAD = 0.05  # as sim.rules: a turn back smaller than this is jitter
 STRIKE_SPAN_S = 0.03
 SAVE_WINDOW_S = 2.0  # s, as sim.match
 DEFLECT_MARGIN = 0.2  # m/s, as sim.match
+DEFLECTION_RUN_S = 0.15  # s, as sim.match
 GOAL_KINDS = ("clean", "deflected", "own_play", "untouched")  # as sim.match
 
 
@@ -350,11 +353,12 @@ def _goal_kinds(goals: list[Event], touches: list[tuple[int, Any]], ball: dict[s
         kind = "untouched"
         if last:
             i, rod = last[-1]
-            before = max(0, int(np.searchsorted(t, t[i] - TOUCH_WINDOW_S)) - 1)
-            speed_after, speed_before = math.hypot(vx[i], vy[i]), math.hypot(vx[before],
-                                                                              vy[before])
+            speed_before, speed_after = _speeds(t, vx, vy, i)
             on_shot = any(s.team == g.team and s.t < t[i] <= s.t + SAVE_WINDOW_S
-                          and not any(s.t < t[j] < t[i] for j, _ in last) for s in shots)
+                          and _deflection_run([j for j, _ in last if s.t < t[j] < t[i]],
+                                              [r for j, r in last if s.t < t[j] < t[i]],
+                                              i, conceding, t, vx, vy)
+                          for s in shots)
             own_goal_direction = -1.0 if conceding == "robot" else 1.0
             if rod.team == g.team:
                 kind = "clean"
@@ -366,6 +370,26 @@ def _goal_kinds(goals: list[Event], touches: list[tuple[int, Any]], ball: dict[s
         out.append(replace(g, text=f"{g.text} ({kind.replace('_', ' ')}, estimated)"))
         since = g.t
     return out, counts
+
+
+def _speeds(t: np.ndarray, vx: np.ndarray, vy: np.ndarray, i: int) -> tuple[float, float]:
+    """The tracked ball's speed before and after the touch at sample `i`."""
+    before = max(0, int(np.searchsorted(t, t[i] - TOUCH_WINDOW_S)) - 1)
+    return math.hypot(vx[before], vy[before]), math.hypot(vx[i], vy[i])
+
+
+def _deflection_run(between: list[int], rods: list[Any], i: int, team: str, t: np.ndarray,
+                    vx: np.ndarray, vy: np.ndarray) -> bool:
+    """Whether the touches `between` a shot and the touch at `i` are none, or deflections
+    of it by `team` (each slowing the ball, each within DEFLECTION_RUN_S of the next)."""
+    if any(rod.team != team for rod in rods):
+        return False
+    chain = [*between, i]
+    for j, k in itertools.pairwise(chain):
+        before, after = _speeds(t, vx, vy, j)
+        if after > before + DEFLECT_MARGIN or t[k] - t[j] >= DEFLECTION_RUN_S:
+            return False
+    return True
 
 
 def _role(table: Table, x: float) -> str:

@@ -37,8 +37,11 @@ last man contact before the goal decides. A man of the scoring team: a clean sho
 the conceding team touching a shot in flight without striking it harder (the speed after is
 at most the speed before): a deflected shot. Otherwise a man of the conceding team that sent
 the ball towards its own goal: own play; one that sent it elsewhere (in by the walls): a
-deflected shot too. No man contact since the ball was put in play: untouched. Results report
-every realism parameter the match ran with.
+deflected shot too. A shot deflected more than once (off the defence, then the goalkeeper)
+stays a deflected shot while each touch follows the last within `DEFLECTION_RUN_S` and
+adds no speed (until 2026-12-07 only its first touch was, and the goalkeeper's was own
+play). No man contact since the ball was put in play: untouched. Results report every realism
+parameter the match ran with.
 """
 
 from __future__ import annotations
@@ -76,6 +79,12 @@ SERVE_DELAY_S = 1.0
 SAME_STRIKE_S = 0.03  # s: contacts of one rod this close together are one shot
 SAVE_WINDOW_S = 2.0  # s: a shot that does not end in a goal this soon after it is struck
 DEFLECT_MARGIN = 0.2  # m/s: a touch that adds no more speed than this deflects, not strikes
+# s: a defender's touch this soon after his team's deflection of a shot, adding no speed, is
+# the same shot running on off his men (a shot off the defence onto the goalkeeper's foot
+# and in is a deflected shot, not the robot's play: 0.04-0.11 s apart in the tuning audits,
+# where a ball left slow and then mishandled came 0.5 s on); quicker than the robot sees a
+# touch and answers it (a frame, the tracker's lag, the step, the drive)
+DEFLECTION_RUN_S = 0.15
 GOAL_KINDS = ("clean", "deflected", "own_play", "untouched")
 
 
@@ -113,7 +122,7 @@ class _Touch:
     speed_before: float
     speed_after: float
     vx_after: float
-    on_shot: bool  # it met a shot of the other team in flight (the strike's first touch)
+    on_shot: bool  # it met a shot of the other team in flight (see `Match._touch`)
 
 
 def goal_kinds(goals: list[Goal], conceded_by: str) -> dict[str, int]:
@@ -486,17 +495,21 @@ class Match:
             self._decide_shots(due)
 
     def _touch(self, contact: Contact, t: float) -> None:
-        """Remember the last man contact; a strike's later contacts (same rod within
-        `SAME_STRIKE_S`) keep whether its first met a shot in flight."""
+        """Remember the last man contact and whether it met a shot of the other team in
+        flight: the ball's last touch was that shot's strike, or a deflection of it by the
+        toucher's team just before (`DEFLECTION_RUN_S`). A strike's later contacts (same rod
+        within `SAME_STRIKE_S`) keep what its first met."""
         last = self._last_touch
         if last is not None and last.rod == contact.rod and t - last.time < SAME_STRIKE_S:
             on_shot, speed_before = last.on_shot, last.speed_before
         else:
             shot = self._open_shot
-            # the ball's last touch was the strike of the other team's latest shot
-            on_shot = (shot is not None and shot.team != contact.team
-                       and last is not None and last.team == shot.team
-                       and last.time >= shot.time)
+            on_shot = (shot is not None and shot.team != contact.team and last is not None
+                       and last.time >= shot.time
+                       and (last.team == shot.team
+                            or (last.team == contact.team and last.on_shot
+                                and last.speed_after <= last.speed_before + DEFLECT_MARGIN
+                                and t - last.time < DEFLECTION_RUN_S)))
             speed_before = contact.speed_before
         self._last_touch = _Touch(t, contact.team, contact.rod, speed_before,
                                   contact.speed_after, contact.vx_after, on_shot)
