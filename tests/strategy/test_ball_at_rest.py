@@ -102,3 +102,33 @@ def test_a_still_ball_in_a_rods_reach_is_played_within_its_possession_limit(rod,
             break
     assert left is not None and left < limit
     assert match.referee.summary()["robot"]["possession"] == 0
+
+
+def _beyond_the_strike() -> list[tuple[int, float, float]]:
+    """(our rod, ball x, ball y): still, further behind goalkeeper or defence than a foot
+    strikes a ball forward: on our goal line against the end wall (in the mouth and beside
+    it: tuning seeds pro 8417 and 8422, held-out club 10267) and 58 mm behind the defence."""
+    keeper, defence = TABLE.robot_rods[0], TABLE.robot_rods[1]
+    goal_line = -TABLE.field.half_length + TABLE.ball.radius + 0.0005
+    return ([(0, goal_line, y) for y in (-0.134, -0.06, 0.0, 0.09)]
+            + [(1, defence.x - 0.058, y) for y in (-0.2, 0.0)]
+            + [(0, keeper.x - 0.058, 0.02)])
+
+
+@pytest.mark.parametrize(("rod", "x", "y"), _beyond_the_strike())
+def test_a_still_ball_beyond_a_strike_behind_the_defence_is_left_to_the_referee(rod, x, y):
+    """A strike from behind meets such a ball above its centre and drives it back at our
+    goal, or pins it against the end wall for the possession limit (issue 30). Left alone,
+    it is a dead ball, which the referee puts in front of our goalkeeper: against an opponent
+    who never moves, no man of ours touches it, no goal, and the restart within 3.5 s."""
+    match, touches = _match("hold", 0)
+    match.world.place_ball(x, y)
+    match.referee.new_ball()
+    start, before = match.world.time, dict(match.result.dead_balls)
+    while (match.world.time < start + 3.5
+           and match.result.dead_balls["goalkeeper"] == before["goalkeeper"]):
+        match.step_frame()
+    ours = [c for c in touches if c.time_ns * 1e-9 >= start and c.team == "robot"]
+    assert ours == [], f"rod {rod} touched it: {ours[:2]}"
+    assert match.world.score.human == 0
+    assert match.result.dead_balls["goalkeeper"] == before["goalkeeper"] + 1

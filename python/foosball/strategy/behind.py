@@ -33,6 +33,11 @@ from foosball.strategy.rods import men_offsets
 # (72 mm x sin 48 deg, the foot's tip at the ball's centre height) before issue 30, and a
 # ball lying 55 mm behind the 5-man rod was left there for 10 s (a possession foul)
 BEHIND_REACH = 0.066
+# m behind the axis: a still ball further back is met by a forward strike's foot on its top
+# or front, down and back (the physics' leg, first touch of a swing from behind: pushed
+# forward at 50 mm, hardly at 56, backwards from 57; the foot's tip is at the ball's centre
+# height only 29 mm behind the axis)
+STRIKE_BEHIND = 0.055
 STRIKE_FROM_WINDUP_S = 0.09  # s from the wind-up angle to the foot at the ball (120 rad/s)
 SIDESTEP_CLEARANCE = 0.012  # m between the foot's edge and the ball while winding up
 ALIGN_TOLERANCE = 0.004  # m

@@ -41,6 +41,7 @@ from foosball.strategy.behind import (
     GIVE_UP_S,
     HIDE_BAND,
     SIDESTEP_CLEARANCE,
+    STRIKE_BEHIND,
     STRIKE_FROM_WINDUP_S,
     BehindPlay,
     HiddenSweep,
@@ -567,6 +568,17 @@ class ImprovedStrategy(RodStrategy):
                 return RodPlan("control", y=y, rotation=rotation if clear else here.rotation)
         if not _within(self.touch_bands[i], b.y):
             return None
+        if i < 2 and ahead < -STRIKE_BEHIND and self.seen_speed < STILL_SPEED:
+            # a still ball this far behind the goalkeeper or the defence cannot be struck
+            # forward: the foot meets it on its top or front and drives it back at our goal,
+            # or pins it against the end wall (tuning seeds pro 8417 and 8422: struck in off our
+            # goal line; held-out club 10267: 13 s of strikes at a ball against the end
+            # wall, each nudge starting the dead-ball count again, then a possession foul).
+            # Left alone, feet down, it is a dead ball (no man can kick it forward) and the
+            # referee puts it in front of our goalkeeper after 3 s (ITSF: a dead ball between
+            # goal and goalkeeper is put in play by the goalkeeper)
+            self.behind[i] = None
+            return RodPlan("control", translation=here.translation)
         if is_behind(ahead, self.contact_ahead) and -0.4 < b.vx < 0.3 and speed < 1.6:
             if i == 0 and not self.keeper_may_swing(b, now):
                 # a backswing would strike it into our goal: feet down and still, so the
