@@ -62,6 +62,16 @@ def test_a_shot_off_the_defence_and_then_the_goalkeeper_is_deflected() -> None:
     assert goal_event.last_rod == "goalkeeper"
 
 
+def test_a_shot_the_goalkeeper_deflects_forward_and_the_defence_back_in_is_deflected() -> None:
+    # tuning audit, pro seed 8473: 14.9 m/s, off the goalkeeper forward at 6.1 m/s (which
+    # the statistics count as a robot shot), off the defence 17 ms later back in at 2.9
+    match = feed([(1.0, [man(1.0, HUMAN_ATTACK, "human", 0.0, -14.9)]),
+                  (1.018, [man(1.018, ROBOT_KEEPER, "robot", 14.9, 6.1, 2.0)]),
+                  (1.035, [man(1.035, ROBOT_DEFENCE, "robot", 6.5, -2.85)]),
+                  (1.15, [goal(1.15, "human")])])
+    assert match.result.goals[0].kind == "deflected"
+
+
 @pytest.mark.parametrize(("keeper_at", "speed_after", "why"), [
     (1.5, 0.4, "the ball left slow, then played by the goalkeeper"),
     (1.1, 2.0, "the goalkeeper strikes the deflected ball harder"),

@@ -504,12 +504,14 @@ class Match:
             on_shot, speed_before = last.on_shot, last.speed_before
         else:
             shot = self._open_shot
-            on_shot = (shot is not None and shot.team != contact.team and last is not None
-                       and last.time >= shot.time
-                       and (last.team == shot.team
-                            or (last.team == contact.team and last.on_shot
-                                and last.speed_after <= last.speed_before + DEFLECT_MARGIN
-                                and t - last.time < DEFLECTION_RUN_S)))
+            struck = (shot is not None and shot.team != contact.team and last is not None
+                      and last.team == shot.team and last.time >= shot.time)
+            # (a deflection sent forward fast enough counts as a shot of the deflecting
+            # team: the run is judged by the touches, not by the latest shot)
+            deflected = (last is not None and last.team == contact.team and last.on_shot
+                         and last.speed_after <= last.speed_before + DEFLECT_MARGIN
+                         and t - last.time < DEFLECTION_RUN_S)
+            on_shot = struck or deflected
             speed_before = contact.speed_before
         self._last_touch = _Touch(t, contact.team, contact.rod, speed_before,
                                   contact.speed_after, contact.vx_after, on_shot)
