@@ -435,3 +435,20 @@ def test_feet_wound_up_behind_come_down_beside_a_ball_far_behind_or_out_of_reach
         up = RodView(0.0, -3.0)
         setpoint = s.act(1, DEFENCE, 0.0, RodPlan("cover", translation=0.0), up)
         assert setpoint.rotation == 0.0, (x, y)
+
+
+@pytest.mark.parametrize(("y", "vy", "lifts"), [
+    (0.15, -0.8, True),  # rolling along behind the axis into the man (at 0.118)
+    (0.08, -0.8, False),  # rolling along, away from him
+    (0.15, -0.05, False),  # hardly across: not rolling along
+])
+def test_a_ball_rolling_along_just_behind_the_goalkeeper_passes_behind_his_lifted_feet(
+        y: float, vy: float, lifts: bool) -> None:
+    """Issue 30, tuning seed pro 8475 randomised: a ball 19 mm behind the goalkeeper's axis
+    rolling along his rod at 0.8 m/s met the back edge of his foot, which sent it into our
+    goal (0.78 -> 1.06 m/s). Feet forward and up, it passes behind them."""
+    s = ImprovedStrategy(TABLE)
+    here = [RodView(0.118, 0.0), DOWN, DOWN, DOWN]
+    out = s.decide(0.0, BallView(GOALKEEPER.x - 0.019, y, 0.0, vy), here)
+    lifted = s.plans_last[0].mode == "lift" and out[0].rotation > LIFTED
+    assert lifted == lifts
