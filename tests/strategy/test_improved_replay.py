@@ -9,8 +9,7 @@ again when issue 13's dead-ball follow-up changed play on purpose (a ball at res
 of the 3,100 changed), and again for issue 30's own goals (feet never swung back through
 the ball, our rods out of our own shot's path, a ball lost under lifted feet rolls on, the
 goalkeeper's backswing, all four rods never up; 1,066 of the 3,100 changed), and for the
-goalkeeper's backstop (3 changed; the inputs are the same), and for the goalkeeper's feet
-staying up over a ball rolling out from under them (38 changed). Every command must come out the
+goalkeeper's backstop (3 changed; the inputs are the same). Every command must come out the
 same, bit for bit. A change meant to change play writes the commands again (the inputs stay) with
 
     .venv/bin/python tests/strategy/test_improved_replay.py --write

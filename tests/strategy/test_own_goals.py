@@ -452,20 +452,3 @@ def test_a_ball_rolling_along_just_behind_the_goalkeeper_passes_behind_his_lifte
     out = s.decide(0.0, BallView(GOALKEEPER.x - 0.019, y, 0.0, vy), here)
     lifted = s.plans_last[0].mode == "lift" and out[0].rotation > LIFTED
     assert lifted == lifts
-
-
-@pytest.mark.parametrize(("rotation", "lifts"), [
-    (0.1, True),  # on their way up in front: they stay up until it is out of reach
-    (0.0, True),  # down over it as it rolls out from under the axis: forward and up
-    (-1.5, False),  # wound up behind: swung forward they would strike it; other plays
-])
-def test_feet_stay_up_while_a_ball_rolls_out_from_under_the_goalkeeper(
-        rotation: float, lifts: bool) -> None:
-    """Issue 30, tuning seed pro 8453 randomised: a ball rolling out from behind the
-    goalkeeper at 0.8 m/s, his feet lifting forward; at 0.3 m/s out the plan became a cover
-    and brought the feet down from 1.1 rad through its front: 2.5 m/s into our goal."""
-    s = ImprovedStrategy(TABLE)
-    here = [RodView(0.054, rotation), DOWN, DOWN, DOWN]
-    out = s.decide(0.0, BallView(GOALKEEPER.x - 0.012, 0.068, 0.83, -0.45), here)
-    up = s.plans_last[0].mode == "lift" and out[0].rotation > LIFTED
-    assert up == lifts

@@ -37,7 +37,6 @@ from foosball.geometry import Rod, Table
 from foosball.strategy.base import BallView, RodStrategy, RodView, rod_view_list, to_target
 from foosball.strategy.behind import (
     ALIGN_TOLERANCE,
-    BEHIND_REACH,
     FEET_UP,
     GIVE_UP_S,
     HIDE_BAND,
@@ -581,13 +580,6 @@ class ImprovedStrategy(RodStrategy):
             # goal and goalkeeper is put in play by the goalkeeper)
             self.behind[i] = None
             return RodPlan("control", translation=here.translation)
-        if i == 0 and self.rolls_out_under_feet(rod, b, here):
-            # feet forward and up stay up until it is out of their reach: brought down
-            # over it they swing back into its front (tuning seed pro 8453 randomised: a
-            # ball rolling out from behind at 0.8 m/s, the lift begun, then the cover's feet
-            # down from 1.1 rad through it at 21 rad/s, 2.5 m/s into our goal)
-            self.behind[i] = None
-            return RodPlan("lift", rotation=-LIFT)
         if is_behind(ahead, self.contact_ahead) and -0.4 < b.vx < 0.3 and speed < 1.6:
             if i == 0 and self.rolls_along_into_man(rod, b, here):
                 # it meets the back edge of his foot, which sends it into our goal (tuning
@@ -648,19 +640,6 @@ class ImprovedStrategy(RodStrategy):
             if due > self.time_to_contact:
                 return RodPlan("block", y=hit.y)  # get the man there in time
         return None
-
-    def rolls_out_under_feet(self, rod: Rod, b: BallPoint, here: RodView) -> bool:
-        """Whether a ball rolls out forwards from behind or under the rod's axis with the
-        feet on their way up in front (or still down over it), within the men's reach."""
-        ahead = b.x - rod.x
-        if b.vx <= ROLLING_OUT or not -BEHIND_REACH < ahead < self.reach_ahead:
-            return False
-        if not -SWEEP_SLIVER < here.rotation < math.pi:
-            return False  # feet back (swung forward they strike it) or round: other plays
-        under = ahead < 0.9 * self.contact_ahead
-        rising = here.rotation > SWEEP_SLIVER
-        return (under or rising) and self._man_near(
-            rod, here.translation, b.y, b.y + b.vy * LIFT_TIME)
 
     def rolls_along_into_man(self, rod: Rod, b: BallPoint, here: RodView) -> bool:
         """Whether a ball behind the rod's axis, where an upright foot touches it, rolls along
