@@ -173,7 +173,6 @@ class TrackerModel:
         self.params = params
         self.rng = rng
         self.frame = 0
-        self._last_seen_ns = -(10**18)
         f = table.field
         walls = Walls.of_table(f.half_length, f.half_width, f.goal_width, table.ball.radius)
         base = filter_cfg or FilterConfig()
@@ -182,8 +181,6 @@ class TrackerModel:
                                   max_prediction_s=params.lost_after)
         self.track = BallTrack(self.filter_cfg, walls)
         self._sigma = params.position_noise
-        lx, ly = f.half_length, f.half_width
-        self._lost_variance = (lx * lx, ly * ly, 100.0, 100.0)  # as the ball tracker's
 
     def observe(self, state: WorldState, fraction: float) -> BallState:
         p = self.params
@@ -197,18 +194,16 @@ class TrackerModel:
             zx, zy = state.ball_x + noise[0], state.ball_y + noise[1]
             if not track.tracking:
                 track.acquire(zx, zy, self._sigma, t)
-                self._last_seen_ns = t
                 return self._state(t, BallStatus.DETECTED)
             if track.measure(zx, zy, self._sigma, t) != REJECTED:
-                self._last_seen_ns = t
                 return self._state(t, BallStatus.DETECTED)
         if not track.tracking:
-            return self._lost(t)
-        if not state.ball_in_play and (t - self._last_seen_ns) * 1e-9 > 0.02:
+            return _lost(t, self.frame)
+        if not state.ball_in_play and (t - track.last_detection_ns) * 1e-9 > 0.02:
             track.stop()  # taken off the table (a goal): nothing left to predict
-            return self._lost(t)
+            return _lost(t, self.frame)
         if track.lost_by(t):
-            return self._lost(t)
+            return _lost(t, self.frame)
         return self._state(t, BallStatus.PREDICTED)
 
     def _state(self, t: int, status: BallStatus) -> BallState:
@@ -223,9 +218,6 @@ class TrackerModel:
             covariance=(x.a, y.a, x.c, y.c),
             status=status,
         )
-
-    def _lost(self, t: int) -> BallState:
-        return BallState(t, self.frame, 0.0, 0.0, 0.0, 0.0, (1e6, 1e6, 1e6, 1e6), BallStatus.LOST)
 
 
 class HumanSight:
@@ -298,9 +290,7 @@ class HumanSight:
         last = self._last
         if last is None or age > p.lost_after or (not state.ball_in_play and age > 0.02):
             self._estimate = None
-            return BallState(
-                t, self.frame, 0.0, 0.0, 0.0, 0.0, (1e6, 1e6, 1e6, 1e6), BallStatus.LOST
-            )
+            return _lost(t, self.frame)
         grow = last.covariance[2] * age * age + (0.5 * age) ** 2
         return BallState(
             capture_time=t,
@@ -317,6 +307,11 @@ class HumanSight:
             ),
             status=BallStatus.PREDICTED,
         )
+
+
+def _lost(t: int, frame: int) -> BallState:
+    """A LOST BallState: no position, covariance too large to use."""
+    return BallState(t, frame, 0.0, 0.0, 0.0, 0.0, (1e6, 1e6, 1e6, 1e6), BallStatus.LOST)
 
 
 def _clip(value: float) -> float:
