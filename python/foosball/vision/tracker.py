@@ -132,7 +132,6 @@ class BallTracker:
         guard against false balls); its velocity comes with the second sighting."""
         cfg = self.cfg
         detection = self.detector.search_frame(image)
-        self.track.candidate = None
         if detection is None:
             return self._lost(Search.FRAME)
         zx, zy = self.projector.to_table(detection.u, detection.v)
