@@ -21,22 +21,22 @@ def track(speeds: list[float], period: float = 0.01) -> tuple[np.ndarray, ...]:
 
 def test_no_touch_between_is_the_shot_itself() -> None:
     t, vx, vy = track([12.0, 12.0, 12.0])
-    assert _deflection_run([], [], 2, "robot", t, vx, vy)
+    assert _deflection_run([], 2, "robot", t, vx, vy)
 
 
 def test_touches_of_the_defending_team_that_slow_the_ball_quickly_are_one_deflection() -> None:
     # defence at sample 3 (12 -> 7 m/s), goalkeeper at sample 12 (0.09 s later)
     t, vx, vy = track([12.0] * 3 + [7.0] * 9 + [3.0] * 3)
-    assert _deflection_run([3], [ROBOT], 12, "robot", t, vx, vy)
+    assert _deflection_run([(3, ROBOT)], 12, "robot", t, vx, vy)
 
 
 def test_a_touch_that_speeds_the_ball_up_or_comes_late_ends_the_deflection() -> None:
     t, vx, vy = track([12.0] * 3 + [14.0] * 9 + [3.0] * 3)
-    assert not _deflection_run([3], [ROBOT], 12, "robot", t, vx, vy)  # sped up
+    assert not _deflection_run([(3, ROBOT)], 12, "robot", t, vx, vy)  # sped up
     t, vx, vy = track([12.0] * 3 + [0.5] * 40 + [0.8] * 3)
-    assert not _deflection_run([3], [ROBOT], 43, "robot", t, vx, vy)  # 0.4 s later
+    assert not _deflection_run([(3, ROBOT)], 43, "robot", t, vx, vy)  # 0.4 s later
 
 
 def test_a_touch_of_the_other_team_between_ends_it() -> None:
     t, vx, vy = track([12.0] * 3 + [7.0] * 9 + [3.0] * 3)
-    assert not _deflection_run([3], [HUMAN], 12, "robot", t, vx, vy)
+    assert not _deflection_run([(3, HUMAN)], 12, "robot", t, vx, vy)

@@ -355,8 +355,7 @@ def _goal_kinds(goals: list[Event], touches: list[tuple[int, Any]], ball: dict[s
             i, rod = last[-1]
             speed_before, speed_after = _speeds(t, vx, vy, i)
             on_shot = any(s.team == g.team and s.t < t[i] <= s.t + SAVE_WINDOW_S
-                          and _deflection_run([j for j, _ in last if s.t < t[j] < t[i]],
-                                              [r for j, r in last if s.t < t[j] < t[i]],
+                          and _deflection_run([(j, r) for j, r in last if s.t < t[j] < t[i]],
                                               i, conceding, t, vx, vy)
                           for s in shots)
             own_goal_direction = -1.0 if conceding == "robot" else 1.0
@@ -378,13 +377,14 @@ def _speeds(t: np.ndarray, vx: np.ndarray, vy: np.ndarray, i: int) -> tuple[floa
     return math.hypot(vx[before], vy[before]), math.hypot(vx[i], vy[i])
 
 
-def _deflection_run(between: list[int], rods: list[Any], i: int, team: str, t: np.ndarray,
+def _deflection_run(between: list[tuple[int, Any]], i: int, team: str, t: np.ndarray,
                     vx: np.ndarray, vy: np.ndarray) -> bool:
-    """Whether the touches `between` a shot and the touch at `i` are none, or deflections
-    of it by `team` (each slowing the ball, each within DEFLECTION_RUN_S of the next)."""
-    if any(rod.team != team for rod in rods):
+    """Whether the touches (sample, rod) `between` a shot and the touch at `i` are none, or
+    deflections of it by `team` (each slowing the ball, each within DEFLECTION_RUN_S of the
+    next)."""
+    if any(rod.team != team for _, rod in between):
         return False
-    chain = [*between, i]
+    chain = [j for j, _ in between] + [i]
     for j, k in itertools.pairwise(chain):
         before, after = _speeds(t, vx, vy, j)
         if after > before + DEFLECT_MARGIN or t[k] - t[j] >= DEFLECTION_RUN_S:
