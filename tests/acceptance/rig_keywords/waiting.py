@@ -7,7 +7,13 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-POLL_S = 0.01
+# How often a wait looks. The keywords judge arrival stamps (the observer's, the table's),
+# never the moment they look, so looking more often only costs CPU: at 10 ms, re-reading a
+# game's history took a third of a core. That process is an ordinary one on the rig's host,
+# and ordinary tasks starved of their 50 ms a second are run by the kernel ahead of every
+# real-time thread on that CPU (docs/notes/rig-load.md, "The fair server"): holes of up to
+# 50 ms once a second in the agents' timing, which failed Play in CI.
+POLL_S = 0.1
 
 
 def wait_until(found: Callable[[], Any], within_s: float, failure: Callable[[], str]) -> Any:
