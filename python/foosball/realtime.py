@@ -10,6 +10,7 @@ import gc
 import logging
 import os
 import sys
+import threading
 import time
 from collections.abc import Callable
 from typing import Any
@@ -64,6 +65,22 @@ def set_fifo(priority: int | None = None,
     except (PermissionError, OSError) as exc:
         log.warning("SCHED_FIFO refused (%s): the cycle runs with the default policy", exc)
         return False
+
+
+def realtime_threads(priority: int) -> None:
+    """SCHED_FIFO `priority` for every other thread of this process still at the ordinary
+    policy (one already real-time keeps its own). A thread that holds the interpreter lock
+    must not be preempted by ordinary processes while a real-time one waits for the lock."""
+    for thread in threading.enumerate():
+        native = thread.native_id
+        if native is None or thread is threading.current_thread():
+            continue
+        try:
+            if os.sched_getscheduler(native) == os.SCHED_FIFO:
+                continue
+        except OSError:  # it ended meanwhile
+            continue
+        set_fifo(priority, thread_id=native)
 
 
 def quiet_garbage_collector() -> None:

@@ -173,9 +173,12 @@ def _camera(args: argparse.Namespace) -> int:
     server = CameraServer(args.socket, args.fps, table.next_frame)
     signal.signal(signal.SIGTERM, lambda *_: setattr(server, "running", False))
     if args.rt_priority:
-        from foosball.realtime import set_fifo
+        from foosball.realtime import realtime_threads, set_fifo
 
         set_fifo(args.rt_priority)
+        # the table's own threads (the rod poses, the player's page) too: one left ordinary
+        # holds the interpreter lock the frames need while real-time threads keep it off
+        realtime_threads(args.rt_priority)
     robot = f"from the drive emulator on port {args.rod_poses}" if args.rod_poses else "held"
     print(f"camera: {args.fps:g} fps on {args.socket}; opponent {args.opponent}; robot rods "
           f"{robot}", flush=True)
