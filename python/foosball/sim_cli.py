@@ -176,9 +176,15 @@ def _camera(args: argparse.Namespace) -> int:
         from foosball.realtime import realtime_threads, set_fifo
 
         set_fifo(args.rt_priority)
-        # the table's own threads (the rod poses, the player's page) too: one left ordinary
-        # holds the interpreter lock the frames need while real-time threads keep it off
+        # The table's own threads (the player's page) too: one left ordinary holds the
+        # interpreter lock the frames need while real-time threads keep it off its CPU.
         realtime_threads(args.rt_priority)
+        # OpenCV's worker threads (not Python's: started by the renderer's first frame, at
+        # the ordinary policy) would make every frame wait for a thread the rig's real-time
+        # load starves (a frame 232 ms late); in this thread alone it also costs less CPU.
+        import cv2
+
+        cv2.setNumThreads(0)
     robot = f"from the drive emulator on port {args.rod_poses}" if args.rod_poses else "held"
     print(f"camera: {args.fps:g} fps on {args.socket}; opponent {args.opponent}; robot rods "
           f"{robot}", flush=True)
