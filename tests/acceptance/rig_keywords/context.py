@@ -65,6 +65,8 @@ class LongObserver(Observer):
         return [h for h in tail if kind is None or isinstance(h.message, kind)]
 
 
+# Latched alarms whose failure text says what the drive emulator saw of its own timing.
+LINK_CODES = (AlarmCode.ETHERCAT_LINK, AlarmCode.WORKING_COUNTER)
 OBSERVER_PRIORITY = 30  # SCHED_FIFO: agents' I/O threads 50, step threads 20, camera 10
 # What the keywords read (RodStatus at 100 Hz and the rest are not kept).
 HEARD = (Heartbeat, Alarm, GameState, MotorStatus, BallState, RodCommand, CalibrationStatus)
@@ -96,6 +98,7 @@ class SimulatedTable:
         self.restart_pressed_s = 0.0  # the last RESTART sent
         self.started_s = 0.0  # the last START sent
         self.start_truth: Truth | None = None  # the table then (score, saves)
+        self._emulator_notes: dict[float, str] = {}  # a link alarm's time -> the emulator's
 
     # -- life ------------------------------------------------------------------------------
     def switch_on(self) -> None:
@@ -206,11 +209,32 @@ class SimulatedTable:
         first = alarms[0].at_s - at_s
         told = (f"{len(alarms)} latched alarms since, the first {first:.1f} s in: "
                 + "; ".join(f"{text} (x{n})" for text, n in list(texts.items())[:4]))
+        if alarms[0].message.code in LINK_CODES:
+            told += f"; {self._emulator_near(alarms[0].at_s)}"
         if any(h.message.code == AlarmCode.CAMERA_LOST for h in alarms):
             late = [line for line in self.rig.log_text("camera").splitlines()
                     if " late by " in line]
             told += f"; the camera's late frames: {'; '.join(late[-3:]) or 'none'}"
         return told
+
+    def _emulator_near(self, at_s: float) -> str:
+        """What the drive emulator says of its own timing around `at_s` (a latched link
+        alarm heard then): was it held off its CPU, or did the master fall silent? Asked
+        once per alarm (a failure's context; the waits ask for the tally ten times a
+        second)."""
+        if at_s not in self._emulator_notes:
+            rig = self.rig
+            if not rig.emulator_socket.exists():
+                return "no drive emulator on this rig"
+            timing = rig.emulator("timing")
+            stalls = [f"{1e3 * s:.0f} ms ending {1e3 * (at - at_s):+.0f} ms"
+                      for at, s in timing.get("stalls", []) if -0.5 < at - at_s < 0.1
+                      and s > 0.005]
+            self._emulator_notes[at_s] = (
+                f"drive emulator: its stalls over 5 ms from 500 ms before that alarm: "
+                f"{', '.join(stalls) or 'none'}; {timing.get('stale_frames')} stale frames "
+                f"dropped since it started")
+        return self._emulator_notes[at_s]
 
     def require(self, tags: list[str]) -> None:
         """Skip (with the reason) a test that needs what this rig has not."""
