@@ -19,7 +19,7 @@ from typing import TextIO
 
 from foosball.agent_registry import AGENTS
 from foosball.config import BoardConfig, BoardConfigError, load_board_config
-from foosball.realtime import scheduling, seconds_since_process_start
+from foosball.realtime import realtime_threads, scheduling, seconds_since_process_start
 from foosball.safety.stop import StopRequest
 
 log = logging.getLogger("foosball.agent")
@@ -93,6 +93,13 @@ def _run_agent(args: argparse.Namespace) -> int:
     # threads leave (seconds on the 2-core simulated rig, three boards' agents at once).
     log.info("%s built %.2f s after its process began, started at %s", args.name,
              seconds_since_process_start(), started_at)
+    # The process is the agent's: every thread still ordinary (the log writer) becomes
+    # real-time below the I/O thread, also where the build already made the calling thread
+    # real-time (the motor driver's cycle at 99, which the runtime then leaves as it is). A
+    # lock holder left ordinary stalls the real-time threads that wait for the lock.
+    from foosball.runtime import WORK_PRIORITY
+
+    realtime_threads(WORK_PRIORITY)
     try:
         # Every agent's I/O and step threads run SCHED_FIFO where the system allows it (the
         # units' LimitRTPRIO): heartbeats must keep time on a loaded board.

@@ -419,20 +419,20 @@ class AgentRuntime:
         # millisecond instead of tens, during which no heartbeat could go out. (No
         # collection first: that alone can outlast the drives' 50 ms watchdog.)
         gc.freeze()
-        if realtime:
+        if realtime and os.sched_getscheduler(0) != os.SCHED_FIFO:
             # Every thread of the agent holds the interpreter lock the I/O thread needs at
-            # times (the step, a panel's web server, a camera grabber, the log writer):
-            # preempted by ordinary processes with the lock in hand, it would stall the
-            # heartbeats (priority inversion; seen: a panel away 58 ms while Chromium
-            # loaded its page). Real-time below the I/O thread, none can be. Also when the
-            # calling thread is already real-time (the motor driver's cycle at 99: its log
-            # writer was left ordinary). Threads started later inherit the policy from the
-            # thread that starts them.
-            from foosball.realtime import realtime_threads, set_fifo
+            # times (the step, a panel's web server, a camera grabber): preempted by
+            # ordinary processes with the lock in hand, it would stall the heartbeats
+            # (priority inversion; seen: a panel away 58 ms while Chromium loaded its
+            # page). Real-time below the I/O thread, none can be. Threads started later
+            # inherit the policy from the thread that starts them. (A caller already
+            # real-time is a process's own cycle: `foosball agent run` sees to the rest.)
+            from foosball.realtime import set_fifo
 
-            realtime_threads(WORK_PRIORITY)
-            if os.sched_getscheduler(0) != os.SCHED_FIFO:
-                set_fifo(WORK_PRIORITY)
+            for thread in threading.enumerate():
+                if thread.native_id is not None and thread is not threading.current_thread():
+                    set_fifo(WORK_PRIORITY, thread_id=thread.native_id)
+            set_fifo(WORK_PRIORITY)
         self.start_io(realtime)
         self.notifier.ready()
         try:
