@@ -45,8 +45,8 @@ def fault_limits(deadline_s: float, camera_timeout_s: float,
         "LOSS_MS": deadline_s * 1e3 + period_ms / 2,
         # the camera: the tracker's timeout, then as for a lost agent; but the timeout runs
         # from the last frame the tracker took, and a frame the camera sent just before it
-        # was stopped is taken after the stop: half a period more for that (CI: 205.6 ms
-        # against 205, 2026-12-07, no hole on either CPU's probe)
+        # was stopped is taken after the stop: half a period more for that (fresh-clone
+        # run 17, 2026-12-07: 205.6 ms against 205)
         "CAMERA_MS": camera_timeout_s * 1e3 + period_ms,
         # every other board latched within two periods of the first: the alarm's one hop,
         # and a period more for a board busy with what caused it (a flood's frames)
