@@ -427,11 +427,9 @@ class AgentRuntime:
             # page). Real-time below the I/O thread, none can be. Threads started later
             # inherit the policy from the thread that starts them. (A caller already
             # real-time is a process's own cycle: `foosball agent run` sees to the rest.)
-            from foosball.realtime import set_fifo
+            from foosball.realtime import realtime_threads, set_fifo
 
-            for thread in threading.enumerate():
-                if thread.native_id is not None and thread is not threading.current_thread():
-                    set_fifo(WORK_PRIORITY, thread_id=thread.native_id)
+            realtime_threads(WORK_PRIORITY)
             set_fifo(WORK_PRIORITY)
         self.start_io(realtime)
         self.notifier.ready()
