@@ -9,9 +9,10 @@ seeds its own random streams, so where it runs never changes its result: results
 in the order of the work, whatever order the workers finish in.
 
 Stopping: Ctrl-C, SIGTERM and SIGHUP reach the caller as KeyboardInterrupt (the CLIs set
-that up) and the local Ray is shut down with its workers; a SIGKILLed caller leaves its
+that up) and the local Ray is shut down with its workers. A SIGKILLed caller leaves its
 workers to notice (each checks that the process that started it is alive,
-`_watch_driver`). On a cluster the jobs still running are cancelled.
+`_watch_driver`) and the rest of its local Ray to a reaper (`reaper.py`).
+On a cluster the jobs still running are cancelled.
 """
 
 from __future__ import annotations
@@ -20,10 +21,13 @@ import logging
 import os
 import signal
 import socket
+import subprocess
 import threading
 import time
 from collections.abc import Callable, Sequence
 from typing import Any
+
+from foosball.lab import reaper
 
 # Ray's object store holds the jobs and their results only (small dicts): keep it small
 # rather than take its default of 30 % of the machine's memory
@@ -57,16 +61,26 @@ class Engine:
         self.ray_address = ray_address
         self.on_ray = workers > 1 or ray_address is not None
         self._ray: Any = None
+        self._reaper: subprocess.Popen[bytes] | None = None
 
     def __enter__(self) -> Engine:
         if self.on_ray:
-            self._ray = _start_ray(self.workers, self.ray_address)
+            if self.ray_address is None:  # a local Ray: nothing of it outlives this process
+                self._reaper = reaper.start()
+            try:
+                self._ray = _start_ray(self.workers, self.ray_address)
+            except BaseException:
+                self.__exit__()
+                raise
         return self
 
     def __exit__(self, *_exc: object) -> None:
         if self._ray is not None:
             self._ray.shutdown()
             self._ray = None
+        if self._reaper is not None:
+            reaper.stop(self._reaper)
+            self._reaper = None
 
     def map(self, fn: Callable[[Any], Any], work: Sequence[Any],
             on_result: Callable[[int], None] | None = None) -> list[Any]:
