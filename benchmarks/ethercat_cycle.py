@@ -364,7 +364,7 @@ def explain_losses(bad: list[tuple[float, float, int, float]], samples: dict[str
             "at_s": round(at - start, 3),
             "steal_ms": round(_delta(times, steal, lo, hi) * 1e3, 1) if times else None,
             # a stall is logged when it ends: [t - s, t] overlapping [lo, hi]
-            "emulator_stall_ms": round(max((s for t, s in stalls if t - s <= hi and t >= lo),
+            "emulator_stall_ms": round(max((s for t, s, *_ in stalls if t - s <= hi and t >= lo),
                                            default=0.0) * 1e3, 2),
             "emulator_slowest_answer_us": round(max((s for t, s in slow if lo <= t <= hi),
                                                     default=0.0) * 1e6)}
@@ -401,7 +401,7 @@ def explain_losses(bad: list[tuple[float, float, int, float]], samples: dict[str
     return {"lost_frames": losses, "late_wakeups_over_1ms": late_wakeups, "window": totals,
             "emulator_answer": {k: v for k, v in emulator.get("answers", {}).items()
                                 if k != "slow"},
-            "emulator_stalls_over_1ms": sum(1 for t, _ in stalls if start <= t <= end)}
+            "emulator_stalls_over_1ms": sum(1 for t, *_ in stalls if start <= t <= end)}
 
 
 def _realtime_in_effect() -> dict[str, bool]:

@@ -16,6 +16,8 @@ Control protocol, one command per line, one JSON object answered per line:
   lose-mailbox <axis|all> <n>   the next n frames reading that slave's mailbox answer are
                                 not returned (the answer taken, then lost on the way back)
   timing                        frame-to-answer times, slow answers and stalls, with times
+                                (a stall: [end, length, of it on a CPU, of it runnable and
+                                waiting for one], seconds)
   quit
 
 Coupling to a simulator: pass `listeners`; each is called after every time step with the
@@ -66,6 +68,9 @@ IDLE_TICK_S = 0.005
 # Stalls and slow answers are logged with their time (CLOCK_MONOTONIC, the same in every
 # process of the machine), so a benchmark can line them up with the master's lost frames.
 STALL_LOG_S = 0.001
+# A stall this long is also written to the log as it ends (it has cost the drives' watchdog
+# most of its 50 ms): the rig's logs then keep it whether or not a test asks for `timing`.
+STALL_WARN_S = 0.02
 SLOW_ANSWER_S = 0.0005
 EVENT_LOG_LENGTH = 2000
 # A frame that waited longer than this in the emulator's socket (the host held the emulator
@@ -171,7 +176,8 @@ class DriveEmulator:
         self.muted = False
         self.now_s: float | None = None
         self.longest_stall_s = 0.0
-        self.stalls: deque[tuple[float, float]] = deque(maxlen=EVENT_LOG_LENGTH)  # (when, s)
+        # (when it ended, how long, of that: on a CPU, runnable but waiting for one), seconds
+        self.stalls: deque[tuple[float, float, float, float]] = deque(maxlen=EVENT_LOG_LENGTH)
         self.answers = AnswerTimes()
         self.stale_frames = 0  # frames dropped unanswered: they waited past STALE_FRAME_S
         self.lost_mailbox_answers = 0  # frames not returned by `lose-mailbox`
@@ -292,7 +298,7 @@ class DriveEmulator:
                 return {"ok": True, "answers": self.answers.report(),
                         "stale_frames": self.stale_frames,
                         "lost_mailbox_answers": self.lost_mailbox_answers,
-                        "stalls": [[round(at, 6), round(s, 6)] for at, s in self.stalls]}
+                        "stalls": [[round(x, 6) for x in stall] for stall in self.stalls]}
             if verb == "fault" and len(args) == 2:
                 kind = FaultKind(args[1])
                 for axis in self._axes(args[0]):
@@ -367,6 +373,13 @@ def _waited(ancillary: list[tuple[int, int, bytes]], now_s: float) -> float:
     return 0.0
 
 
+def _cpu_times(schedstat: int) -> tuple[float, float]:
+    """This thread's time on a CPU and time runnable but waiting for one, seconds (the
+    scheduler's own accounts, /proc/thread-self/schedstat)."""
+    ran_ns, waited_ns, _ = os.pread(schedstat, 64, 0).split()
+    return int(ran_ns) * 1e-9, int(waited_ns) * 1e-9
+
+
 def set_realtime(priority: int) -> bool:
     """SCHED_FIFO for the calling thread; False (and logged) when refused."""
     try:
@@ -420,6 +433,8 @@ def serve(iface: str, config: EmulatorConfig, control_socket: str | None = None,
     stdin_fd = control_in.fileno() if control_in is not None else None
     running = True
     last_loop = time.monotonic()
+    schedstat = os.open("/proc/thread-self/schedstat", os.O_RDONLY)
+    last_cpu = _cpu_times(schedstat)
     try:
         while running:
             watched = [raw] + clients + ([server] if server else [])
@@ -432,9 +447,15 @@ def serve(iface: str, config: EmulatorConfig, control_socket: str | None = None,
             # emulator stall apart from a silent master when a watchdog trips
             stall = max(now - before - IDLE_TICK_S, now - last_loop - IDLE_TICK_S)
             emulator.longest_stall_s = max(emulator.longest_stall_s, stall)
-            if stall > STALL_LOG_S:
-                emulator.stalls.append((now, stall))
-            last_loop = now
+            cpu = _cpu_times(schedstat)
+            if stall > STALL_LOG_S:  # since the last turn: computing, held off, or blocked
+                ran, waited = cpu[0] - last_cpu[0], cpu[1] - last_cpu[1]
+                emulator.stalls.append((now, stall, ran, waited))
+                if stall > STALL_WARN_S:
+                    log.warning("stalled %.1f ms (ending at %.6f): %.1f ms on a CPU, %.1f ms "
+                                "waiting for one, the rest neither", stall * 1e3, now,
+                                ran * 1e3, waited * 1e3)
+            last_loop, last_cpu = now, cpu
             if raw in readable:
                 while True:
                     try:
@@ -491,6 +512,7 @@ def serve(iface: str, config: EmulatorConfig, control_socket: str | None = None,
                     if reply.get("quit"):
                         running = False
     finally:
+        os.close(schedstat)
         raw.close()
         if server is not None:
             server.close()

@@ -227,9 +227,12 @@ class SimulatedTable:
             if not rig.emulator_socket.exists():
                 return "no drive emulator on this rig"
             timing = rig.emulator("timing")
-            stalls = [f"{1e3 * s:.0f} ms ending {1e3 * (at - at_s):+.0f} ms"
-                      for at, s in timing.get("stalls", []) if -0.5 < at - at_s < 0.1
-                      and s > 0.005]
+            # since its previous turn: on a CPU, waiting for one, and the rest (blocked, or
+            # its select's own 5 ms)
+            stalls = [f"{1e3 * s:.0f} ms ending {1e3 * (at - at_s):+.0f} ms (ran {1e3 * ran:.0f},"
+                      f" runnable {1e3 * waited:.0f})"
+                      for at, s, ran, waited in timing.get("stalls", [])
+                      if -0.5 < at - at_s < 0.1 and s > 0.005]
             self._emulator_notes[at_s] = (
                 f"drive emulator: its stalls over 5 ms from 500 ms before that alarm: "
                 f"{', '.join(stalls) or 'none'}; {timing.get('stale_frames')} stale frames "
