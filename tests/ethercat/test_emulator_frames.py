@@ -6,7 +6,12 @@ from __future__ import annotations
 import socket
 import time
 
-from foosball.ethercat.emulator import SO_TIMESTAMPNS, STALE_FRAME_S, TIMESTAMP_SPACE, _waited
+from foosball.ethercat.emulator_process import (
+    SO_TIMESTAMPNS,
+    STALE_FRAME_S,
+    TIMESTAMP_SPACE,
+    _waited,
+)
 
 
 def test_the_wait_is_read_from_the_kernels_arrival_stamp() -> None:

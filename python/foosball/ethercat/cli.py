@@ -76,7 +76,7 @@ def emulator_config_from_table(table: object, drives: int, start_fraction: float
 
 
 def _emulate(args: argparse.Namespace) -> int:
-    from foosball.ethercat.emulator import serve
+    from foosball.ethercat.emulator_process import serve
     from foosball.geometry import default_table, load_table
 
     logging.basicConfig(level=logging.INFO, stream=sys.stderr)

@@ -1,9 +1,9 @@
 """The drive emulator process: N emulated STEVAL-ETH001 drives on one raw interface.
 
 `DriveEmulator` is the testable core (frames in, frames out, a control line protocol,
-time passed in). `serve()` is the thin process around it: an AF_PACKET socket on a veth
-end, a control channel on stdin and optionally a UNIX socket, and an optional real-time
-priority. Run it as a separate process (`foosball ethercat emulate`): inside the master's
+time passed in). `emulator_process.serve()` is the thin process around it: an AF_PACKET socket
+on a veth end, a control channel on stdin and optionally a UNIX socket, and an optional
+real-time priority. Run it as a separate process (`foosball ethercat emulate`): inside the master's
 process it would need pysoem's always_release_gil.
 
 Control protocol, one command per line, one JSON object answered per line:
@@ -28,17 +28,10 @@ can follow the emulated motors. Axis numbering: axis = 2 * rod_index + (0 transl
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
-import errno
-import json
 import logging
 import math
-import os
-import select
-import socket
 import struct
-import sys
 import time
 from collections import deque
 from collections.abc import Callable, Sequence
@@ -54,32 +47,16 @@ from foosball.ethercat.drive import (
     MotorSample,
 )
 from foosball.ethercat.esc import EscChain, EscSlave
-from foosball.realtime import lock_memory, quiet_garbage_collector
 
 log = logging.getLogger(__name__)
 
 ETHERTYPE_ETHERCAT = 0x88A4
 PACKET_OUTGOING = 4
 MAX_SUBSTEP_S = 0.0005
-# Without frames from the master the drives still move on (and their watchdog runs): this
-# often. Frames wake the loop at once, so this bounds only how late a silent master is seen
-# (the drives' watchdog is 50 ms); at 1 ms it cost a fifth of a core on the 2-core rig.
-IDLE_TICK_S = 0.005
-# Stalls and slow answers are logged with their time (CLOCK_MONOTONIC, the same in every
+# Slow answers and stalls are kept with their time (CLOCK_MONOTONIC, the same in every
 # process of the machine), so a benchmark can line them up with the master's lost frames.
-STALL_LOG_S = 0.001
-# A stall this long is also written to the log as it ends (it has cost the drives' watchdog
-# most of its 50 ms): the rig's logs then keep it whether or not a test asks for `timing`.
-STALL_WARN_S = 0.02
 SLOW_ANSWER_S = 0.0005
 EVENT_LOG_LENGTH = 2000
-# A frame that waited longer than this in the emulator's socket (the host held the emulator
-# off its CPU) is dropped, not answered: on a wire an ESC answers in microseconds, and a
-# late answer reaches a master that gave up on it and reused its frame index, which would
-# take the old answer for its new request (a register "read back" as another's value).
-# Above the master's process-data wait (1.5 ms at 5 ms) and below SOEM's shortest frame
-# timeout in a configuration step (2 ms).
-STALE_FRAME_S = 0.002
 
 MotionListener = Callable[[float, Sequence[MotorSample]], None]
 
@@ -352,169 +329,3 @@ class DriveEmulator:
         if not 0 <= axis < len(self.drives):
             raise IndexError(f"axis {axis} out of range 0..{len(self.drives) - 1}")
         return [axis]
-
-
-LINK_DOWN = (errno.ENETDOWN, errno.ENXIO, errno.ENODEV)
-
-
-SO_TIMESTAMPNS = getattr(socket, "SO_TIMESTAMPNS", 35)  # Linux's; Python 3.11 lacks the name
-TIMESPEC = {16: struct.Struct("@qq"), 8: struct.Struct("@ii")}  # 64- and 32-bit time_t
-TIMESTAMP_SPACE = socket.CMSG_SPACE(16)
-
-
-def _waited(ancillary: list[tuple[int, int, bytes]], now_s: float) -> float:
-    """How long a frame waited in the socket: now against the kernel's arrival stamp
-    (SO_TIMESTAMPNS, the wall clock); 0 when the kernel gave none."""
-    for level, kind, data in ancillary:
-        timespec = TIMESPEC.get(len(data))
-        if level == socket.SOL_SOCKET and kind == SO_TIMESTAMPNS and timespec is not None:
-            seconds, nanoseconds = timespec.unpack(data)
-            return now_s - (seconds + nanoseconds * 1e-9)
-    return 0.0
-
-
-def _cpu_times(schedstat: int) -> tuple[float, float]:
-    """This thread's time on a CPU and time runnable but waiting for one, seconds (the
-    scheduler's own accounts, /proc/thread-self/schedstat)."""
-    ran_ns, waited_ns, _ = os.pread(schedstat, 64, 0).split()
-    return int(ran_ns) * 1e-9, int(waited_ns) * 1e-9
-
-
-def set_realtime(priority: int) -> bool:
-    """SCHED_FIFO for the calling thread; False (and logged) when refused."""
-    try:
-        os.sched_setscheduler(0, os.SCHED_FIFO, os.sched_param(priority))
-        return True
-    except (PermissionError, OSError, AttributeError) as exc:
-        log.warning("SCHED_FIFO priority %d refused (%s): running with the default policy",
-                    priority, exc)
-        return False
-
-
-def serve(iface: str, config: EmulatorConfig, control_socket: str | None = None,
-          rt_priority: int = 0, out=sys.stdout, control_in=sys.stdin,
-          make_listeners: Callable[[list[Cia402Drive]], Sequence[MotionListener]]
-          | None = None, cpu: int | None = None) -> int:
-    emulator = DriveEmulator(config)
-    if make_listeners is not None:  # listeners that need the drives (simulator coupling)
-        emulator.listeners.extend(make_listeners(emulator.drives))
-    raw = socket.socket(socket.AF_PACKET, socket.SOCK_RAW, socket.htons(ETHERTYPE_ETHERCAT))
-    raw.bind((iface, ETHERTYPE_ETHERCAT))
-    raw.setblocking(False)
-    raw.setsockopt(socket.SOL_SOCKET, SO_TIMESTAMPNS, 1)  # each frame's arrival
-    if cpu is not None:  # a core of its own: a busy-polling master elsewhere cannot hold it
-        os.sched_setaffinity(0, {cpu})
-    realtime = set_realtime(rt_priority) if rt_priority else False
-    if realtime:
-        # like the master: no page faults and no collector pauses in the frame path (a
-        # stall here would trip the emulated drives' own watchdog, not the master's fault)
-        lock_memory()
-        quiet_garbage_collector()
-    server = None
-    clients: list[socket.socket] = []
-    if control_socket:
-        if os.path.exists(control_socket):
-            os.unlink(control_socket)
-        server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        server.bind(control_socket)
-        server.listen(4)
-    buffers: dict[int, bytes] = {}
-
-    def say(obj: dict[str, object], to: socket.socket | None = None) -> None:
-        text = json.dumps(obj) + "\n"
-        if to is None:
-            out.write(text)
-            out.flush()
-        else:
-            to.sendall(text.encode())
-
-    say({"event": "ready", "iface": iface, "drives": config.drives, "realtime": realtime,
-         "pid": os.getpid(), "cpus": sorted(os.sched_getaffinity(0))})
-    stdin_fd = control_in.fileno() if control_in is not None else None
-    running = True
-    last_loop = time.monotonic()
-    schedstat = os.open("/proc/thread-self/schedstat", os.O_RDONLY)
-    last_cpu = _cpu_times(schedstat)
-    try:
-        while running:
-            watched = [raw] + clients + ([server] if server else [])
-            if stdin_fd is not None:
-                watched.append(stdin_fd)
-            before = time.monotonic()
-            readable, _, _ = select.select(watched, [], [], IDLE_TICK_S)
-            now = time.monotonic()
-            # how long this process itself was away (beyond the select timeout): tells an
-            # emulator stall apart from a silent master when a watchdog trips
-            stall = max(now - before - IDLE_TICK_S, now - last_loop - IDLE_TICK_S)
-            emulator.longest_stall_s = max(emulator.longest_stall_s, stall)
-            cpu = _cpu_times(schedstat)
-            if stall > STALL_LOG_S:  # since the last turn: computing, held off, or blocked
-                ran, waited = cpu[0] - last_cpu[0], cpu[1] - last_cpu[1]
-                emulator.stalls.append((now, stall, ran, waited))
-                if stall > STALL_WARN_S:
-                    log.warning("stalled %.1f ms (ending at %.6f): %.1f ms on a CPU, %.1f ms "
-                                "waiting for one, the rest neither", stall * 1e3, now,
-                                ran * 1e3, waited * 1e3)
-            last_loop, last_cpu = now, cpu
-            if raw in readable:
-                while True:
-                    try:
-                        frame, ancillary, _, address = raw.recvmsg(2048, TIMESTAMP_SPACE)
-                    except BlockingIOError:
-                        break
-                    except OSError as exc:  # the cable is out (link down): drives carry on
-                        if exc.errno not in LINK_DOWN:
-                            raise
-                        emulator.settle(time.monotonic())
-                        time.sleep(0.001)
-                        break
-                    if address[2] == PACKET_OUTGOING:
-                        continue  # our own replies, seen by our own socket
-                    if _waited(ancillary, time.time()) > STALE_FRAME_S:
-                        emulator.stale_frames += 1
-                        continue
-                    arrived = time.monotonic()
-                    reply = emulator.answer(frame, arrived)
-                    if reply is not None:
-                        with contextlib.suppress(OSError):  # the link went down meanwhile
-                            raw.send(reply)
-                        emulator.answers.add(arrived, time.monotonic() - arrived)
-                    emulator.settle(arrived)
-            else:
-                emulator.settle(now)
-            if server is not None and server in readable:
-                connection, _ = server.accept()
-                clients.append(connection)
-            sources: list[tuple[int | socket.socket, bytes]] = []
-            if stdin_fd is not None and stdin_fd in readable:
-                chunk = os.read(stdin_fd, 4096)
-                if not chunk:
-                    stdin_fd = None  # control pipe closed: keep serving the bus
-                sources.append((-1, chunk))
-            for client in [c for c in clients if c in readable]:
-                chunk = client.recv(4096)
-                if not chunk:
-                    clients.remove(client)
-                    client.close()
-                    continue
-                sources.append((client, chunk))
-            for source, chunk in sources:
-                key = -1 if source == -1 else source.fileno()  # type: ignore[union-attr]
-                data = buffers.get(key, b"") + chunk
-                *lines, rest = data.split(b"\n")
-                buffers[key] = rest
-                for line in lines:
-                    reply = emulator.command(line.decode(errors="replace"))
-                    # a drive publishes a change (a fault injected) at its own control rate,
-                    # not only after the next frame
-                    emulator.settle(time.monotonic())
-                    say(reply, None if source == -1 else source)  # type: ignore[arg-type]
-                    if reply.get("quit"):
-                        running = False
-    finally:
-        os.close(schedstat)
-        raw.close()
-        if server is not None:
-            server.close()
-            os.unlink(control_socket)  # type: ignore[arg-type]
-    return 0

@@ -52,13 +52,8 @@ def stop(reaper: subprocess.Popen[bytes]) -> None:
 def reap(parent: int) -> list[int]:
     """Watch `parent` until it is gone, then kill the descendants it had that still run;
     returns their pids."""
-    gone = False
-
-    def parent_died(_signum: int, _frame: object) -> None:
-        nonlocal gone
-        gone = True
-
-    signal.signal(signal.SIGTERM, parent_died)  # die_with_parent's signal
+    gone: list[bool] = []
+    signal.signal(signal.SIGTERM, lambda *_: gone.append(True))  # die_with_parent's signal
     seen: dict[int, float] = {}  # pid -> its start time: a reused pid is someone else
     me = os.getpid()
     while not gone and os.getppid() == parent:
