@@ -51,7 +51,6 @@ CORE_AGENTS = ("motor_driver", "pole_driver", "ball_tracker", "strategy")
 PANEL_PORTS = {"game_panel": 8080, "supervisory_panel": 8081}
 PLAYER_PORT = 8090  # `--opponent browser`: the page a person plays the human's rods on
 ROD_POSE_PORT = 47800  # the emulator's rod poses to the live table (pole namespace loopback)
-EMULATOR_CPU = 0  # the drive emulator's own CPU: the motor driver's unit pins it to CPU 1
 FAKETIME_LIBRARIES = ("/usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1",
                       "/usr/lib/aarch64-linux-gnu/faketime/libfaketime.so.1")
 
@@ -319,15 +318,9 @@ class Rig:
             write_calibration(sim_calibration(), self.calibration)
             self.markers.write_text(json.dumps(marker_layout().to_json(), indent=1) + "\n")
         if "motor_driver" in agents and self.namespaced:
-            # The emulated drives stand in for hardware, which never waits for a CPU: on
-            # CPU 0 (the motor driver's unit takes CPU 1, realtime.conf) at the top
-            # priority, as the host probes that were never held off long. At 70 and free to
-            # move it once waited 134 ms for a CPU, runnable, while the probes (99, one
-            # pinned to each CPU) were held 18 ms at most, and the drives' watchdog tripped.
             self.spawn("emulator", "pole", [
                 "ethercat", "emulate", "--iface", "ecat1", "--drives", "8",
-                "--start-fraction", "0.15", "--alignment-time", "0.1", "--rt-priority", "99",
-                "--cpu", str(EMULATOR_CPU),
+                "--start-fraction", "0.15", "--alignment-time", "0.1", "--rt-priority", "70",
                 "--control-socket", str(self.emulator_socket),
                 "--rod-poses", f"127.0.0.1:{ROD_POSE_PORT}"])
             self._wait_for(self.emulator_socket.exists, 20.0, "the drive emulator")
