@@ -40,6 +40,7 @@ from foosball.ethercat.bus import (
     check_slaves,
     open_bus,
     receive_timeout_for,
+    start_bus,
 )
 from foosball.ethercat.drive import FaultKind
 from foosball.ethercat.emulator import EmulatorConfig
@@ -811,14 +812,25 @@ class _FlakyStartBus(_ClosingFakeBus):
 
 def test_a_failed_bus_start_is_tried_again_up_to_the_configured_attempts() -> None:
     endpoint = Endpoint(MemoryTransport(MemoryHub()), WireCodec(KEY, Agent.MOTOR_DRIVER))
-    once = _FlakyStartBus(BusConfig(backend="fake"), failures=1)
+    once = _FlakyStartBus(BusConfig(backend="fake", start_pause_s=0.0), failures=1)
     open_motor_driver(once, endpoint, MotorDriverConfig(), SafetySettings(), realtime=False)
     assert once.starts == 2 and once.in_op and once.closed == 0
-    always = _FlakyStartBus(BusConfig(backend="fake", start_attempts=3), failures=99)
+    always = _FlakyStartBus(BusConfig(backend="fake", start_attempts=3, start_pause_s=0.0),
+                            failures=99)
     with pytest.raises(BusConfigurationError, match="did not reach SAFEOP"):
         open_motor_driver(always, endpoint, MotorDriverConfig(), SafetySettings(),
                           realtime=False)
     assert always.starts == 3 and always.closed == 1 and not always.in_op
+
+
+def test_further_bus_starts_wait_longer_each_time() -> None:
+    # tried back to back, all three starts fell inside one stall of the host
+    pauses: list[float] = []
+    bus = _FlakyStartBus(BusConfig(backend="fake", start_attempts=4, start_pause_s=0.5),
+                         failures=3)
+    start_bus(bus, sleep=pauses.append)
+    assert bus.starts == 4 and bus.in_op
+    assert pauses == [0.5, 1.0, 2.0]
 
 
 def test_bus_error_tolerance_is_a_time_not_a_cycle_count() -> None:

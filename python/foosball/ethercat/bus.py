@@ -12,8 +12,9 @@ from __future__ import annotations
 
 import importlib
 import logging
+import time
 from abc import ABC, abstractmethod
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from foosball.ethercat import layout as L
@@ -47,6 +48,9 @@ class BusConfig:
     # a start that failed (a mailbox answer lost, a slave refusing SAFE-OP) is tried again
     # from INIT this many times in all before the service gives up
     start_attempts: int = setting(3, low=1, high=20)
+    # the pause before the second start, doubled before each further one: starts tried back
+    # to back can all fall inside one stall of the host (three in under a second did, on CI)
+    start_pause_s: float = setting(0.5, low=0.0, high=10.0, unit="s")
     # see receive_timeout_for(): shorter than the cycle
     receive_timeout_us: int = setting(1500, low=50, high=100_000, unit="us")
     # SOEM maps through CoE Complete Access when a slave advertises it; some stacks answer
@@ -208,16 +212,21 @@ def check_mapping(sizes: Sequence[MappedSizes]) -> None:
 
 
 def start_bus(bus: EtherCatBus, objects: Sequence[L.StartupObject] = (),
-              sync0_s: float = 0.0) -> list[SlaveInfo]:
+              sync0_s: float = 0.0,
+              sleep: Callable[[float], None] = time.sleep) -> list[SlaveInfo]:
     """`bus.start`, tried again after a failure (which leaves every slave in INIT), up to
-    `start_attempts` tries in all: one mailbox answer lost inside SOEM's own PDO-map reads
-    gives a wrong SyncManager length that the slave refuses at SAFE-OP, and the next start
-    works. What still fails at the last try is raised."""
+    `start_attempts` tries in all, `start_pause_s` (then twice that, ...) apart: one mailbox
+    answer lost inside SOEM's own PDO-map reads gives a wrong SyncManager length that the
+    slave refuses at SAFE-OP, and the next start works. What still fails at the last try is
+    raised."""
     attempts = bus.config.start_attempts
+    pause = bus.config.start_pause_s
     for attempt in range(1, attempts):
         try:
             return bus.start(objects, sync0_s)
         except BusConfigurationError as exc:
             log.warning("EtherCAT start failed (attempt %d of %d), every slave back in INIT, "
-                        "starting again: %s", attempt, attempts, exc)
+                        "starting again in %.1f s: %s", attempt, attempts, pause, exc)
+        sleep(pause)
+        pause *= 2
     return bus.start(objects, sync0_s)
