@@ -14,6 +14,7 @@ from bisect import bisect_left
 from collections.abc import Iterator
 from operator import attrgetter
 from pathlib import Path
+from typing import Any
 
 from robot.api import SkipExecution
 from robot.libraries.BuiltIn import BuiltIn, RobotNotRunningError
@@ -76,6 +77,17 @@ def free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         return int(sock.getsockname()[1])
+
+
+def emulator_stalls(timing: dict[str, Any], at_s: float, before_s: float, after_s: float,
+                    over_s: float) -> list[str]:
+    """The drive emulator's stalls (its `timing`) longer than `over_s` that ended from
+    `before_s` before `at_s` to `after_s` after it, each with how much of it the emulator ran
+    and how much it waited for a CPU (the rest it was blocked, or in its select's 5 ms)."""
+    return [f"{1e3 * s:.1f} ms ending {1e3 * (at - at_s):+.1f} ms (ran {1e3 * ran:.1f}, "
+            f"runnable {1e3 * waited:.1f})"
+            for at, s, ran, waited in timing.get("stalls", [])
+            if -before_s < at - at_s < after_s and s > over_s]
 
 
 class SimulatedTable:
@@ -227,12 +239,7 @@ class SimulatedTable:
             if not rig.emulator_socket.exists():
                 return "no drive emulator on this rig"
             timing = rig.emulator("timing")
-            # since its previous turn: on a CPU, waiting for one, and the rest (blocked, or
-            # its select's own 5 ms)
-            stalls = [f"{1e3 * s:.0f} ms ending {1e3 * (at - at_s):+.0f} ms (ran {1e3 * ran:.0f},"
-                      f" runnable {1e3 * waited:.0f})"
-                      for at, s, ran, waited in timing.get("stalls", [])
-                      if -0.5 < at - at_s < 0.1 and s > 0.005]
+            stalls = emulator_stalls(timing, at_s, before_s=0.5, after_s=0.1, over_s=0.005)
             self._emulator_notes[at_s] = (
                 f"drive emulator: its stalls over 5 ms from 500 ms before that alarm: "
                 f"{', '.join(stalls) or 'none'}; {timing.get('stale_frames')} stale frames "

@@ -22,7 +22,7 @@ from foosball.wire.catalogue import (
     MotorStatus,
     SafetyState,
 )
-from rig_keywords.context import SimulatedTable
+from rig_keywords.context import SimulatedTable, emulator_stalls
 from rig_keywords.game import HOMED, STOPPED
 from rig_keywords.waiting import hold_for, seconds, wait_until
 
@@ -158,8 +158,7 @@ class FaultKeywords:
                               f"drives left operation enabled {1e3 * (stopped_s - cycle_s):.1f}"
                               f" ms after that")
         timing = rig.emulator("timing")
-        stalls = [f"{1e3 * s:.1f} ms at {1e3 * (at - latched_s):+.1f} ms"
-                  for at, s in timing.get("stalls", []) if abs(at - latched_s) < 0.1]
+        stalls = emulator_stalls(timing, latched_s, before_s=0.1, after_s=0.1, over_s=0.0)
         self.notes.append(f"drive emulator: {timing.get('stale_frames')} stale frames "
                           f"dropped in the run, stalls near the latch: {stalls or 'none'}")
 
