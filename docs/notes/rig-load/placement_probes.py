@@ -21,6 +21,7 @@ PERIOD_S = 0.005
 
 
 def probe(priority: int, cpu: int | None, out: multiprocessing.Queue) -> None:
+    parent = os.getppid()  # a probe outlives no killed parent (one of mine ran on for an hour)
     if cpu is not None:
         os.sched_setaffinity(0, {cpu})
     os.sched_setscheduler(0, os.SCHED_FIFO, os.sched_param(priority))
@@ -30,7 +31,7 @@ def probe(priority: int, cpu: int | None, out: multiprocessing.Queue) -> None:
     late: list[tuple[float, float]] = []
     wakes = 0
     due = time.monotonic() + PERIOD_S
-    while not stop:
+    while not stop and os.getppid() == parent:
         time.sleep(max(0.0, due - time.monotonic()))
         now = time.monotonic()
         wakes += 1
