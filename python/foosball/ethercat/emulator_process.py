@@ -30,7 +30,7 @@ from foosball.ethercat.emulator import (
     EmulatorConfig,
     MotionListener,
 )
-from foosball.realtime import lock_memory, quiet_garbage_collector
+from foosball.realtime import lock_memory, quiet_garbage_collector, set_fifo
 
 log = logging.getLogger(__name__)
 
@@ -87,17 +87,6 @@ def _cpu_times(schedstat: int) -> tuple[float, float]:
     return int(ran_ns) * 1e-9, int(waited_ns) * 1e-9
 
 
-def set_realtime(priority: int) -> bool:
-    """SCHED_FIFO for the calling thread; False (and logged) when refused."""
-    try:
-        os.sched_setscheduler(0, os.SCHED_FIFO, os.sched_param(priority))
-        return True
-    except (PermissionError, OSError, AttributeError) as exc:
-        log.warning("SCHED_FIFO priority %d refused (%s): running with the default policy",
-                    priority, exc)
-        return False
-
-
 def serve(iface: str, config: EmulatorConfig, control_socket: str | None = None,
           rt_priority: int = 0, out=sys.stdout, control_in=sys.stdin,
           make_listeners: Callable[[list[Cia402Drive]], Sequence[MotionListener]]
@@ -111,7 +100,7 @@ def serve(iface: str, config: EmulatorConfig, control_socket: str | None = None,
     raw.setsockopt(socket.SOL_SOCKET, SO_TIMESTAMPNS, 1)  # each frame's arrival
     if cpu is not None:  # a core of its own: a busy-polling master elsewhere cannot hold it
         os.sched_setaffinity(0, {cpu})
-    realtime = set_realtime(rt_priority) if rt_priority else False
+    realtime = set_fifo(rt_priority) if rt_priority else False
     if realtime:
         # like the master: no page faults and no collector pauses in the frame path (a
         # stall here would trip the emulated drives' own watchdog, not the master's fault)
