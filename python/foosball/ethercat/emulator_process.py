@@ -137,12 +137,12 @@ def serve(iface: str, config: EmulatorConfig, control_socket: str | None = None,
             watched = [raw] + clients + ([server] if server else [])
             if stdin_fd is not None:
                 watched.append(stdin_fd)
-            before = time.monotonic()
             readable, _, _ = select.select(watched, [], [], IDLE_TICK_S)
             now = time.monotonic()
-            # how long this process itself was away (beyond the select timeout): tells an
-            # emulator stall apart from a silent master when a watchdog trips
-            stall = max(now - before - IDLE_TICK_S, now - last_loop - IDLE_TICK_S)
+            # how long this process itself was away since its last turn began (beyond the
+            # select timeout): tells an emulator stall apart from a silent master when a
+            # watchdog trips. The last turn began before this select, so this covers it.
+            stall = now - last_loop - IDLE_TICK_S
             emulator.longest_stall_s = max(emulator.longest_stall_s, stall)
             cpu = _cpu_times(schedstat)
             if stall > STALL_LOG_S:  # since the last turn: computing, held off, or blocked
