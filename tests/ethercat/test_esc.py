@@ -243,6 +243,29 @@ def test_syncmanager_watchdog_trips_only_after_its_time(silence_s: float) -> Non
         assert lrw(master, [L.RxPdo(0)] * 2)[1] == 2  # inputs only: outputs refused
 
 
+def test_process_data_the_emulator_was_late_for_still_feeds_the_watchdog() -> None:
+    """The emulator held off its CPU for 60 ms while the master sent a frame every 5 ms:
+    on a wire the slaves saw each at its arrival. The late frames go through them then,
+    unanswered, so the 50 ms watchdog does not trip; a late mailbox read is left for the
+    master to send again (its answer not consumed)."""
+    master = Master(drives=2)
+    stations = map_and_go_op(master)
+    for station in stations:  # 50 ms: 500 ticks of 100 us
+        master.fpwr(station, 0x0420, struct.pack("<H", 500))
+    lrw(master, [L.RxPdo(0)] * 2)
+    start = master.now
+    cyclic = frame((LRW, 0, 0, bytes(2 * (L.RXPDO_SIZE + L.TXPDO_SIZE))))
+    status_read = frame((FPRD, stations[0], 0x0130, bytes(6)))
+    for n in range(1, 12):  # queued while the emulator was away
+        assert master.emu.late(cyclic, start + 0.005 * n)
+    assert not master.emu.late(status_read, start + 0.058)
+    master.now = start + 0.060  # the emulator is back
+    master.emu.settle(master.now)
+    assert (master.emu.late_frames, master.emu.stale_frames) == (11, 1)
+    assert lrw(master, [L.RxPdo(0)] * 2)[1] == 6  # still in OP: outputs taken
+    assert all(s.watchdog_trips == 0 for s in master.emu.chain.slaves)
+
+
 def test_a_deaf_slave_leaves_op_on_its_own_watchdog_and_its_registers_say_so() -> None:
     """`deaf`: the slave takes no process data (the others do). Its ESC sees no outputs, so
     its SyncManager watchdog expires as a real one would: SAFE-OP + ERROR, 0x001B. Register

@@ -46,7 +46,7 @@ from foosball.ethercat.drive import (
     MotorParameters,
     MotorSample,
 )
-from foosball.ethercat.esc import EscChain, EscSlave
+from foosball.ethercat.esc import EscChain, EscSlave, is_process_data
 
 log = logging.getLogger(__name__)
 
@@ -157,6 +157,7 @@ class DriveEmulator:
         self.stalls: deque[tuple[float, float, float, float]] = deque(maxlen=EVENT_LOG_LENGTH)
         self.answers = AnswerTimes()
         self.stale_frames = 0  # frames dropped unanswered: they waited past STALE_FRAME_S
+        self.late_frames = 0  # process data that waited as long: through the slaves, no answer
         self.lost_mailbox_answers = 0  # frames not returned by `lose-mailbox`
         # When each drive last left operation enabled (CLOCK_MONOTONIC, as every process
         # here): the drives' own record of a stop, which the fault suites time against the
@@ -221,6 +222,22 @@ class DriveEmulator:
             slave.tick(now_s)  # the process-data watchdog at the frame's time
         return self._process(frame, hold=True)
 
+    def late(self, frame: bytes, arrived_s: float) -> bool:
+        """A frame that waited in the socket while this process was held off its CPU (an
+        answer now would reach a master that gave up on it). On a wire the slaves saw it as
+        it arrived: process data goes through them at `arrived_s` and its answer is lost, so
+        the drives' watchdog sees the master that sent it, not the emulator's stall.
+        Anything else (a mailbox, a state change) the master asks again: dropped. True when
+        it went through."""
+        if not self._ours(frame) or not is_process_data(frame[14:]):
+            self.stale_frames += 1
+            return False
+        at = arrived_s if self.now_s is None else max(arrived_s, self.now_s)
+        self.answer(frame, at)
+        self.settle(at)
+        self.late_frames += 1
+        return True
+
     def settle(self, now_s: float) -> None:
         """After an answer (its frame's time) or when no frame came: the drives move on to
         `now_s` under the outputs they had, take the held ones and publish their inputs for
@@ -274,6 +291,7 @@ class DriveEmulator:
             if verb == "timing":  # the answer path and the stalls, with their times
                 return {"ok": True, "answers": self.answers.report(),
                         "stale_frames": self.stale_frames,
+                        "late_frames": self.late_frames,
                         "lost_mailbox_answers": self.lost_mailbox_answers,
                         "stalls": [[round(x, 6) for x in stall] for stall in self.stalls]}
             if verb == "fault" and len(args) == 2:

@@ -44,9 +44,10 @@ STALL_LOG_S = 0.001
 # most of its 50 ms): the rig's logs then keep it whether or not a test asks for `timing`.
 STALL_WARN_S = 0.02
 # A frame that waited longer than this in the emulator's socket (the host held the emulator
-# off its CPU) is dropped, not answered: on a wire an ESC answers in microseconds, and a
-# late answer reaches a master that gave up on it and reused its frame index, which would
-# take the old answer for its new request (a register "read back" as another's value).
+# off its CPU) is not answered: on a wire an ESC answers in microseconds, and a late answer
+# reaches a master that gave up on it and reused its frame index, which would take the old
+# answer for its new request (a register "read back" as another's value). Process data still
+# goes through the slaves at its arrival (`DriveEmulator.late`).
 # Above the master's process-data wait (1.5 ms at 5 ms) and below SOEM's shortest frame
 # timeout in a configuration step (2 ms).
 STALE_FRAME_S = 0.002
@@ -170,8 +171,9 @@ def serve(iface: str, config: EmulatorConfig, control_socket: str | None = None,
                         break
                     if address[2] == PACKET_OUTGOING:
                         continue  # our own replies, seen by our own socket
-                    if _waited(ancillary, time.time()) > STALE_FRAME_S:
-                        emulator.stale_frames += 1
+                    waited = _waited(ancillary, time.time())
+                    if waited > STALE_FRAME_S:
+                        emulator.late(frame, time.monotonic() - waited)
                         continue
                     arrived = time.monotonic()
                     reply = emulator.answer(frame, arrived)

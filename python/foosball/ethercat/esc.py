@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import struct
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 from foosball.ethercat import layout as L
@@ -747,6 +747,37 @@ def _abort(index: int, sub: int, code: int) -> bytes:
 
 
 # --- the line of slaves ---------------------------------------------------------------------
+# What a cyclic process-data frame carries: logical reads and writes, and the distributed
+# clocks' reference time read and passed down the line. Nothing in it waits for an answer
+# to ask again (unlike a mailbox exchange or a state change).
+PROCESS_DATA_COMMANDS = frozenset({LRD, LWR, LRW, ARMW, FRMW})
+
+
+def datagrams(payload: bytes | bytearray) -> Iterator[tuple[int, int, int, int, int]]:
+    """Each datagram of an EtherCAT payload (after the EtherType) whose data and working
+    counter are inside it: (offset, command, ADP, ADO, data length)."""
+    header = struct.unpack_from("<H", payload, 0)[0]
+    if header >> 12 != 1:
+        return
+    end = 2 + (header & 0x07FF)
+    offset = 2
+    while offset + 12 <= end:
+        command, _index, adp, ado, flags = struct.unpack_from("<BBHHH", payload, offset)
+        length = flags & 0x07FF
+        if offset + 10 + length + 2 > len(payload):
+            return
+        yield offset, command, adp, ado, length
+        offset += 10 + length + 2
+        if not flags & 0x8000:
+            return
+
+
+def is_process_data(payload: bytes | bytearray) -> bool:
+    """Only process data in this frame (see PROCESS_DATA_COMMANDS)."""
+    commands = [command for _, command, _, _, _ in datagrams(payload)]
+    return bool(commands) and all(c in PROCESS_DATA_COMMANDS for c in commands)
+
+
 class EscChain:
     """Slaves in wiring order; one EtherCAT frame in, the same frame back out."""
 
@@ -761,27 +792,15 @@ class EscChain:
     def process_frame(self, payload: bytearray) -> bytearray:
         """`payload` is the EtherCAT part of the Ethernet frame (after the EtherType)."""
         self.frames += 1
-        header = struct.unpack_from("<H", payload, 0)[0]
-        if header >> 12 != 1:
-            return payload
-        end = 2 + (header & 0x07FF)
-        offset = 2
-        while offset + 12 <= end:
-            command, _index, adp, ado, flags = struct.unpack_from("<BBHHH", payload, offset)
-            length = flags & 0x07FF
+        for offset, command, adp, ado, length in datagrams(payload):
             data_at = offset + 10
             wkc_at = data_at + length
-            if wkc_at + 2 > len(payload):
-                break
             wkc = struct.unpack_from("<H", payload, wkc_at)[0]
             wkc += self._datagram(command, adp, ado, payload, data_at, length)
             if command in (APRD, APWR, APRW, ARMW):
                 adp = (adp + len(self.slaves)) & 0xFFFF
                 struct.pack_into("<H", payload, offset + 2, adp)
             struct.pack_into("<H", payload, wkc_at, wkc & 0xFFFF)
-            offset = wkc_at + 2
-            if not flags & 0x8000:
-                break
         return payload
 
     def _datagram(self, command: int, adp: int, ado: int, buf: bytearray, at: int,
