@@ -470,9 +470,15 @@ def _listen(endpoint: Endpoint, agent: subprocess.Popen[str], timeout_s: float,
     return False
 
 
-def _exit_report(agent: subprocess.Popen[str], states: Sequence[SafetyState]) -> str:
+def _exit_report(agent: subprocess.Popen[str], states: Sequence[SafetyState],
+                 emulator: EmulatorProcess) -> str:
     """Why the service never got there, for a failing assertion: its exit code (None while
-    it still ran: it is stopped here), the end of its log and its last heartbeat states."""
+    it still ran: it is stopped here), the end of its log, its last heartbeat states, and
+    the emulator's side: its stalls over 20 ms (when each ended, how long, of that on a CPU
+    and waiting for one: a watchdog trip behind a stall of its own is not the master's) and
+    the frames that came while it was away."""
+    timing = emulator.command("timing")
+    stalls = [stall for stall in timing["stalls"] if stall[1] > 0.02]  # type: ignore[union-attr]
     code = agent.poll()
     if code is None:
         agent.terminate()
@@ -481,7 +487,9 @@ def _exit_report(agent: subprocess.Popen[str], states: Sequence[SafetyState]) ->
     except subprocess.TimeoutExpired:
         agent.kill()
         _, stderr = agent.communicate()
-    return f"exit code {code}; the end of its log:\n{stderr[-4000:]}\nlast states {states[-5:]}"
+    return (f"exit code {code}; the end of its log:\n{stderr[-4000:]}\nlast states "
+            f"{states[-5:]}\nthe emulator: stalls {stalls}, late frames "
+            f"{timing['late_frames']}, stale frames {timing['stale_frames']}")
 
 
 @contextlib.contextmanager
@@ -540,7 +548,7 @@ def test_the_motor_driver_service_homes_and_stops_the_bus_cleanly_on_sigterm(
     states: list[SafetyState] = []
     with _running_service(namespace, tmp_path) as (pole, _panel, agent):
         homed = _listen(pole, agent, 30.0, _all_in(DriveState.READY), states)
-        assert homed, _exit_report(agent, states)
+        assert homed, _exit_report(agent, states, emulator)
         assert SafetyState.HOMING in states and SafetyState.FAULT not in states
         assert all(s["al_state"] == int(L.AlState.OP) for s in emulator.slaves())
         _stop_service(agent, signal.SIGTERM)
@@ -560,7 +568,7 @@ def test_a_start_whose_mailbox_answers_are_lost_is_tried_again_and_homes(
     states: list[SafetyState] = []
     with _running_service(namespace, tmp_path) as (pole, _panel, agent):
         homed = _listen(pole, agent, 40.0, _all_in(DriveState.READY), states)
-        assert homed, _exit_report(agent, states)
+        assert homed, _exit_report(agent, states, emulator)
         log = _stop_service(agent, signal.SIGTERM)
     assert emulator.command("timing")["lost_mailbox_answers"] == 5
     assert "no answer in 3 tries" in log and "EtherCAT start failed (attempt 1 of 3)" in log, \
@@ -593,14 +601,14 @@ def test_another_slave_stack_reaches_op_and_running_and_stops_safely_on_sigint(
     with _running_service(namespace, tmp_path, f'alignment = "{alignment}"',
                           Agent.GAME_PANEL) as (pole, panel, agent):
         assert _listen(pole, agent, 30.0, _all_in(DriveState.READY), states), \
-            _exit_report(agent, states)
+            _exit_report(agent, states, emulator)
         slaves = emulator.slaves()
         assert all(s["al_state"] == int(L.AlState.OP) for s in slaves)
         assert all(s["watchdog_s"] == pytest.approx(0.05) for s in slaves)
         layout_rx = [f"0x{e.index:04x}" for e in L.RXPDO_ENTRIES]
         assert all(s["outputs_mapped"] == layout_rx for s in slaves)
         assert _listen(pole, agent, 10.0, arrived, states), \
-            _exit_report(agent, states)
+            _exit_report(agent, states, emulator)
         assert SafetyState.PLAYING in states and SafetyState.FAULT not in states
 
         # drive 3's slave controller restarts with its reset values (divider 0, the other
@@ -613,7 +621,7 @@ def test_another_slave_stack_reaches_op_and_running_and_stops_safely_on_sigint(
             return _all_in(DriveState.READY)(status)
 
         assert _listen(pole, agent, 30.0, homed_again, states), \
-            _exit_report(agent, states)
+            _exit_report(agent, states, emulator)
         restarted = emulator.slaves()[2]
         assert restarted["al_state"] == int(L.AlState.OP) and restarted["watchdog_s"] == \
             pytest.approx(0.05) and restarted["outputs_mapped"] == layout_rx, restarted

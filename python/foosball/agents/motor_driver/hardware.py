@@ -202,8 +202,8 @@ class EtherCatHardware:
         not the next one's (and a drive's fault is answered in as many frames as before)."""
         period = self.cycle_s
         now = self.clock()
-        if self._deadline is None:
-            self._deadline = now + period
+        if self._deadline is None:  # the first: at once, the drives' watchdog runs since OP
+            self._deadline = now
         if self._deadline > now:
             self.sleep(self._deadline - now)
         woke = self.clock()
