@@ -366,12 +366,14 @@ def test_a_ball_taken_to_roll_on_under_lifted_feet_and_not_seen_is_looked_for_wh
 
 
 
-def _behind_strike(ball: BallView) -> RodPlan:
-    """The midfield's behind play on `ball`, wound up and aligned over it: its plan."""
+def _behind_strike(ball: BallView, urgency: float = 0.0) -> RodPlan:
+    """The midfield's behind play on `ball`, wound up and aligned over it, with the
+    possession clock at `urgency` of its limit: its plan."""
     from foosball.strategy.behind import BehindPlay
 
     s = ImprovedStrategy(TABLE)
     s.decide(0.0, ball, [DOWN] * 4)
+    s.urgency = urgency
     b = s.last_ball
     windup = s.profile.windup_angle
     plan = None
@@ -398,6 +400,16 @@ def test_a_ball_lying_still_far_behind_a_rod_is_still_struck():
     possession foul, left there 10 s) is struck."""
     plan = _behind_strike(BallView(MIDFIELD.x - 0.06, -0.006, 0.0, 0.0))
     assert plan.kick is not None
+
+
+def test_a_ball_rolling_along_far_behind_a_rod_is_struck_once_the_possession_clock_runs_late():
+    """Pro seed 10597 randomised (with a change not merged): a ball rolling to and fro along
+    the rod 61 mm behind our defence, between the side walls, for 7.5 s (the feet waited
+    wound up over it), then behind our goalkeeper: a possession foul. Once half the zone's
+    limit is gone it is struck as a still ball would be."""
+    ball = BallView(MIDFIELD.x - 0.061, -0.006, 0.0, 0.4)
+    assert _behind_strike(ball, urgency=0.4).kick is None
+    assert _behind_strike(ball, urgency=0.6).kick is not None
 
 
 def test_feet_wound_up_behind_do_not_come_down_onto_a_ball_far_behind():

@@ -690,7 +690,7 @@ class ImprovedStrategy(RodStrategy):
         plan = self.shoot(i, rod, at, here, tolerance=ALIGN_TOLERANCE)
         plan.rotation, plan.absolute = windup, True
         if plan.kick is not None and at.x - rod.x < -BEHIND_SAFE and (
-                b.speed >= STILL_SPEED):
+                b.speed >= STILL_SPEED) and self.urgency <= URGENT:
             # a ball moving this far behind the axis: the camera sees it late there (the rod
             # hides it) and it may lie beyond the foot's reach by the time the foot comes
             # down, which then meets its front and drives it back at our goal (issue 30,
@@ -698,7 +698,10 @@ class ImprovedStrategy(RodStrategy):
             # seed-rules 8043 the defence, a ball taken 59-70 mm behind, 64-105 mm in fact,
             # struck back at 1.4-10.7 m/s into our goal). The feet stay wound up over it
             # until it lies still (then it is struck: a ball left lying there would be a
-            # possession foul) or rolls on out of reach.
+            # possession foul) or rolls on out of reach. Not once the possession clock runs
+            # late: a ball rolling to and fro along the rod between the side walls stays
+            # there for seconds (pro seed 10597 randomised, with a change not merged: 7.5 s
+            # behind our defence, then 7 s behind our goalkeeper, a possession foul).
             plan.kick = None
         if plan.kick is not None:
             self.behind[i] = None  # the kick engine takes over
