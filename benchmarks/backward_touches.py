@@ -12,7 +12,7 @@ goalkeeper and defence are the ones in front of our goal.
 Plays the matches as `foosball sim tournament` does (the same `Match`, seeds
 SEED..SEED+N-1), with the package on PYTHONPATH, and writes per match the counts by rod
 as JSON lines. `--compare A B` pairs two such files by seed: the totals and a bootstrap
-95 % interval of B's difference (4,000 resamples of the matches, seed 1).
+95 % interval of B's difference (`paired_tournaments.py`'s, over the matches).
 
     PYTHONPATH=python .venv/bin/python benchmarks/backward_touches.py seed-rules 8760 50 \\
         --randomise > /tmp/main.jsonl
@@ -23,10 +23,11 @@ from __future__ import annotations
 
 import argparse
 import json
-import random
 import sys
 from pathlib import Path
 from typing import Any
+
+from paired_tournaments import paired_difference, resamples  # a sibling benchmark
 
 BACKWARD_SPEED = 0.5  # m/s towards our goal after the touch
 DRIVEN_BY = 0.2  # m/s: the touch added at least this much speed
@@ -74,13 +75,12 @@ def compare(first: str, second: str) -> None:
         "own-play goals": lambda r: r["own_play"],
         "goals against": lambda r: r["against"],
     }
-    rng = random.Random(1)
-    picks = [[rng.choice(seeds) for _ in seeds] for _ in range(4000)]
+    groups = [([a[s] for s in seeds], [b[s] for s in seeds])]
+    draws = resamples([len(seeds)])
     print(f"{len(seeds)} matches paired by seed")
     for name, stat in stats.items():
-        diffs = sorted(sum(stat(b[s]) - stat(a[s]) for s in pick) for pick in picks)
-        print(f"- {name}: {sum(stat(a[s]) for s in seeds)} -> {sum(stat(b[s]) for s in seeds)}"
-              f" (difference 95 % {diffs[100]:+d}..{diffs[3899]:+d})")
+        before, after, low, high = paired_difference(groups, draws, stat)
+        print(f"- {name}: {before} -> {after} (difference 95 % {low:+d}..{high:+d})")
 
 
 def main() -> None:

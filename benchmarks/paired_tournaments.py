@@ -15,12 +15,14 @@ from __future__ import annotations
 import json
 import random
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import TypeVar
 
 RUNS = ("seedrules-rand", "club-default", "pro-rand", "pro-default")
-Match = tuple[int, int, int, int]  # seed, goals for, goals against, own-play goals
-STATS: dict[str, Callable[[Match], int]] = {
+RESAMPLES = 4000
+MatchGoals = tuple[int, int, int, int]  # seed, goals for, goals against, own-play goals
+STATS: dict[str, Callable[[MatchGoals], int]] = {
     "wins": lambda m: int(m[1] > m[2]),
     "goals for": lambda m: m[1],
     "goals against": lambda m: m[2],
@@ -28,7 +30,31 @@ STATS: dict[str, Callable[[Match], int]] = {
 }
 
 
-def load(path: Path) -> tuple[dict, list[Match]]:
+Row = TypeVar("Row")
+
+
+def resamples(sizes: Sequence[int]) -> list[list[list[int]]]:
+    """`RESAMPLES` bootstrap draws (seed 1): per draw, per group of `sizes`, as many indices
+    into the group as it has matches, drawn with replacement. One set serves every
+    statistic, so their intervals come from the same draws."""
+    rng = random.Random(1)
+    return [[[rng.randrange(n) for _ in range(n)] for n in sizes] for _ in range(RESAMPLES)]
+
+
+def paired_difference(groups: Sequence[tuple[Sequence[Row], Sequence[Row]]],
+                      draws: list[list[list[int]]],
+                      stat: Callable[[Row], int]) -> tuple[int, int, int, int]:
+    """`stat` summed over the groups' matches before and after, and the 95 % interval of
+    the difference over `draws` (the groups' matches paired by index)."""
+    before = sum(stat(m) for first, _ in groups for m in first)
+    after = sum(stat(m) for _, second in groups for m in second)
+    diffs = sorted(sum(stat(second[i]) - stat(first[i])
+                       for (first, second), picks in zip(groups, draw, strict=True)
+                       for i in picks) for draw in draws)
+    return before, after, diffs[RESAMPLES // 40], diffs[RESAMPLES - 1 - RESAMPLES // 40]
+
+
+def load(path: Path) -> tuple[dict, list[MatchGoals]]:
     """The tournament's totals, and each match's (seed, for, against, own play)."""
     data = json.loads(path.read_text())
     return data["total"], [(m["seed"], m["goals_for"], m["goals_against"],
@@ -58,17 +84,12 @@ def main(folder: str, base: str, side: str) -> None:
             print(row(f"{run} {side}", total_b))
             pairs.append((run, before, after))
     print(f"\npooled over {[run for run, _, _ in pairs]}:")
-    rng = random.Random(1)
-    samples = [[[rng.randrange(len(before)) for _ in before] for _, before, _ in pairs]
-               for _ in range(4000)]
+    groups = [(before, after) for _, before, after in pairs]
+    draws = resamples([len(before) for before, _ in groups])
     for name, stat in STATS.items():
-        total_before = sum(stat(m) for _, before, _ in pairs for m in before)
-        total_after = sum(stat(m) for _, _, after in pairs for m in after)
-        diffs = sorted(sum(stat(after[i]) - stat(before[i])
-                           for (_, before, after), picks in zip(pairs, sample, strict=True)
-                           for i in picks) for sample in samples)
+        total_before, total_after, low, high = paired_difference(groups, draws, stat)
         print(f"- {name}: {base} {total_before} -> {side} {total_after} "
-              f"(difference 95 % {diffs[100]:+d}..{diffs[3899]:+d})")
+              f"(difference 95 % {low:+d}..{high:+d})")
 
 
 if __name__ == "__main__":
