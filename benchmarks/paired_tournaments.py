@@ -4,10 +4,14 @@ bootstrap 95 % intervals of SIDE's difference (4,000 resamples of the matches wi
 opponent, seed 1; the matches are paired by seed).
 
 Files are `foosball sim tournament --json` outputs named PREFIX-RUN.json in FOLDER, RUN one
-of `RUNS`; a file missing or still empty on either side leaves its opponent out.
+of `RUNS`; a file missing or still empty on either side leaves its opponent out. Several
+seed ranges pool when each side names one prefix per range, comma-separated, in the same
+order (a prefix may start with a folder below FOLDER).
 
     python3 benchmarks/paired_tournaments.py FOLDER BASE_PREFIX SIDE_PREFIX
     python3 benchmarks/paired_tournaments.py docs/notes/issue-30-whereabouts/out main-10600 R4-10600
+    python3 benchmarks/paired_tournaments.py docs/notes/issue-30-whereabouts/out \
+        main-10500,main-10600 R4-10500,R4-10600
 """
 
 from __future__ import annotations
@@ -70,25 +74,27 @@ def row(name: str, total: dict) -> str:
             f"{fouls['possession'] + fouls['spinning']} |")
 
 
-def main(folder: str, base: str, side: str) -> None:
+def main(folder: str, bases: str, sides: str) -> None:
+    ranges = list(zip(bases.split(","), sides.split(","), strict=True))
     print("| tournament | wins | for | against | clean | deflected | own play | own share "
           "| fouls |")
     print("|---|---|---|---|---|---|---|---|---|")
     pairs = []
-    for run in RUNS:
-        a, b = Path(folder, f"{base}-{run}.json"), Path(folder, f"{side}-{run}.json")
-        if a.exists() and b.exists() and a.stat().st_size and b.stat().st_size:
-            (total_a, before), (total_b, after) = load(a), load(b)
-            assert [m[0] for m in before] == [m[0] for m in after], "not the same seeds"
-            print(row(f"{run} {base}", total_a))
-            print(row(f"{run} {side}", total_b))
-            pairs.append((run, before, after))
+    for base, side in ranges:
+        for run in RUNS:
+            a, b = Path(folder, f"{base}-{run}.json"), Path(folder, f"{side}-{run}.json")
+            if a.exists() and b.exists() and a.stat().st_size and b.stat().st_size:
+                (total_a, before), (total_b, after) = load(a), load(b)
+                assert [m[0] for m in before] == [m[0] for m in after], "not the same seeds"
+                print(row(f"{run} {base}", total_a))
+                print(row(f"{run} {side}", total_b))
+                pairs.append((f"{run} {base}", before, after))
     print(f"\npooled over {[run for run, _, _ in pairs]}:")
     groups = [(before, after) for _, before, after in pairs]
     draws = resamples([len(before) for before, _ in groups])
     for name, stat in STATS.items():
         total_before, total_after, low, high = paired_difference(groups, draws, stat)
-        print(f"- {name}: {base} {total_before} -> {side} {total_after} "
+        print(f"- {name}: {bases} {total_before} -> {sides} {total_after} "
               f"(difference 95 % {low:+d}..{high:+d})")
 
 
