@@ -13,7 +13,7 @@ import pytest
 from foosball.geometry import default_table
 from foosball.strategy.base import BallView, RodView
 from foosball.strategy.behind import BEHIND_REACH, GIVE_UP_S
-from foosball.strategy.improved import FOOT_AT_BALL, LIFTED, ImprovedStrategy, RodPlan
+from foosball.strategy.improved import FOOT_AT_BALL, LIFT, LIFTED, ImprovedStrategy, RodPlan
 from foosball.strategy.kick import SEARCH_STRIKE_END, KickEngine, KickRequest, Phase
 
 TABLE = default_table()
@@ -464,3 +464,19 @@ def test_a_ball_rolling_along_just_behind_the_goalkeeper_passes_behind_his_lifte
     out = s.decide(0.0, BallView(GOALKEEPER.x - 0.019, y, 0.0, vy), here)
     lifted = s.plans_last[0].mode == "lift" and out[0].rotation > LIFTED
     assert lifted == lifts
+
+
+def test_feet_lifting_back_keep_clear_of_a_ball_just_beyond_the_geometry_files_reach():
+    """Issue 30, seed-rules 8672 randomised: the defence's feet, lifting back, met a ball
+    80 mm behind its axis at -1.0 rad and sent it into our goal. That table's men reached
+    further than the geometry file says (the simulator's randomised tables: feet up to
+    80 mm from the axis, the file's 72 mm). The guards against backward strikes reckon with
+    men MEN_TOLERANCE longer: feet lifting back over a ball 72 mm behind the axis hold
+    their angle while the rod steps aside."""
+    s = ImprovedStrategy(TABLE)
+    s.decide(0.0, BallView(DEFENCE.x - 0.072, 0.0, 0.0, 0.0), [DOWN] * 4)
+    translation = -DEFENCE.men_y(0.0)[1]  # the defence's second man on the ball's line
+    here = RodView(translation, -0.3)
+    setpoint = s.act(1, DEFENCE, 0.005, RodPlan("lift", rotation=LIFT), here)
+    assert setpoint.rotation == pytest.approx(-0.3)
+    assert not _men_near(DEFENCE, setpoint.translation, 0.0)

@@ -96,6 +96,9 @@ IDLE_PLAN = "idle"
 LOST_TOWARDS_REACH = 0.14  # m: a ball lost rolling at a rod from this close stops at it
 IDLE_FEET_UP = 1.0  # rad: an idle rod turned further than this puts its feet down
 FOOT_AT_BALL = 0.84  # rad: a foot is at the ball's height within about 48 deg of the bottom
+# m: how much further a table's men may reach than its geometry file says (the simulator's
+# randomised tables: feet 72-80 mm from the axis, up to 12 mm thick)
+MEN_TOLERANCE = 0.008
 SWEEP_SLIVER = 0.05  # rad: a turn overlapping those angles by less touches nothing
 SWEEP_SLOW = 4.0  # rad/s: a foot turning back no faster than this only nudges a ball
 SWEEP_NOW, SWEEP_ON_THE_WAY = 1, 2  # what _strikes_back found
@@ -184,6 +187,17 @@ class ImprovedStrategy(RodStrategy):
         self.block_half = man.foot_width / 2 + r
         self.contact_ahead = man.foot_thickness / 2 + r  # ball centre touching an upright foot
         self.reach_ahead = man.contact_reach
+        # the guards against our feet striking the ball at our goal reckon, in our defence,
+        # with men reaching MEN_TOLERANCE further (issue 30, seed-rules 8672 randomised: the
+        # defence's feet lifting back met a ball 80 mm behind its axis at -1.0 rad, into our
+        # goal): how far along the table, and up to which angle a foot's face is at the
+        # ball's top; further up the table, the geometry file's men (a ball struck back
+        # there meets our own rods before our goal, and wider guards cost our attack's shots)
+        ball_top = man.rod_height - 2 * r  # below the axis
+        face = (ball_top - man.foot_thickness / 2) / (man.foot_reach + MEN_TOLERANCE)
+        self.guards = ((self.reach_ahead + MEN_TOLERANCE,
+                        max(FOOT_AT_BALL, math.acos(min(1.0, face)))),
+                       (self.reach_ahead, FOOT_AT_BALL))
         self.lever = man.rod_height - r
         half_goal = self.table.field.goal_width / 2
         self.our_goal_x = -self.table.field.half_length
@@ -411,7 +425,7 @@ class ImprovedStrategy(RodStrategy):
                 # must come down again through the ball that has just passed under them
                 # (issue 30: struck back at our goal), feet lifted back come down behind it
                 backswing_meets = (b.x + max(b.vx, 0.0) * BACKSWING_LOOKAHEAD_S
-                                   > rod.x - self.reach_ahead - 0.005)
+                                   > rod.x - self.guard(rod)[0] - 0.005)
                 lifted_back = here[i].rotation < -1.0
                 forward = backswing_meets and not lifted_back
                 plans[i] = RodPlan("lift", rotation=-LIFT if forward else LIFT)
@@ -906,7 +920,7 @@ class ImprovedStrategy(RodStrategy):
         ahead = b.x - rod.x
         later = ahead + b.vx * SWEEP_LOOKAHEAD_S
         soon = ahead + b.vx * BACKSWING_LOOKAHEAD_S
-        reach = self.reach_ahead
+        reach, angle = self.guard(rod)
         # (feet coming down from in front also meet a ball under the rod, up to a foot's
         # half thickness and the ball's radius behind the axis: pro seed 7007, from 0.18
         # rad onto a ball 12 mm behind the axis, into our goal)
@@ -920,9 +934,9 @@ class ImprovedStrategy(RodStrategy):
             margin += LIFTED_MARGIN
         sectors = []
         if max(ahead, later) > -self.contact_ahead - margin and min(ahead, later) < reach:
-            sectors.append((0.0, FOOT_AT_BALL))  # in front
+            sectors.append((0.0, angle))  # in front
         if min(ahead, soon) < 0.0 and max(ahead, soon) > -reach:
-            sectors.append((-FOOT_AT_BALL, 0.0))  # behind
+            sectors.append((-angle, 0.0))  # behind
         if not sectors:
             return 0
         if not any(min(start, high + shift) - max(end, low + shift) > SWEEP_SLIVER
@@ -947,12 +961,13 @@ class ImprovedStrategy(RodStrategy):
             return 0
         ahead = b.x - rod.x
         soon = ahead + b.vx * SWEEP_LOOKAHEAD_S
-        far = -(self.reach_ahead + DOWN_BEHIND_MARGIN)
+        reach, angle = self.guard(rod)
+        far = -(reach + DOWN_BEHIND_MARGIN)
         if min(ahead, soon) > -BEHIND_SAFE or max(ahead, soon) < far:
             return 0
         # (feet from above the ball's height behind, down into it; feet already lower
         # turning forward move away from a ball that far back)
-        if not any(start <= shift - FOOT_AT_BALL < end - SWEEP_SLIVER
+        if not any(start <= shift - angle < end - SWEEP_SLIVER
                    for shift in _whole_turns_near(start)):
             return 0
         # (where the rod is carried while the feet come down: pro 8900, a cover's move
@@ -971,6 +986,11 @@ class ImprovedStrategy(RodStrategy):
         if self._man_near(rod, setpoint.translation, b.y, y_later, margin):
             return SWEEP_ON_THE_WAY
         return 0
+
+    def guard(self, rod: Rod) -> tuple[float, float]:
+        """The men's reach along the table and the angle up to which a foot is at the ball's
+        height, as the guards against backward strikes reckon them for `rod`."""
+        return self.guards[0] if rod.x < self.their_front_x else self.guards[1]
 
     def unseen_margin(self, rod: Rod) -> float:
         """How much further from the ball a man of goalkeeper or defence keeps when the
