@@ -13,7 +13,14 @@ import pytest
 from foosball.geometry import default_table
 from foosball.strategy.base import BallView, RodView
 from foosball.strategy.behind import BEHIND_REACH, GIVE_UP_S
-from foosball.strategy.improved import FOOT_AT_BALL, LIFT, LIFTED, ImprovedStrategy, RodPlan
+from foosball.strategy.improved import (
+    FOOT_AT_BALL,
+    LIFT,
+    LIFTED,
+    SWEEP_SLOW,
+    ImprovedStrategy,
+    RodPlan,
+)
 from foosball.strategy.kick import SEARCH_STRIKE_END, KickEngine, KickRequest, Phase
 
 TABLE = default_table()
@@ -480,3 +487,28 @@ def test_feet_lifting_back_keep_clear_of_a_ball_just_beyond_the_geometry_files_r
     setpoint = s.act(1, DEFENCE, 0.005, RodPlan("lift", rotation=LIFT), here)
     assert setpoint.rotation == pytest.approx(-0.3)
     assert not _men_near(DEFENCE, setpoint.translation, 0.0)
+
+
+@pytest.mark.parametrize(("rod_index", "slow"), [(0, True), (1, True), (2, False)])
+def test_goalkeeper_and_defence_turn_their_feet_back_slowly_for_a_hidden_ball(rod_index, slow):
+    """Issue 30, pro 8977, 9014 and 9024 randomised: the ball lost slow by our defence; the
+    sweep for it wound up where it was last seen, at full speed, and a man 0.1-0.3 m along
+    the rod met it lying 30-56 mm behind the axis: into our goal at 1-2 m/s. Goalkeeper and
+    defence now turn their feet back through the ball's height no faster than SWEEP_SLOW
+    (a nudge), and at full speed once above it; midfield and attack as before."""
+    rod = TABLE.robot_rods[rod_index]
+    s = ImprovedStrategy(TABLE)
+    here = [DOWN] * 4
+    seen = BallView(rod.x + 0.01, 0.1, 0.0, 0.0)
+    s.detected = (seen.x, seen.y)  # as step() records a ball the camera detected
+    s.decide(0.0, seen, here)
+    s.decide(0.005, None, here)
+    s.decide(0.01 + GIVE_UP_S, None, here)
+    assert s.sweeps[rod_index] is not None
+    plan = s.plans_last[rod_index]
+    assert plan.rotation == s.profile.windup_angle
+    assert plan.rotation_speed == (SWEEP_SLOW if slow else 0.0)
+    above = -s.guard(rod)[1] - 0.05  # feet above the ball's height behind the axis
+    here[rod_index] = RodView(0.0, above)
+    s.decide(0.015 + GIVE_UP_S, None, here)
+    assert s.plans_last[rod_index].rotation_speed == 0.0

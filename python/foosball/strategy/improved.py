@@ -757,8 +757,14 @@ class ImprovedStrategy(RodStrategy):
             sweep = self.sweeps[i] = HiddenSweep(sweep_translations(self.rods[i], estimate_y))
         windup = self.profile.windup_angle
         if here.rotation > FEET_UP:
+            # goalkeeper and defence turn their feet back slowly while they are at the
+            # ball's height: the lost ball may lie anywhere behind the rod, and a wind-up
+            # at full speed strikes it at our goal (issue 30, pro 8977, 9014 and 9024
+            # randomised: the defence swept where the ball was last seen, 0.1-0.3 m along
+            # the rod from where it lay 30-56 mm behind the axis, and drove it in at 1-2 m/s)
+            slow = i < 2 and here.rotation > -self.guard(self.rods[i])[1]
             return RodPlan("control", translation=here.translation, rotation=windup,
-                           absolute=True)
+                           rotation_speed=SWEEP_SLOW if slow else 0.0, absolute=True)
         target = sweep.translations[sweep.next]
         plan = RodPlan("control", translation=target, rotation=windup, absolute=True)
         if abs(here.translation - target) < ALIGN_TOLERANCE:
