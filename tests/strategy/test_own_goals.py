@@ -17,6 +17,7 @@ from foosball.strategy.improved import (
     FOOT_AT_BALL,
     LIFT,
     LIFTED,
+    SLOW_BAND,
     SWEEP_SLOW,
     ImprovedStrategy,
     RodPlan,
@@ -503,12 +504,25 @@ def test_goalkeeper_and_defence_turn_their_feet_back_slowly_for_a_hidden_ball(ro
     s.detected = (seen.x, seen.y)  # as step() records a ball the camera detected
     s.decide(0.0, seen, here)
     s.decide(0.005, None, here)
-    s.decide(0.01 + GIVE_UP_S, None, here)
-    assert s.sweeps[rod_index] is not None
-    plan = s.plans_last[rod_index]
-    assert plan.rotation == s.profile.windup_angle
-    assert plan.rotation_speed == (SWEEP_SLOW if slow else 0.0)
-    above = -s.guard(rod)[1] - 0.05  # feet above the ball's height behind the axis
+    out = s.decide(0.01 + GIVE_UP_S, None, here)
+    assert s.sweeps[rod_index] is not None  # the sweep's wind-up
+    assert out[rod_index].rotation == s.profile.windup_angle
+    assert out[rod_index].rotation_speed == (SWEEP_SLOW if slow else 0.0)
+    above = -s.guard(rod)[1] - SLOW_BAND - 0.05  # feet above the ball's height behind
     here[rod_index] = RodView(0.0, above)
-    s.decide(0.015 + GIVE_UP_S, None, here)
-    assert s.plans_last[rod_index].rotation_speed == 0.0
+    out = s.decide(0.015 + GIVE_UP_S, None, here)
+    assert out[rod_index].rotation_speed == 0.0
+
+
+@pytest.mark.parametrize("lost", [True, False])
+def test_a_defence_brings_its_feet_down_from_in_front_slowly_while_the_ball_is_unseen(lost):
+    """Issue 30, pro 9005 randomised: a sweep's strike returned from feet up through the
+    front of the rod at full speed, into a ball the camera did not see 20 mm in front of
+    the axis, and drove it into our goal at 3.2 m/s. Unseen, slowly; in view, as before."""
+    s = ImprovedStrategy(TABLE)
+    s.decide(0.0, BallView(MIDFIELD.x + 0.1, 0.0, 0.0, 0.0), [DOWN] * 4)
+    s.lost_at = 0.0 if lost else None
+    down = RodPlan("control", translation=0.0, rotation=0.0, absolute=True)
+    setpoint = s.act(1, DEFENCE, 0.005, down, RodView(0.0, 0.6))
+    assert setpoint.rotation == 0.0
+    assert setpoint.rotation_speed == (SWEEP_SLOW if lost else 0.0)

@@ -101,6 +101,9 @@ FOOT_AT_BALL = 0.84  # rad: a foot is at the ball's height within about 48 deg o
 MEN_TOLERANCE = 0.008
 SWEEP_SLIVER = 0.05  # rad: a turn overlapping those angles by less touches nothing
 SWEEP_SLOW = 4.0  # rad/s: a foot turning back no faster than this only nudges a ball
+# rad beyond a foot's reach down to the ball's height where a backward turn slows already
+# (the drive needs the time to come down from full speed)
+SLOW_BAND = 0.3
 SWEEP_NOW, SWEEP_ON_THE_WAY = 1, 2  # what _strikes_back found
 SWEEP_LOOKAHEAD_S = 0.12  # s: about how long feet lifted up take to come down
 BACKSWING_LOOKAHEAD_S = 0.04  # s: latency and a backswing's way to the ball's height
@@ -757,14 +760,8 @@ class ImprovedStrategy(RodStrategy):
             sweep = self.sweeps[i] = HiddenSweep(sweep_translations(self.rods[i], estimate_y))
         windup = self.profile.windup_angle
         if here.rotation > FEET_UP:
-            # goalkeeper and defence turn their feet back slowly while they are at the
-            # ball's height: the lost ball may lie anywhere behind the rod, and a wind-up
-            # at full speed strikes it at our goal (issue 30, pro 8977, 9014 and 9024
-            # randomised: the defence swept where the ball was last seen, 0.1-0.3 m along
-            # the rod from where it lay 30-56 mm behind the axis, and drove it in at 1-2 m/s)
-            slow = i < 2 and here.rotation > -self.guard(self.rods[i])[1]
             return RodPlan("control", translation=here.translation, rotation=windup,
-                           rotation_speed=SWEEP_SLOW if slow else 0.0, absolute=True)
+                           absolute=True)
         target = sweep.translations[sweep.next]
         plan = RodPlan("control", translation=target, rotation=windup, absolute=True)
         if abs(here.translation - target) < ALIGN_TOLERANCE:
@@ -877,6 +874,8 @@ class ImprovedStrategy(RodStrategy):
                 translation = self._short_of_ball(rod, translation, here)
             setpoint = RodSetpoint(translation, rotation, p.translation_speed,
                                    plan.rotation_speed)
+        if i < 2 and self.lost_at is not None:
+            setpoint = self._slow_back_unseen(rod, setpoint, here)
         sweep = self._strikes_back(rod, setpoint, here)
         if not sweep and not engine.active:
             sweep = self._comes_down_behind(rod, setpoint, here)
@@ -897,6 +896,20 @@ class ImprovedStrategy(RodStrategy):
             setpoint = RodSetpoint(here.translation, setpoint.rotation,
                                    setpoint.translation_speed, setpoint.rotation_speed)
         self.last[i] = setpoint
+        return setpoint
+
+    def _slow_back_unseen(self, rod: Rod, setpoint: RodSetpoint, here: RodView) -> RodSetpoint:
+        """A backward turn of a goalkeeper's or defence's feet through the ball's height, the
+        ball out of sight, at SWEEP_SLOW: where the ball lies is a guess then, and a foot
+        swung back through it at speed drives it at our goal (issue 30, pro randomised
+        8977, 9014, 9024: a sweep's wind-up met the ball 0.1-0.3 m along the rod from
+        where it was last seen, 30-56 mm behind the axis; 9002, 9005: a sweep's return met
+        it under or in front of the axis; each into our goal at 1-3 m/s). Slow, it is a
+        nudge, which the guards against backward strikes let through."""
+        turning_back = setpoint.rotation < here.rotation - 0.01
+        at_ball = abs(math.remainder(here.rotation, math.tau)) < self.guard(rod)[1] + SLOW_BAND
+        if turning_back and at_ball and not 0.0 < setpoint.rotation_speed <= SWEEP_SLOW:
+            return setpoint._replace(rotation_speed=SWEEP_SLOW)
         return setpoint
 
     def _strikes_back(self, rod: Rod, setpoint: RodSetpoint, here: RodView) -> int:
