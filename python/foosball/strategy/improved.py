@@ -874,8 +874,6 @@ class ImprovedStrategy(RodStrategy):
                 translation = self._short_of_ball(rod, translation, here)
             setpoint = RodSetpoint(translation, rotation, p.translation_speed,
                                    plan.rotation_speed)
-        if i < 2 and self.lost_at is not None:
-            setpoint = self._slow_back_unseen(rod, setpoint, here)
         sweep = self._strikes_back(rod, setpoint, here)
         if not sweep and not engine.active:
             sweep = self._comes_down_behind(rod, setpoint, here)
@@ -895,6 +893,9 @@ class ImprovedStrategy(RodStrategy):
             # feet turn first, the rod moves after
             setpoint = RodSetpoint(here.translation, setpoint.rotation,
                                    setpoint.translation_speed, setpoint.rotation_speed)
+        if i < 2 and self.lost_at is not None:
+            # (after the guards: feet they hold beside a ball taken to lie near stay held)
+            setpoint = self._slow_back_unseen(rod, setpoint, here)
         self.last[i] = setpoint
         return setpoint
 
@@ -904,8 +905,8 @@ class ImprovedStrategy(RodStrategy):
         swung back through it at speed drives it at our goal (issue 30, pro randomised
         8977, 9014, 9024: a sweep's wind-up met the ball 0.1-0.3 m along the rod from
         where it was last seen, 30-56 mm behind the axis; 9002, 9005: a sweep's return met
-        it under or in front of the axis; each into our goal at 1-3 m/s). Slow, it is a
-        nudge, which the guards against backward strikes let through."""
+        it under or in front of the axis; each into our goal at 1-3 m/s). Slow, a foot
+        that meets it there only nudges it."""
         turning_back = setpoint.rotation < here.rotation - 0.01
         at_ball = abs(math.remainder(here.rotation, math.tau)) < self.guard(rod)[1] + SLOW_BAND
         if turning_back and at_ball and not 0.0 < setpoint.rotation_speed <= SWEEP_SLOW:
