@@ -493,7 +493,7 @@ def test_feet_lifting_back_keep_clear_of_a_ball_just_beyond_the_geometry_files_r
 @pytest.mark.parametrize(("rod_index", "slow"), [(0, True), (1, True), (2, False)])
 def test_goalkeeper_and_defence_turn_their_feet_back_slowly_for_a_hidden_ball(rod_index, slow):
     """Issue 30, pro 8977, 9014 and 9024 randomised: the ball lost slow by our defence; the
-    sweep for it wound up where it was last seen, at full speed, and a man 0.1-0.3 m along
+    sweep for it wound up where it was last seen, at full speed, and a man 0.14-0.32 m along
     the rod met it lying 30-56 mm behind the axis: into our goal at 1-2 m/s. Goalkeeper and
     defence now turn their feet back through the ball's height no faster than SWEEP_SLOW
     (a nudge), and at full speed once above it; midfield and attack as before."""
@@ -515,10 +515,11 @@ def test_goalkeeper_and_defence_turn_their_feet_back_slowly_for_a_hidden_ball(ro
 
 
 @pytest.mark.parametrize("lost", [True, False])
-def test_a_defence_brings_its_feet_down_from_in_front_slowly_while_the_ball_is_unseen(lost):
-    """Issue 30, pro 9005 randomised: a sweep's strike returned from feet up through the
-    front of the rod at full speed, into a ball the camera did not see 20 mm in front of
-    the axis, and drove it into our goal at 3.2 m/s. Unseen, slowly; in view, as before."""
+def test_feet_come_down_from_in_front_slowly_while_the_ball_is_unseen(lost):
+    """Issue 30, pro 9005 randomised: the goalkeeper's sweep strike returned from feet up
+    through the front of the rod at full speed, into a ball the camera did not see 20 mm in
+    front of the axis, and drove it into our goal at 3.2 m/s (9002: the defence's, 23 mm
+    behind). Unseen, a goalkeeper's or defence's feet come down slowly; in view, as before."""
     s = ImprovedStrategy(TABLE)
     s.decide(0.0, BallView(MIDFIELD.x + 0.1, 0.0, 0.0, 0.0), [DOWN] * 4)
     s.lost_at = 0.0 if lost else None

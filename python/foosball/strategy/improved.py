@@ -903,7 +903,7 @@ class ImprovedStrategy(RodStrategy):
         """A backward turn of a goalkeeper's or defence's feet through the ball's height, the
         ball out of sight, at SWEEP_SLOW: where the ball lies is a guess then, and a foot
         swung back through it at speed drives it at our goal (issue 30, pro randomised
-        8977, 9014, 9024: a sweep's wind-up met the ball 0.1-0.3 m along the rod from
+        8977, 9014, 9024: a sweep's wind-up met the ball 0.14-0.32 m along the rod from
         where it was last seen, 30-56 mm behind the axis; 9002, 9005: a sweep's return met
         it under or in front of the axis; each into our goal at 1-3 m/s). Slow, a foot
         that meets it there only nudges it."""
