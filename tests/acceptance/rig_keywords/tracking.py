@@ -158,8 +158,14 @@ class TrackingKeywords:
                 error = 1e3 * math.hypot(s.x - t.x, s.y - t.y)
                 (whole if t.visible >= WHOLE else hidden).append((t, error))
         if not whole:
-            raise AssertionError("no detected ball state matched a frame showing the whole "
-                                 "ball")
+            # (CI run 38 failed here once without saying where the ball was)
+            told = [t for t, _ in self._pairs()]
+            raise AssertionError(
+                f"no detected ball state matched a frame showing the whole ball; "
+                f"{len(hidden)} detected with part of it hidden, {len(told)} frames while "
+                f"PLAYING; the truth every 50th (x, y, in play, share in sight): " + "; ".join(
+                    f"({t.x:+.3f}, {t.y:+.3f}, {t.in_play}, {t.visible:.2f})"
+                    for t in told[::50]))
         failures = [f for f in (_error_check("the whole ball", whole, float(mm), float(pct)),
                                 _error_check("part of the ball hidden", hidden,
                                              float(hidden_mm), float(pct))) if f]
