@@ -153,13 +153,14 @@ class TrackingKeywords:
         bounds: how long the ball rests under a man is the game's, not the tracker's."""
         whole: list[tuple[Truth, float]] = []
         hidden: list[tuple[Truth, float]] = []
-        for t, s in self._pairs():
+        pairs = self._pairs()
+        for t, s in pairs:
             if t.in_play and s is not None and s.status == BallStatus.DETECTED:
                 error = 1e3 * math.hypot(s.x - t.x, s.y - t.y)
                 (whole if t.visible >= WHOLE else hidden).append((t, error))
         if not whole:
             # (CI run 38 failed here once without saying where the ball was)
-            told = [t for t, _ in self._pairs()]
+            told = [t for t, _ in pairs]
             raise AssertionError(
                 f"no detected ball state matched a frame showing the whole ball; "
                 f"{len(hidden)} detected with part of it hidden, {len(told)} frames while "
